@@ -1,0 +1,140 @@
+"""Kernel launch: cnrtInvokeKernel (v6) and the v4 params-buffer form, validated against the board.
+
+A kernel is any Python callable. An object that implements `__mlusim_launch__(device, dim, ktype, args)` (the BANG
+kernels of `mlusim.bang`) is launched through that method, which may return the launch's modelled device time in µs;
+any other callable is called once as `kernel(*args)` on the queue's worker.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from mlusim import cost
+from mlusim import device as devices
+from mlusim.errors import ArgumentFault, NotSupportedFault
+from mlusim.queue import Command
+from mlusim.validate import as_enum, as_int, is_address
+
+from . import constants as C
+from .errors import api
+from .queues import queue_arg
+
+_KTYPE_NAMES = {1: "cnrtFuncTypeBlock", 2: "cnrtFuncTypeBlock1", 4: "cnrtFuncTypeUnion1", 8: "cnrtFuncTypeUnion2",
+                16: "cnrtFuncTypeUnion4", 32: "cnrtFuncTypeUnion8", 64: "cnrtFuncTypeUnion16",
+                -1: "cnrtFuncTypeMutable"}
+
+
+def dim_arg(dim, arg: str = "dim") -> C.cnrtDim3_t:
+    """A cnrtDim3_t from a cnrtDim3_t, an object with x/y/z, or a sequence of 1-3 ints."""
+    if all(hasattr(dim, name) for name in ("x", "y", "z")):
+        values = (dim.x, dim.y, dim.z)
+    elif isinstance(dim, (tuple, list)) and 1 <= len(dim) <= 3:
+        values = tuple(dim) + (1,) * (3 - len(dim))
+    elif is_address(dim):
+        values = (dim, 1, 1)
+    else:
+        raise ArgumentFault(f"expected a cnrtDim3_t or (x, y, z), got {type(dim).__name__}", arg)
+    checked = tuple(as_int(v, f"{arg}.{name}", minimum=1, maximum=limit)
+                    for v, name, limit in zip(values, "xyz", C.MAX_DIM))
+    return C.cnrtDim3_t(*checked)
+
+
+def ktype_arg(ktype, dim: C.cnrtDim3_t, spec, arg: str = "ktype") -> int:
+    """A cnrtFunctionType_t valid for this dim on this board."""
+    value = as_enum(ktype, arg, C.FUNCTION_TYPES, "cnrtFunctionType_t")
+    if value >= C.cnrtFuncTypeUnion1:
+        clusters = value // C.cnrtFuncTypeUnion1
+        if clusters > spec.max_union:
+            raise NotSupportedFault(f"{_KTYPE_NAMES[value]} needs {clusters} clusters per union task; "
+                                    f"{spec.name} allows at most Union{spec.max_union}", arg)
+        cores = clusters * spec.cores_per_cluster
+        if dim.x % cores:
+            raise ArgumentFault(f"{_KTYPE_NAMES[value]} needs dim.x to be a multiple of {cores} "
+                                f"(Union{clusters} x {spec.cores_per_cluster} cores), got dim.x = {dim.x}", "dim")
+    return value
+
+
+def _pin_pointer_args(args: Sequence[Any]) -> tuple:
+    """Pin the blocks that pointer arguments fall in, so a free waits for the kernel."""
+    blocks = []
+    for value in args:
+        if is_address(value) and value:
+            owner = devices.owner_of(int(value))
+            block = owner.memory.find(int(value)) if owner is not None else None
+            if block is not None:
+                owner.memory.pin(block)
+                blocks.append(block)
+    return tuple(blocks)
+
+
+def launch(kernel, dim, ktype, args, queue) -> None:
+    """Validate and queue one launch (shared by every launch form)."""
+    if not callable(kernel) and not hasattr(kernel, "__mlusim_launch__"):
+        raise ArgumentFault(f"expected a kernel (callable), got {type(kernel).__name__}", "kernel")
+    target = queue_arg(queue)
+    device = target.device
+    checked_dim = dim_arg(dim)
+    checked_type = ktype_arg(ktype, checked_dim, device.spec)
+    if isinstance(args, (str, bytes)) or not isinstance(args, (tuple, list)):
+        raise ArgumentFault(f"expected a sequence of kernel arguments, got {type(args).__name__}", "args")
+    arguments = tuple(args)
+    name = getattr(kernel, "__name__", type(kernel).__name__)
+    launcher = getattr(kernel, "__mlusim_launch__", None)
+    if launcher is not None:
+        def run():
+            return launcher(device, checked_dim, checked_type, arguments)
+    else:
+        def run():
+            kernel(*arguments)
+    target.enqueue(Command("kernel", name, run, model_us=cost.launch_us(device.spec),
+                           blocks=_pin_pointer_args(arguments),
+                           info={"dim": checked_dim, "ktype": checked_type}))
+
+
+@api("cnrtInvokeKernel")
+def invokeKernel(kernel, dim, ktype: int, args, reserved=0, queue=None) -> None:
+    """cnrtInvokeKernel(const void *kernel, cnrtDim3_t dim, cnrtFunctionType_t ktype, void **args,
+    size_t reserved, cnrtQueue_t queue): `kernel<<<dim, ktype, queue>>>(*args)`."""
+    if reserved not in (0, None):
+        raise ArgumentFault("reserved must be 0", "reserved")
+    launch(kernel, dim, ktype, args, queue)
+
+
+class cnrtKernelParamsBuffer_t:
+    """The v4 kernel parameter buffer: the arguments in order."""
+
+    def __init__(self):
+        self.params: list = []
+        self.destroyed = False
+
+
+def _params_arg(params) -> cnrtKernelParamsBuffer_t:
+    if not isinstance(params, cnrtKernelParamsBuffer_t):
+        raise ArgumentFault(f"expected a kernel params buffer, got {type(params).__name__}", "params")
+    if params.destroyed:
+        raise ArgumentFault("the params buffer was destroyed", "params")
+    return params
+
+
+@api("cnrtGetKernelParamsBuffer")
+def getKernelParamsBuffer() -> cnrtKernelParamsBuffer_t:
+    """cnrtGetKernelParamsBuffer(cnrtKernelParamsBuffer_t *params) -> params (v4)."""
+    return cnrtKernelParamsBuffer_t()
+
+
+@api("cnrtKernelParamsBufferAddParam")
+def kernelParamsBufferAddParam(params, data, bytes: int = 0) -> None:
+    """cnrtKernelParamsBufferAddParam(params, void *data, size_t bytes) (v4): append one argument by value."""
+    _params_arg(params).params.append(data)
+
+
+@api("cnrtDestroyKernelParamsBuffer")
+def destroyKernelParamsBuffer(params) -> None:
+    """cnrtDestroyKernelParamsBuffer(params) (v4)."""
+    _params_arg(params).destroyed = True
+
+
+@api("cnrtInvokeKernel_V2")
+def invokeKernel_V2(kernel, dim, params, ktype: int, queue) -> None:
+    """cnrtInvokeKernel_V2(const void *function, cnrtDim3_t dim, cnrtKernelParamsBuffer_t params,
+    cnrtFunctionType_t type, cnrtQueue_t queue) (v4)."""
+    launch(kernel, dim, ktype, list(_params_arg(params).params), queue)

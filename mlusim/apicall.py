@@ -1,0 +1,76 @@
+"""The machinery shared by the API clones: turn simulator faults into the library's error, record the last error,
+and register each Python function under its C name too (`cnrt.malloc` is also `cnrt.cnrtMalloc`)."""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Optional
+
+from .errors import Fault
+
+
+class ApiError(Exception):
+    """Base of the libraries' errors: `.code` is the C status value, `.fault` the simulator fault behind it."""
+
+    def __init__(self, code: int, message: str, fault: Optional[Fault] = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.fault = fault
+
+    @property
+    def kind(self) -> str:
+        """What went wrong, independent of the library: 'use_after_free', 'out_of_bounds', 'argument', ..."""
+        return self.fault.kind if self.fault is not None else "status"
+
+
+class ApiFamily:
+    """The public functions of one library, with their error type and fault translation."""
+
+    def __init__(self, prefix: str, error: type, translate: Callable[[Fault], int],
+                 on_error: Optional[Callable[[int], None]] = None):
+        self.prefix = prefix
+        self.error = error
+        self.translate = translate
+        self.on_error = on_error or (lambda code: None)
+        self.functions: dict[str, Callable] = {}
+
+    def __call__(self, c_name: str, *more_c_names: str):
+        """Decorator: `@api("cnrtMalloc")` wraps a function and registers it under its C names and their Python
+        forms (prefix dropped, next letter lower-cased: cnrtQueueSync -> queueSync)."""
+
+        def wrap(function):
+            error, translate, on_error = self.error, self.translate, self.on_error
+
+            @functools.wraps(function)
+            def call(*args, **kwargs):
+                try:
+                    return function(*args, **kwargs)
+                except error as exc:
+                    on_error(exc.code)
+                    raise
+                except Fault as fault:
+                    code = translate(fault)
+                    on_error(code)
+                    raise error(code, f"{c_name}: {fault}", fault) from None
+
+            call.c_name = c_name
+            names = {function.__name__}
+            for name in (c_name, *more_c_names):
+                names.update((name, self.python_name(name)))
+            for name in names:
+                if name in self.functions and self.functions[name] is not call:
+                    raise RuntimeError(f"{name} registered twice")
+                self.functions[name] = call
+            return call
+
+        return wrap
+
+    def python_name(self, c_name: str) -> str:
+        if not c_name.startswith(self.prefix):
+            raise ValueError(f"{c_name} lacks the prefix {self.prefix}")
+        rest = c_name[len(self.prefix):]
+        return rest[:1].lower() + rest[1:]
+
+    def export(self, namespace: dict) -> None:
+        """Put every registered function into a module namespace under all its names."""
+        namespace.update(self.functions)

@@ -1,0 +1,231 @@
+"""Simulated devices: board spec + GDRAM + queues; the process-wide device table and its configuration.
+
+Configuration comes from the environment (read once, when the table is first used) or from `configure()`:
+
+  MLUSIM_ARCH          board name (default MLU370-X4; see mlusim.arch.BOARDS)
+  MLUSIM_DEVICE_COUNT  number of devices (default: the board's chips, 1; MLU370-X8 has 2)
+  MLUSIM_MEMORY        simulated GDRAM per device: "board" (the board's real size, default), or a size such as
+                       "4GiB", "512MiB", "1.5GB", "1073741824"
+  MLUSIM_BLOCKING      1 runs each queued command at its call, so errors surface at the line that caused them
+  MLUSIM_POISON        0 turns off poisoning of fresh allocations (default 1: bytes 0xFF)
+  MLUSIM_SEED          seed for everything random in the simulator (default 0)
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import threading
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from .arch import BOARDS, DEFAULT_BOARD, BoardSpec, board
+from .errors import DeviceIdFault, QueueFault
+from .memory import ADDRESS_SPAN, AddressSpace
+from .queue import Queue, wait_all
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
+          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from a size such as '4GiB', '512 MiB', '1.5GB' or '1073741824'."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"cannot read {text!r} as a size (examples: 4GiB, 512MiB, 1073741824)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+@dataclass(frozen=True)
+class Config:
+    """How the simulated machine is set up."""
+
+    arch: str = DEFAULT_BOARD
+    device_count: Optional[int] = None
+    memory: Optional[int] = None
+    blocking: bool = False
+    poison: bool = True
+    seed: int = 0
+
+    @property
+    def spec(self) -> BoardSpec:
+        return board(self.arch)
+
+    @property
+    def devices(self) -> int:
+        return self.device_count if self.device_count is not None else self.spec.chips_per_board
+
+    @property
+    def memory_per_device(self) -> int:
+        return self.memory if self.memory is not None else self.spec.gdram_bytes
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def config_from_env(environ=os.environ) -> Config:
+    """The configuration the MLUSIM_* environment variables describe (ValueError on a bad value)."""
+    config = Config()
+    if "MLUSIM_ARCH" in environ:
+        config = replace(config, arch=board(environ["MLUSIM_ARCH"]).name)
+    if "MLUSIM_DEVICE_COUNT" in environ:
+        config = replace(config, device_count=int(environ["MLUSIM_DEVICE_COUNT"]))
+    memory = environ.get("MLUSIM_MEMORY", "board")
+    if memory.strip().lower() != "board":
+        config = replace(config, memory=parse_size(memory))
+    if "MLUSIM_BLOCKING" in environ:
+        config = replace(config, blocking=_flag(environ["MLUSIM_BLOCKING"]))
+    if "MLUSIM_POISON" in environ:
+        config = replace(config, poison=_flag(environ["MLUSIM_POISON"]))
+    if "MLUSIM_SEED" in environ:
+        config = replace(config, seed=int(environ["MLUSIM_SEED"]))
+    _check(config)
+    return config
+
+
+def _check(config: Config) -> None:
+    if config.arch not in BOARDS:
+        raise ValueError(f"unknown board {config.arch!r}")
+    if not 1 <= config.devices <= 64:
+        raise ValueError(f"device count must be 1..64, got {config.devices}")
+    if not 4096 <= config.memory_per_device < ADDRESS_SPAN // 2:
+        raise ValueError(f"memory per device must be 4 KiB .. 512 GiB, got {config.memory_per_device}")
+
+
+class Device:
+    """One simulated MLU: spec, GDRAM, queues, sticky error."""
+
+    def __init__(self, index: int, spec: BoardSpec, config: Config):
+        self.index = index
+        self.spec = spec
+        self.config = config
+        self.memory = AddressSpace(index, (index + 1) * ADDRESS_SPAN, config.memory_per_device, config.poison)
+        self._lock = threading.Lock()
+        self._queues: dict[int, Queue] = {}
+        self._fault: Optional[QueueFault] = None
+        self.default_queue = self.create_queue(label="default queue")
+
+    def __repr__(self) -> str:
+        return f"<mlusim device {self.index}: {self.spec.name}>"
+
+    def create_queue(self, priority: int = 0, label: str = "") -> Queue:
+        queue = Queue(self, priority=priority, blocking=self.config.blocking, label=label)
+        with self._lock:
+            self._queues[queue.ident] = queue
+        return queue
+
+    def destroy_queue(self, queue: Queue) -> None:
+        queue.destroy()
+        with self._lock:
+            self._queues.pop(queue.ident, None)
+
+    def queues(self) -> list[Queue]:
+        with self._lock:
+            return list(self._queues.values())
+
+    def record_fault(self, fault: QueueFault) -> None:
+        with self._lock:
+            if self._fault is None:
+                self._fault = fault
+
+    def take_fault(self) -> Optional[QueueFault]:
+        with self._lock:
+            fault, self._fault = self._fault, None
+            return fault
+
+    def wait_idle(self) -> None:
+        wait_all(self.queues())
+
+    def synchronize(self) -> None:
+        """Wait for every queue of the device, then raise the device's sticky error (cnrtSyncDevice)."""
+        self.wait_idle()
+        fault = self.take_fault()
+        if fault is not None:
+            raise fault
+
+    def busy(self) -> bool:
+        return any(queue.busy() for queue in self.queues())
+
+    def reset(self) -> None:
+        """Drain and destroy every queue, free all memory, clear errors (cnrtDeviceReset)."""
+        self.wait_idle()
+        for queue in self.queues():
+            self.destroy_queue(queue)
+        self.memory.free_all()
+        self.take_fault()
+        self.default_queue = self.create_queue(label="default queue")
+
+    def shutdown(self) -> None:
+        self.wait_idle()
+        for queue in self.queues():
+            self.destroy_queue(queue)
+        self.memory.free_all()
+
+
+_table_lock = threading.RLock()
+_config: Optional[Config] = None
+_devices: list[Device] = []
+#: Increases at every configure(); API layers key their per-thread state on it.
+generation = 0
+
+
+def configure(config: Optional[Config] = None, **overrides) -> list[Device]:
+    """Tear down the current devices and build new ones from `config` (default: the environment) + overrides."""
+    global _config, _devices, generation
+    with _table_lock:
+        for device in _devices:
+            device.shutdown()
+        base = config if config is not None else config_from_env()
+        if "arch" in overrides:
+            overrides["arch"] = board(overrides["arch"]).name
+        new = replace(base, **overrides)
+        _check(new)
+        _config = new
+        _devices = [Device(i, new.spec, new) for i in range(new.devices)]
+        generation += 1
+        return list(_devices)
+
+
+def current_config() -> Config:
+    with _table_lock:
+        if _config is None:
+            configure()
+        return _config
+
+
+def devices() -> list[Device]:
+    with _table_lock:
+        if _config is None:
+            configure()
+        return _devices
+
+
+def get(index: int, arg: str = "device") -> Device:
+    """The device with ordinal `index`; DeviceIdFault when there is none."""
+    table = devices()
+    if not 0 <= index < len(table):
+        raise DeviceIdFault(f"device {index} does not exist ({len(table)} device(s): 0..{len(table) - 1})", arg)
+    return table[index]
+
+
+def owner_of(address: int) -> Optional[Device]:
+    """The device whose address range holds `address`, or None."""
+    index = address // ADDRESS_SPAN - 1
+    table = devices()
+    if 0 <= index < len(table):
+        return table[index]
+    return None
+
+
+@atexit.register
+def _drain_at_exit() -> None:
+    # Let queued work finish before the interpreter tears down modules under the worker threads.
+    for device in list(_devices):
+        for queue in device.queues():
+            if not queue.busy():
+                continue
+            try:
+                queue.wait_idle()
+            except Exception:
+                pass

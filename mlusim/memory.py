@@ -1,0 +1,349 @@
+"""A device's GDRAM: address space, allocator, allocation records, bounds and lifetime checks, poison.
+
+Each device owns the address range [base, base + ADDRESS_SPAN). Blocks are carved from a best-fit free list with
+coalescing. Every block is followed by a guard gap of GUARD bytes that belongs to no block, so that an access just
+past the end of a block, or just before the start of the next one (a negative offset), is caught.
+A block's footprint is `round_up(nbytes, ALIGNMENT) + GUARD`; `info()` reports free = capacity - sum of footprints,
+exactly. Backing storage is one numpy byte array per block, filled with the poison byte 0xFF (NaN for every float
+type, -1 for signed ints) unless poisoning is turned off.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault, OutOfBoundsFault,
+                     OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
+
+ALIGNMENT = 256
+GUARD = ALIGNMENT
+ADDRESS_SPAN = 1 << 40
+POISON_BYTE = 0xFF
+#: Freed blocks remembered for use-after-free reports.
+FREED_HISTORY = 4096
+#: Fraction of the host's physical memory that all simulated devices together may hold.
+HOST_MEMORY_FRACTION = 0.8
+
+
+def round_up(value: int, multiple: int) -> int:
+    return (value + multiple - 1) // multiple * multiple
+
+
+def footprint(nbytes: int) -> int:
+    """Bytes of capacity one allocation of `nbytes` consumes."""
+    return round_up(max(nbytes, 1), ALIGNMENT) + GUARD
+
+
+def _host_memory_limit() -> int:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * HOST_MEMORY_FRACTION)
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+class _HostBudget:
+    """Bytes of host memory held by all simulated devices together, so that exhausting the host is NoMem."""
+
+    def __init__(self):
+        self.limit = _host_memory_limit()
+        self.used = 0
+        self.lock = threading.Lock()
+
+    def take(self, nbytes: int) -> bool:
+        with self.lock:
+            if self.used + nbytes > self.limit:
+                return False
+            self.used += nbytes
+            return True
+
+    def give(self, nbytes: int) -> None:
+        with self.lock:
+            self.used -= nbytes
+
+
+HOST_BUDGET = _HostBudget()
+
+
+class Block:
+    """One allocation. `data` is its backing byte array; `pins` counts queued commands that still use it."""
+
+    __slots__ = ("start", "size", "footprint", "data", "freed", "pins", "space", "serial", "__weakref__")
+
+    def __init__(self, start: int, size: int, data: np.ndarray, space: "AddressSpace", serial: int):
+        self.start = start
+        self.size = size
+        self.footprint = footprint(size)
+        self.data = data
+        self.freed = False
+        self.pins = 0
+        self.space = space
+        self.serial = serial
+
+    @property
+    def device_index(self) -> int:
+        return self.space.device_index
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+    def __repr__(self) -> str:
+        state = "freed" if self.freed else "live"
+        return f"<block 0x{self.start:x} size {self.size} {state} on device {self.device_index}>"
+
+
+class AddressSpace:
+    """The GDRAM of one device."""
+
+    def __init__(self, device_index: int, base: int, capacity: int, poison: bool = True):
+        if capacity + GUARD > ADDRESS_SPAN:
+            raise ValueError(f"capacity {capacity} exceeds the address span")
+        self.device_index = device_index
+        self.base = base
+        self.capacity = capacity
+        self.poison = poison
+        self._lock = threading.RLock()
+        self._pin_released = threading.Condition(self._lock)
+        self._serial = 0
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        first = self.base + GUARD
+        self._holes_by_start: list[int] = [first]
+        self._hole_size: dict[int, int] = {first: self.capacity}
+        self._holes_by_size: list[tuple[int, int]] = [(self.capacity, first)]
+        self._starts: list[int] = []
+        self._blocks: dict[int, Block] = {}
+        self._freed: OrderedDict[int, Block] = OrderedDict()
+        self.used = 0
+
+    # ---- allocation ---------------------------------------------------------------------------------------------
+
+    def allocate(self, nbytes: int) -> Block:
+        """A new poisoned block of `nbytes` (> 0). Raises OutOfMemoryFault when capacity or host memory runs out."""
+        need = footprint(nbytes)
+        with self._lock:
+            i = bisect.bisect_left(self._holes_by_size, (need, -1))
+            if i == len(self._holes_by_size):
+                raise OutOfMemoryFault(
+                    f"cannot allocate {nbytes} bytes on device {self.device_index}: "
+                    f"{self.capacity - self.used} of {self.capacity} bytes free, largest free range "
+                    f"{self._largest_hole()} bytes", "bytes")
+            size, start = self._holes_by_size.pop(i)
+            self._remove_hole_index(start)
+            if size > need:
+                self._add_hole(start + need, size - need)
+            if not HOST_BUDGET.take(need):
+                self._release_range(start, need)
+                raise OutOfMemoryFault(
+                    f"cannot allocate {nbytes} bytes on device {self.device_index}: the host's memory limit for "
+                    f"simulated devices ({HOST_BUDGET.limit} bytes) is reached", "bytes")
+            try:
+                data = self._backing(nbytes)
+            except MemoryError:
+                HOST_BUDGET.give(need)
+                self._release_range(start, need)
+                raise OutOfMemoryFault(f"the host could not provide {nbytes} bytes for device "
+                                       f"{self.device_index}", "bytes") from None
+            self._serial += 1
+            block = Block(start, nbytes, data, self, self._serial)
+            bisect.insort(self._starts, start)
+            self._blocks[start] = block
+            self._forget_freed_overlapping(start, need)
+            self.used += need
+            return block
+
+    def _backing(self, nbytes: int) -> np.ndarray:
+        if self.poison:
+            return np.full(nbytes, POISON_BYTE, dtype=np.uint8)
+        return np.zeros(nbytes, dtype=np.uint8)
+
+    def free(self, address: int, arg: str = "ptr") -> Block:
+        """Free the block starting at `address`, after the queued commands that use it have run."""
+        with self._lock:
+            block = self.block_at(address, arg)
+            while block.pins:
+                self._pin_released.wait()
+            if block.freed:  # freed by another thread while we waited
+                raise DoubleFreeFault(f"0x{address:x} was already freed", arg, address)
+            self._drop_block(block)
+            return block
+
+    def block_at(self, address: int, arg: str = "ptr") -> Block:
+        """The live block that starts at `address` (what free takes); the precise fault otherwise."""
+        with self._lock:
+            block = self._blocks.get(address)
+            if block is None:
+                self._raise_not_live(address, 1, arg, freeing=True)
+            return block
+
+    def _drop_block(self, block: Block) -> None:
+        index = bisect.bisect_left(self._starts, block.start)
+        del self._starts[index]
+        del self._blocks[block.start]
+        block.freed = True
+        block.data = None
+        self._release_range(block.start, block.footprint)
+        self.used -= block.footprint
+        HOST_BUDGET.give(block.footprint)
+        self._freed[block.start] = block
+        if len(self._freed) > FREED_HISTORY:
+            self._freed.popitem(last=False)
+
+    def free_all(self) -> None:
+        """Free every block (device reset). Waits for queued commands that still use them."""
+        with self._lock:
+            for block in list(self._blocks.values()):
+                while block.pins:
+                    self._pin_released.wait()
+                self._drop_block(block)
+
+    # ---- pins: queued work keeps its blocks alive ----------------------------------------------------------------
+
+    def pin(self, block: Block) -> None:
+        with self._lock:
+            block.pins += 1
+
+    def unpin(self, block: Block) -> None:
+        with self._lock:
+            block.pins -= 1
+            if block.pins == 0:
+                self._pin_released.notify_all()
+
+    # ---- lookups ------------------------------------------------------------------------------------------------
+
+    def owns(self, address: int) -> bool:
+        return self.base <= address < self.base + ADDRESS_SPAN
+
+    def find(self, address: int) -> Block | None:
+        """The live block containing `address`, or None."""
+        with self._lock:
+            index = bisect.bisect_right(self._starts, address) - 1
+            if index >= 0:
+                block = self._blocks[self._starts[index]]
+                if address < block.start + max(block.size, 1):
+                    return block
+            return None
+
+    def resolve(self, address: int, nbytes: int, arg: str = "ptr") -> tuple[Block, int]:
+        """(block, offset) for the range [address, address + nbytes), which must lie inside one live block."""
+        with self._lock:
+            index = bisect.bisect_right(self._starts, address) - 1
+            if index >= 0:
+                block = self._blocks[self._starts[index]]
+                offset = address - block.start
+                if offset < block.size or (nbytes == 0 and offset <= block.size):
+                    if offset + nbytes > block.size:
+                        raise OutOfBoundsFault(
+                            f"range 0x{address:x}+{nbytes} runs {offset + nbytes - block.size} byte(s) past the end "
+                            f"of block 0x{block.start:x} (size {block.size})", arg, address)
+                    return block, offset
+            self._raise_not_live(address, nbytes, arg)
+
+    def acquire(self, address: int, nbytes: int, arg: str = "ptr") -> tuple[Block, int]:
+        """resolve() and pin the block, atomically: queued work keeps it alive until `unpin`."""
+        with self._lock:
+            block, offset = self.resolve(address, nbytes, arg)
+            block.pins += 1
+            return block, offset
+
+    def view(self, address: int, nbytes: int, arg: str = "ptr") -> np.ndarray:
+        """A writable uint8 view of [address, address + nbytes)."""
+        block, offset = self.resolve(address, nbytes, arg)
+        return block.data[offset:offset + nbytes]
+
+    def _raise_not_live(self, address: int, nbytes: int, arg: str, freeing: bool = False):
+        if address == 0:
+            raise NullPointerFault("null device pointer", arg, 0)
+        inside = self.find(address)
+        if inside is not None and freeing:
+            raise NotBlockStartFault(f"0x{address:x} is {address - inside.start} bytes inside block "
+                                     f"0x{inside.start:x}; free takes the block's start address", arg, address)
+        freed = self._freed.get(address) if freeing else self._freed_containing(address)
+        if freed is not None:
+            if freeing:
+                raise DoubleFreeFault(f"double free of 0x{address:x} (block of {freed.size} bytes already freed)",
+                                      arg, address)
+            raise UseAfterFreeFault(f"0x{address:x} is in block 0x{freed.start:x} (size {freed.size}), which was "
+                                    f"freed (use after free)", arg, address)
+        index = bisect.bisect_right(self._starts, address)
+        if index < len(self._starts):
+            following = self._blocks[self._starts[index]]
+            gap = following.start - address
+            if gap <= GUARD:
+                raise NegativeOffsetFault(f"0x{address:x} is {gap} byte(s) before the start of block "
+                                          f"0x{following.start:x} (negative offset)", arg, address)
+        if index > 0:
+            preceding = self._blocks[self._starts[index - 1]]
+            past = address - preceding.end
+            if 0 <= past < GUARD + ALIGNMENT:
+                raise OutOfBoundsFault(f"0x{address:x} is {past} byte(s) past the end of block "
+                                       f"0x{preceding.start:x} (size {preceding.size})", arg, address)
+        raise UnknownAddressFault(f"0x{address:x} is not an address allocated on device {self.device_index}",
+                                  arg, address)
+
+    def _freed_containing(self, address: int) -> Block | None:
+        for block in reversed(self._freed.values()):
+            if block.start <= address < block.start + max(block.size, 1):
+                return block
+        return None
+
+    def _forget_freed_overlapping(self, start: int, length: int) -> None:
+        stale = [s for s, b in self._freed.items() if s < start + length and start < s + b.footprint]
+        for s in stale:
+            del self._freed[s]
+
+    # ---- free list ----------------------------------------------------------------------------------------------
+
+    def _add_hole(self, start: int, size: int) -> None:
+        bisect.insort(self._holes_by_start, start)
+        self._hole_size[start] = size
+        bisect.insort(self._holes_by_size, (size, start))
+
+    def _remove_hole_index(self, start: int) -> None:
+        index = bisect.bisect_left(self._holes_by_start, start)
+        del self._holes_by_start[index]
+        del self._hole_size[start]
+
+    def _remove_hole(self, start: int) -> None:
+        size = self._hole_size[start]
+        self._remove_hole_index(start)
+        index = bisect.bisect_left(self._holes_by_size, (size, start))
+        del self._holes_by_size[index]
+
+    def _release_range(self, start: int, size: int) -> None:
+        """Return [start, start+size) to the free list, merging with neighbouring holes."""
+        index = bisect.bisect_left(self._holes_by_start, start)
+        if index < len(self._holes_by_start) and self._holes_by_start[index] == start + size:
+            following = self._holes_by_start[index]
+            size += self._hole_size[following]
+            self._remove_hole(following)
+        if index > 0:
+            previous = self._holes_by_start[index - 1]
+            if previous + self._hole_size[previous] == start:
+                start, size = previous, size + self._hole_size[previous]
+                self._remove_hole(previous)
+        self._add_hole(start, size)
+
+    def _largest_hole(self) -> int:
+        return self._holes_by_size[-1][0] if self._holes_by_size else 0
+
+    # ---- reporting ----------------------------------------------------------------------------------------------
+
+    def info(self) -> tuple[int, int]:
+        """(free, total) bytes, exact."""
+        with self._lock:
+            return self.capacity - self.used, self.capacity
+
+    def live_blocks(self) -> list[Block]:
+        with self._lock:
+            return [self._blocks[s] for s in self._starts]
+
+    def fragments(self) -> int:
+        """Number of separate free ranges (1 when nothing is fragmented)."""
+        with self._lock:
+            return len(self._holes_by_start)

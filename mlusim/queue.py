@@ -1,0 +1,262 @@
+"""In-order queues run by workers; commands; notifiers; sticky errors; modelled device clock.
+
+Every queued thing is a `Command`: it names the device ranges it reads and writes, pins the blocks it uses so they
+cannot be freed under it, and carries its modelled device duration. A queue runs its commands in order on one worker
+thread (or inline, in blocking mode). When a command raises, the queue keeps the first error (sticky), skips the
+commands after it, and reports it, with the number skipped, at its next sync; the device keeps it too until its sync.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from queue import SimpleQueue
+from typing import Callable, Iterable, Optional
+
+from .errors import HandleFault, QueueFault
+
+_queue_ids = itertools.count(1)
+
+
+class Command:
+    """One unit of queued work.
+
+    `run()` does the work; it may return a float to replace `model_us` (work whose cost is known only once it ran).
+    `reads`/`writes` are (address, nbytes) ranges; `blocks` are the memory blocks pinned until the command is done.
+    """
+
+    __slots__ = ("kind", "name", "run", "reads", "writes", "model_us", "blocks", "waits_for",
+                 "host_start", "host_end", "model_start", "model_end", "info")
+
+    def __init__(self, kind: str, name: str, run: Optional[Callable[[], Optional[float]]] = None,
+                 reads: tuple = (), writes: tuple = (), model_us: float = 0.0, blocks: tuple = (),
+                 waits_for: Optional["Placement"] = None, info: Optional[dict] = None):
+        self.kind = kind
+        self.name = name
+        self.run = run
+        self.reads = reads
+        self.writes = writes
+        self.model_us = model_us
+        self.blocks = blocks
+        self.waits_for = waits_for
+        self.host_start = self.host_end = 0.0
+        self.model_start = self.model_end = 0.0
+        self.info = info
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.name}>"
+
+
+class Placement:
+    """One placement of a notifier on a queue; completes when the queue reaches it."""
+
+    __slots__ = ("event", "host_time", "model_time_us", "queue")
+
+    def __init__(self, queue: "Queue"):
+        self.event = threading.Event()
+        self.host_time = 0.0
+        self.model_time_us = 0.0
+        self.queue = queue
+
+
+class Notifier:
+    """A notifier (cnrtNotifier_t): marks a point in a queue's work."""
+
+    def __init__(self, flags: int = 0, timing: bool = True):
+        self.flags = flags
+        self.timing = timing
+        self.destroyed = False
+        self.current: Optional[Placement] = None
+
+    def check_alive(self, arg: str = "notifier") -> None:
+        if self.destroyed:
+            raise HandleFault("the notifier was destroyed", arg)
+
+    def done(self) -> bool:
+        placement = self.current
+        return placement is None or placement.event.is_set()
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self.destroyed else ("done" if self.done() else "pending")
+        return f"<cnrtNotifier {id(self):#x} {state}>"
+
+
+class Queue:
+    """An in-order queue of one device (cnrtQueue_t)."""
+
+    def __init__(self, device, priority: int = 0, blocking: bool = False, label: str = ""):
+        self.device = device
+        self.priority = priority
+        self.blocking = blocking
+        self.ident = next(_queue_ids)
+        self.label = label or f"queue {self.ident}"
+        self.destroyed = False
+        self.submitted = 0
+        self.completed = 0
+        self.model_clock_us = 0.0
+        self.observers: list[Callable[[Command], None]] = []
+        self._inbox: SimpleQueue = SimpleQueue()
+        self._submit_lock = threading.Lock()
+        self._done = threading.Condition(threading.Lock())
+        self._waiters = 0
+        self._fault: Optional[QueueFault] = None
+        self._skipped = 0
+        self._worker: Optional[threading.Thread] = None
+
+    def __repr__(self) -> str:
+        return f"<cnrtQueue {self.label} of device {self.device.index}{' destroyed' if self.destroyed else ''}>"
+
+    @property
+    def name(self) -> str:
+        return f"{self.label} of device {self.device.index}"
+
+    def check_alive(self, arg: str = "queue") -> None:
+        if self.destroyed:
+            raise HandleFault(f"{self.label} was destroyed", arg)
+
+    # ---- submission ---------------------------------------------------------------------------------------------
+
+    def enqueue(self, command: Command) -> None:
+        """Queue `command` (its blocks must already be pinned); runs it at once in blocking mode."""
+        if self.destroyed:
+            self._unpin(command)
+            raise HandleFault(f"{self.label} was destroyed", "queue")
+        if self.blocking:
+            with self._submit_lock:
+                self.submitted += 1
+                self._execute(command)
+                self.completed += 1
+            fault = self.take_fault()
+            if fault is not None:
+                raise fault
+            return
+        with self._submit_lock:
+            if self._worker is None:
+                self._start_worker()
+            self.submitted += 1
+            self._inbox.put(command)
+
+    def _start_worker(self) -> None:
+        self._worker = threading.Thread(target=self._work, name=f"mlusim-{self.label}", daemon=True)
+        self._worker.start()
+
+    def _work(self) -> None:
+        inbox = self._inbox
+        while True:
+            command = inbox.get()
+            if command is None:
+                return
+            self._execute(command)
+            self.completed += 1
+            if self._waiters:
+                with self._done:
+                    self._done.notify_all()
+
+    def _execute(self, command: Command) -> None:
+        try:
+            if command.waits_for is not None:
+                placement = command.waits_for
+                placement.event.wait()
+                self.model_clock_us = max(self.model_clock_us, placement.model_time_us)
+            if self._fault is not None and command.kind != "notifier":
+                self._skipped += 1
+                return
+            command.host_start = time.perf_counter()
+            command.model_start = self.model_clock_us
+            try:
+                modelled = command.run() if command.run is not None else None
+            except BaseException as exc:  # any failure of queued work becomes the queue's sticky error
+                command.host_end = time.perf_counter()
+                command.model_end = command.model_start
+                self._fault = QueueFault(exc, f"{command.kind} '{command.name}'", self.name,
+                                         command_kind=command.kind)
+                if not self.blocking:  # in blocking mode the error is raised at the call itself
+                    self.device.record_fault(self._fault)
+                return
+            command.host_end = time.perf_counter()
+            if modelled is not None:
+                command.model_us = modelled
+            self.model_clock_us = command.model_end = command.model_start + command.model_us
+            for observer in self.observers:
+                observer(command)
+        finally:
+            self._unpin(command)
+
+    def _unpin(self, command: Command) -> None:
+        for block in command.blocks:
+            block.space.unpin(block)
+
+    # ---- completion ---------------------------------------------------------------------------------------------
+
+    def busy(self) -> bool:
+        return self.completed < self.submitted
+
+    def wait_idle(self) -> None:
+        """Block the calling thread until every command submitted so far has run."""
+        target = self.submitted
+        if self.completed >= target:
+            return
+        with self._done:
+            self._waiters += 1
+            try:
+                while self.completed < target:
+                    self._done.wait()
+            finally:
+                self._waiters -= 1
+
+    def take_fault(self) -> Optional[QueueFault]:
+        """The sticky error, with the count of skipped commands; clears it."""
+        fault = self._fault
+        if fault is None:
+            return None
+        fault = fault.with_skipped(self._skipped)
+        self._fault = None
+        self._skipped = 0
+        return fault
+
+    def peek_fault(self) -> Optional[QueueFault]:
+        fault = self._fault
+        return None if fault is None else fault.with_skipped(self._skipped)
+
+    def sync(self) -> None:
+        """Wait for all work, then raise the sticky error if there is one (cnrtQueueSync)."""
+        self.wait_idle()
+        fault = self.take_fault()
+        if fault is not None:
+            raise fault
+
+    def destroy(self) -> None:
+        """Refuse new work; the worker finishes what is queued and exits."""
+        with self._submit_lock:
+            if self.destroyed:
+                return
+            self.destroyed = True
+            if self._worker is not None:
+                self._inbox.put(None)
+
+    # ---- notifiers ----------------------------------------------------------------------------------------------
+
+    def place(self, notifier: Notifier) -> Placement:
+        """Enqueue a notifier placement (cnrtPlaceNotifier)."""
+        placement = Placement(self)
+
+        def reach() -> None:
+            placement.host_time = time.perf_counter()
+            placement.model_time_us = self.model_clock_us
+            placement.event.set()
+
+        notifier.current = placement
+        self.enqueue(Command("notifier", "placeNotifier", reach))
+        return placement
+
+    def wait_for(self, notifier: Notifier) -> None:
+        """Make later work of this queue wait until the notifier's latest placement is reached."""
+        placement = notifier.current
+        if placement is None or placement.queue is self:
+            return  # never placed, or placed earlier on this same in-order queue
+        self.enqueue(Command("wait", "queueWaitNotifier", None, waits_for=placement))
+
+
+def wait_all(queues: Iterable[Queue]) -> None:
+    for queue in list(queues):
+        queue.wait_idle()

@@ -1,0 +1,117 @@
+"""Device ranges and the copy / fill commands built on them.
+
+A `DeviceRange` is a validated, pinned piece of GDRAM: it is resolved when the command is enqueued (so a bad pointer
+fails at the call) and read when the command runs. Host sides are flat uint8 numpy views (see hostmem.host_bytes).
+"""
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import device as devices
+from .errors import ArgumentFault, NullPointerFault, UnknownAddressFault
+from .memory import Block
+from .queue import Command
+
+
+class DeviceRange:
+    """[address, address + nbytes) on one device, pinned until the command that holds it has run."""
+
+    __slots__ = ("device", "block", "offset", "nbytes", "address")
+
+    def __init__(self, device, block: Block, offset: int, nbytes: int, address: int):
+        self.device = device
+        self.block = block
+        self.offset = offset
+        self.nbytes = nbytes
+        self.address = address
+
+    def array(self) -> np.ndarray:
+        """The bytes, as a writable uint8 view (valid while the range is pinned)."""
+        return self.block.data[self.offset:self.offset + self.nbytes]
+
+    def typed(self, dtype, shape=None) -> np.ndarray:
+        flat = self.array().view(dtype)
+        return flat if shape is None else flat.reshape(shape)
+
+
+def owning_device(address: int, arg: str):
+    """The device whose address range holds `address`; a fault naming `arg` when none does."""
+    if address == 0:
+        raise NullPointerFault("null device pointer", arg, 0)
+    owner = devices.owner_of(address)
+    if owner is None:
+        raise UnknownAddressFault(f"0x{address:x} is not a device address", arg, address)
+    return owner
+
+
+def acquire(address: int, nbytes: int, arg: str) -> DeviceRange:
+    """Resolve and pin [address, address + nbytes)."""
+    owner = owning_device(address, arg)
+    block, offset = owner.memory.acquire(address, nbytes, arg)
+    return DeviceRange(owner, block, offset, nbytes, address)
+
+
+Side = Union[DeviceRange, np.ndarray]
+
+
+def _bytes_of(side: Side) -> np.ndarray:
+    return side.array() if isinstance(side, DeviceRange) else side
+
+
+def _ranges(*sides: Side) -> tuple:
+    return tuple((s.address, s.nbytes) for s in sides if isinstance(s, DeviceRange))
+
+
+def _blocks(*sides: Side) -> tuple:
+    return tuple(s.block for s in sides if isinstance(s, DeviceRange))
+
+
+def copy_command(name: str, dst: Side, src: Side, model_us: float) -> Command:
+    """A command copying src's bytes into dst (both the same length)."""
+
+    def run() -> None:
+        np.copyto(_bytes_of(dst), _bytes_of(src))
+
+    return Command("memcpy", name, run, reads=_ranges(src), writes=_ranges(dst), model_us=model_us,
+                   blocks=_blocks(dst, src))
+
+
+def pitched(flat: np.ndarray, pitch: int, width: int, height: int) -> np.ndarray:
+    """A (height, width) byte view of rows `pitch` bytes apart."""
+    return as_strided(flat, shape=(height, width), strides=(pitch, 1), writeable=True)
+
+
+def copy_2d_command(name: str, dst: Side, dpitch: int, src: Side, spitch: int, width: int, height: int,
+                    model_us: float) -> Command:
+    """A command copying `height` rows of `width` bytes between pitched buffers."""
+
+    def run() -> None:
+        np.copyto(pitched(_bytes_of(dst), dpitch, width, height), pitched(_bytes_of(src), spitch, width, height))
+
+    return Command("memcpy", name, run, reads=_ranges(src), writes=_ranges(dst), model_us=model_us,
+                   blocks=_blocks(dst, src))
+
+
+def pitched_extent(pitch: int, width: int, height: int, pitch_arg: str) -> int:
+    """Bytes spanned by a pitched 2-D region; checks width <= pitch."""
+    if height == 0 or width == 0:
+        return 0
+    if width > pitch:
+        raise ArgumentFault(f"pitch {pitch} is smaller than the row width {width}", pitch_arg)
+    return (height - 1) * pitch + width
+
+
+_FILL_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def fill_command(name: str, dst: DeviceRange, value: int, element_bytes: int, model_us: float) -> Command:
+    """A command writing `value` into every `element_bytes`-wide element of dst."""
+    dtype = _FILL_TYPES[element_bytes]
+
+    def run() -> None:
+        dst.array().view(dtype)[...] = dtype(value)
+
+    return Command("memset", name, run, writes=_ranges(dst), model_us=model_us, blocks=_blocks(dst))
