@@ -1,0 +1,194 @@
+"""Activation forward and backward (`cnnlActivationForward` / `cnnlActivationBackward`), numba kernels.
+
+Modes: relu, relu6, sigmoid, tanh, gelu (erf form), gelu_tanh (tanh approximation), silu, leaky_relu (`coef` is
+the negative slope), elu (`coef` is alpha), hardswish. Forward: y = alpha*f(x) + beta*y. Backward:
+dx = alpha*f'(x)*dy + beta*dx. beta == 0 never reads the output. Each value is evaluated in float64 inside the
+kernel and rounded to the compute dtype (float32 for half/bfloat16/float32), then once more to the storage dtype.
+NaN inputs propagate. Derivatives at kinks follow PyTorch: relu'(0)=0, relu6' is 1 only on (0, 6),
+hardswish'(x) = (2x+3)/6 on [-3, 3].
+
+Backward reads `y` for sigmoid and tanh and `x` for every other mode (relu accepts either); sigmoid and tanh
+recompute y from x when only x is given.
+"""
+import functools
+import math
+
+import numpy as np
+from numba import njit
+
+from .cast import readonly_flat
+from .dtypes import FLOAT_DTYPES, check_dtype, check_same_dtype, compute_dtype
+from .elementwise import run_elementwise, stored_in_compute_dtype
+from .staging import load, store
+
+MODES = ("relu", "relu6", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "hardswish")
+_MODE_INDEX = {name: i for i, name in enumerate(MODES)}
+_USES_Y = ("sigmoid", "tanh")
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+
+
+@njit(nogil=True, cache=True)
+def _sigmoid(x):
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(nogil=True, cache=True)
+def _forward_value(mode, x, coef):
+    if mode == 0:
+        return 0.0 if x <= 0.0 else x  # NaN fails the test and passes through
+    if mode == 1:
+        return 0.0 if x <= 0.0 else (6.0 if x >= 6.0 else x)
+    if mode == 2:
+        return _sigmoid(x)
+    if mode == 3:
+        return math.tanh(x)
+    if mode == 4:
+        return 0.5 * x * (1.0 + math.erf(x * _SQRT_HALF))
+    if mode == 5:
+        return 0.5 * x * (1.0 + math.tanh(_GELU_K * (x + 0.044715 * x * x * x)))
+    if mode == 6:
+        return x * _sigmoid(x)
+    if mode == 7:
+        return coef * x if x < 0.0 else x
+    if mode == 8:
+        return coef * math.expm1(x) if x < 0.0 else x
+    relu6 = 0.0 if x <= -3.0 else (6.0 if x >= 3.0 else x + 3.0)
+    return x * relu6 / 6.0 if x == x else x
+
+
+@njit(nogil=True, cache=True)
+def _derivative(mode, x, y, coef):
+    if mode == 0:
+        return 1.0 if x > 0.0 else (x if x != x else 0.0)
+    if mode == 1:
+        return 1.0 if 0.0 < x < 6.0 else (x if x != x else 0.0)
+    if mode == 2:
+        return y * (1.0 - y)
+    if mode == 3:
+        return 1.0 - y * y
+    if mode == 4:
+        return 0.5 * (1.0 + math.erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * math.exp(-0.5 * x * x)
+    if mode == 5:
+        t = math.tanh(_GELU_K * (x + 0.044715 * x * x * x))
+        return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _GELU_K * (1.0 + 3.0 * 0.044715 * x * x)
+    if mode == 6:
+        s = _sigmoid(x)
+        return s * (1.0 + x * (1.0 - s))
+    if mode == 7:
+        return coef if x <= 0.0 else (1.0 if x > 0.0 else x)
+    if mode == 8:
+        return coef * math.exp(x) if x <= 0.0 else (1.0 if x > 0.0 else x)
+    if x < -3.0:
+        return 0.0
+    if x <= 3.0:
+        return (2.0 * x + 3.0) / 6.0
+    return 1.0 if x > 3.0 else x
+
+
+@njit(nogil=True, cache=True)
+def _relu_loop(alpha, beta, x, previous, out):
+    # separate loop so the most common activation vectorises
+    if beta == 0.0:
+        for i in range(x.size):
+            v = x[i]
+            out[i] = alpha * (v if not v <= 0 else 0.0)
+    else:
+        for i in range(x.size):
+            v = x[i]
+            out[i] = alpha * (v if not v <= 0 else 0.0) + beta * previous[i]
+
+
+@njit(nogil=True, cache=True)
+def forward_kernel(mode, coef, alpha, beta, x, previous, out):
+    """out = alpha*f(x) + beta*previous over 1-D contiguous arrays (`previous` unread when beta == 0)."""
+    if mode == 0:
+        _relu_loop(alpha, beta, x, previous, out)
+    elif beta == 0.0:
+        for i in range(x.size):
+            out[i] = alpha * _forward_value(mode, np.float64(x[i]), coef)
+    else:
+        for i in range(x.size):
+            out[i] = alpha * _forward_value(mode, np.float64(x[i]), coef) + beta * previous[i]
+
+
+@njit(nogil=True, cache=True)
+def backward_kernel(mode, coef, alpha, beta, x, y, dy, previous, out):
+    """out = alpha*f'(x, y)*dy + beta*previous over 1-D contiguous arrays (`previous` unread when beta == 0)."""
+    for i in range(x.size):
+        value = alpha * _derivative(mode, np.float64(x[i]), np.float64(y[i]), coef) * dy[i]
+        out[i] = value if beta == 0.0 else value + beta * previous[i]
+
+
+def _mode_index(mode):
+    try:
+        return _MODE_INDEX[mode]
+    except KeyError:
+        raise ValueError(f"unknown activation mode {mode!r} (one of {', '.join(MODES)})") from None
+
+
+def _flat_output(out_block):
+    """(1-D buffer the kernel writes, whether it is out_block itself)."""
+    if out_block.flags.c_contiguous and stored_in_compute_dtype(out_block):
+        return out_block.reshape(-1), True
+    return np.empty(out_block.size, compute_dtype(out_block.dtype)), False
+
+
+def _flat_input(block, shape):
+    return readonly_flat(np.broadcast_to(load(block), shape))
+
+
+def _run_kernel(kernel, out, beta, inputs, leading_args):
+    flat_inputs = [_flat_input(x, out.shape) for x in inputs]
+    previous = _flat_input(out, out.shape) if beta != 0 else flat_inputs[0]
+    buffer, is_out = _flat_output(out)
+    kernel(*leading_args, *flat_inputs, previous, buffer)
+    if not is_out:
+        store(buffer.reshape(out.shape), out)
+
+
+def _forward_block(mode, coef, alpha, beta, out, x):
+    _run_kernel(forward_kernel, out, beta, [x], (mode, coef, alpha, beta))
+
+
+def _backward_block(mode, coef, alpha, beta, out, x, y, dy):
+    _run_kernel(backward_kernel, out, beta, [x, y, dy], (mode, coef, alpha, beta))
+
+
+def _staged(out, *inputs):
+    return not (stored_in_compute_dtype(out) and all(a.shape == out.shape and a.flags.c_contiguous
+                                                     for a in (out, *inputs)))
+
+
+def activation_forward(mode, x, out, coef=0.0, alpha=1.0, beta=0.0):
+    """out = alpha*f(x) + beta*out (`cnnlActivationForward`); `coef` is the leaky slope or the elu alpha."""
+    index = _mode_index(mode)
+    check_same_dtype(x=x, out=out)
+    check_dtype("x", x, FLOAT_DTYPES)
+    block = functools.partial(_forward_block, index, float(coef), float(alpha), float(beta))
+    run_elementwise(block, out, [x], staged=_staged(out, x))
+
+
+def activation_backward(mode, dy, out, x=None, y=None, coef=0.0, alpha=1.0, beta=0.0):
+    """out (dx) = alpha*f'(x)*dy + beta*out (`cnnlActivationBackward`); see the module doc for which of x, y is read."""
+    index = _mode_index(mode)
+    check_dtype("dy", dy, FLOAT_DTYPES)
+    given = {name: a for name, a in (("x", x), ("y", y)) if a is not None}
+    check_same_dtype(dy=dy, out=out, **given)
+    if mode in _USES_Y and y is None:
+        if x is None:
+            raise ValueError(f"{mode} backward needs y or x")
+        y = np.empty(x.shape, compute_dtype(x.dtype))
+        activation_forward(mode, load(x), y)
+    elif mode == "relu" and x is None:
+        x = y  # relu'(x) depends only on the sign, which y keeps
+    elif mode not in _USES_Y and x is None:
+        raise ValueError(f"{mode} backward needs x")
+    x = y if x is None else x
+    y = x if y is None else y
+    block = functools.partial(_backward_block, index, float(coef), float(alpha), float(beta))
+    run_elementwise(block, out, [x, y, dy], staged=_staged(out, x, y, dy))

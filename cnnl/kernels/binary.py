@@ -1,0 +1,151 @@
+"""Elementwise binary ops with numpy broadcasting (`cnnlOpTensor`, div, maximum, minimum, pow, compare, logic).
+
+Numerics: float16/bfloat16 operands are computed in float32 and rounded once into the output; float32 and float64
+in their own type. Integer tensors compute in their own type and wrap on overflow (two's complement), like the
+hardware's integer ALUs. Integer `div` truncates toward zero and x/0 gives 0; integer `pow` with a negative
+exponent gives 0, except for bases 1 and -1. Arithmetic ops reject bool tensors; comparisons and logical ops accept
+every dtype and may write any output dtype (as 0/1). Logical ops treat nonzero (and NaN) as true.
+"""
+import functools
+
+import numpy as np
+
+from .dtypes import BOOL, NUMERIC_DTYPES, ALL_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_int
+from .elementwise import run_elementwise, store_bool_result, stored_in_compute_dtype
+from .staging import compute_buffer, load, store
+
+OP_TENSOR_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+COMPARE_OPS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+               "gt": np.greater, "ge": np.greater_equal}
+LOGICAL_OPS = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
+
+
+def _lookup(table, op, what):
+    try:
+        return table[op]
+    except KeyError:
+        raise ValueError(f"unknown {what} {op!r} (one of {', '.join(table)})") from None
+
+
+def _check_scale(name, value, dtype):
+    if is_int(dtype) and float(value) != int(value):
+        raise ValueError(f"{name}={value}: integer tensors need integral scaling factors")
+
+
+def _op_tensor_block(ufunc, alpha1, alpha2, beta, out, a, b):
+    kind = compute_dtype(out.dtype).type
+    a_values, b_values = load(a), load(b)
+    if alpha1 != 1:
+        a_values = np.multiply(a_values, kind(alpha1))
+    if alpha2 != 1:
+        b_values = np.multiply(b_values, kind(alpha2))
+    if beta == 0:  # out may hold poison: never read it
+        result = compute_buffer(out)
+        ufunc(a_values, b_values, out=result)
+    else:
+        result = ufunc(a_values, b_values)
+        result += np.multiply(load(out), kind(beta))
+    store(result, out)
+
+
+def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):
+    """out = op(alpha1*a, alpha2*b) + beta*out with broadcasting (`cnnlOpTensor`); op is 'add', 'sub' or 'mul'.
+
+    beta == 0 never reads `out`. a, b and out share one numeric dtype.
+    """
+    ufunc = _lookup(OP_TENSOR_OPS, op, "opTensor op")
+    check_same_dtype(a=a, b=b, out=out)
+    check_dtype("a", a, NUMERIC_DTYPES)
+    for name, value in (("alpha1", alpha1), ("alpha2", alpha2), ("beta", beta)):
+        _check_scale(name, value, out.dtype)
+    plain = alpha1 == 1 and alpha2 == 1 and beta == 0
+    block = functools.partial(_op_tensor_block, ufunc, alpha1, alpha2, beta)
+    run_elementwise(block, out, [a, b], staged=not (plain and stored_in_compute_dtype(out)))
+
+
+def _int_div(a, b, out):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        remainder = np.fmod(a, b)  # C remainder: sign of the dividend, 0 for b == 0
+        np.floor_divide(a - remainder, b, out=out)  # exact division, so floor == trunc; b == 0 gives 0
+
+
+def _int_pow(a, b, out):
+    negative = b < 0
+    reciprocal = None
+    if negative.any():  # computed before `out` is written, since out may be a or b itself
+        odd = (b & 1).astype(bool)
+        reciprocal = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(out.dtype)
+    np.power(a, np.maximum(b, 0), out=out)
+    if reciprocal is not None:
+        np.copyto(out, reciprocal, where=negative)
+
+
+def _float_div(a, b, out):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(a, b, out=out)
+
+
+def _float_pow(a, b, out):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        np.power(a, b, out=out)
+
+
+BINARY_OPS = {
+    "div": (_float_div, _int_div),
+    "maximum": (np.maximum, np.maximum),
+    "minimum": (np.minimum, np.minimum),
+    "pow": (_float_pow, _int_pow),
+}
+
+
+def _binary_block(float_fn, int_fn, out, a, b):
+    result = compute_buffer(out)
+    (int_fn if is_int(out.dtype) else float_fn)(load(a), load(b), result)
+    store(result, out)
+
+
+def binary(op, a, b, out):
+    """out = op(a, b) with broadcasting; op is 'div', 'maximum', 'minimum' or 'pow' (see module numerics)."""
+    float_fn, int_fn = _lookup(BINARY_OPS, op, "binary op")
+    check_same_dtype(a=a, b=b, out=out)
+    check_dtype("a", a, NUMERIC_DTYPES)
+    direct = stored_in_compute_dtype(out) and op in ("maximum", "minimum")
+    run_elementwise(functools.partial(_binary_block, float_fn, int_fn), out, [a, b], staged=not direct)
+
+
+def _compare_block(ufunc, out, a, b):
+    a_values, b_values = load(a), load(b)
+    store_bool_result(lambda result: ufunc(a_values, b_values, out=result), out)
+
+
+def compare(op, a, b, out):
+    """out = (a op b) with broadcasting; op is 'eq', 'ne', 'lt', 'le', 'gt' or 'ge'. out is bool (or 0/1 in its dtype)."""
+    ufunc = _lookup(COMPARE_OPS, op, "comparison")
+    check_same_dtype(a=a, b=b)
+    check_dtype("a", a, ALL_DTYPES)
+    check_dtype("out", out, ALL_DTYPES)
+    direct = stored_in_compute_dtype(a) and out.dtype == BOOL
+    run_elementwise(functools.partial(_compare_block, ufunc), out, [a, b], staged=not direct)
+
+
+def _logical_block(ufunc, out, *inputs):
+    values = [load(x) for x in inputs]
+    store_bool_result(lambda result: ufunc(*values, out=result), out)
+
+
+def logical(op, a, b, out):
+    """out = a op b on truth values (nonzero is true) with broadcasting; op is 'and', 'or' or 'xor'."""
+    ufunc = _lookup(LOGICAL_OPS, op, "logical op")
+    check_dtype("a", a, ALL_DTYPES)
+    check_dtype("b", b, ALL_DTYPES)
+    check_dtype("out", out, ALL_DTYPES)
+    direct = stored_in_compute_dtype(a, b) and out.dtype == BOOL
+    run_elementwise(functools.partial(_logical_block, ufunc), out, [a, b], staged=not direct)
+
+
+def logical_not(a, out):
+    """out = not a (a == 0), with broadcasting; out is bool (or 0/1 in its dtype)."""
+    check_dtype("a", a, ALL_DTYPES)
+    check_dtype("out", out, ALL_DTYPES)
+    direct = stored_in_compute_dtype(a) and out.dtype == BOOL
+    run_elementwise(functools.partial(_logical_block, np.logical_not), out, [a], staged=not direct)

@@ -1,0 +1,70 @@
+"""Matrix products: out = alpha * op(a) @ op(b) + beta * out (`cnnlMatMul`, `cnnlBatchMatMulBCast`).
+
+op(x) is x or its transpose (last two axes). Leading batch axes broadcast as in numpy.matmul. The product runs on
+the host BLAS: float32 and float64 in their own type; float16 and bfloat16 are converted to float32 in parallel,
+multiplied by sgemm and rounded once into the output (numpy's own float16 matmul is never used: it is ~100x slower).
+Integer inputs are multiplied exactly: int8/int16/uint8 through float64 BLAS (exact while
+k * max|a| * max|b| < 2**53), int32/int64 in int64 (wrapping). The result is stored into `out`, whose dtype may
+differ from the inputs' (e.g. int8 x int8 -> float32), with the `cast` rules (saturating into integer outputs).
+beta == 0 never reads `out`.
+"""
+import functools
+
+import numpy as np
+
+from .cast import cast_to_new
+from .dtypes import FLOAT64, NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_int
+from .elementwise import run_elementwise
+from .staging import load, store
+
+_INT64 = np.dtype(np.int64)
+
+
+def _product_dtype(dtype):
+    if is_int(dtype):
+        return FLOAT64 if dtype.itemsize <= 2 else _INT64
+    return compute_dtype(dtype)
+
+
+def _operand(x, transposed, dtype):
+    values = x if x.dtype == dtype else cast_to_new(x, dtype)
+    return np.swapaxes(values, -1, -2) if transposed else values
+
+
+def _scale_block(alpha, beta, out, product):
+    result = product if alpha == 1 else product * product.dtype.type(alpha)
+    if beta != 0:
+        result = result + load(out, product.dtype) * product.dtype.type(beta)
+    store(result, out)
+
+
+def matmul_shape(a_shape, b_shape, trans_a=False, trans_b=False):
+    """The output shape of matmul(a, b) with the given transposes; raises ValueError when they do not fit."""
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise ValueError("matmul operands need at least 2 axes")
+    m, k = (a_shape[-1], a_shape[-2]) if trans_a else (a_shape[-2], a_shape[-1])
+    k_b, n = (b_shape[-1], b_shape[-2]) if trans_b else (b_shape[-2], b_shape[-1])
+    if k != k_b:
+        raise ValueError(f"inner dimensions differ: {k} vs {k_b}")
+    try:
+        batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    except ValueError as exc:
+        raise ValueError(f"batch shapes {a_shape[:-2]} and {b_shape[:-2]} do not broadcast") from exc
+    return tuple(batch) + (m, n)
+
+
+def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
+    """out = alpha * op(a) @ op(b) + beta * out, batched with broadcasting; see the module doc for numerics."""
+    check_same_dtype(a=a, b=b)
+    check_dtype("a", a, NUMERIC_DTYPES)
+    check_dtype("out", out, NUMERIC_DTYPES)
+    expected = matmul_shape(a.shape, b.shape, trans_a, trans_b)
+    if out.shape != expected:
+        raise ValueError(f"out shape {out.shape}, expected {expected}")
+    dtype = _product_dtype(a.dtype)
+    left, right = _operand(a, trans_a, dtype), _operand(b, trans_b, dtype)
+    if alpha == 1 and beta == 0 and out.dtype == dtype:
+        np.matmul(left, right, out=out)
+        return
+    product = np.matmul(left, right)
+    run_elementwise(functools.partial(_scale_block, alpha, beta), out, [product], staged=True)

@@ -1,0 +1,167 @@
+"""Split an op's index space into blocks and run them on a small pool of host threads.
+
+Every kernel in this package is a *block function*: a call that does one op on numpy views of one block of its
+operands, using numpy ufuncs (which release the GIL) and a few `nogil` numba kernels. `run_blocked` cuts the
+index space along the outer axes so that each block is either large (ops that write straight into the output) or
+about `STAGED_BLOCK` elements (ops that need temporaries, which then stay in the core's L2 cache), and hands each
+thread one contiguous run of blocks. This gives both host cores to every large op without compiling a separate
+parallel kernel per op and dtype, which keeps numba compile time (paid by every cold test run) small.
+"""
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+#: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
+STAGED_BLOCK = 1 << 16
+
+_pool = None
+_pool_lock = threading.Lock()
+_state = threading.local()
+
+
+def thread_count():
+    """Number of host threads ops are split across (the CPUs this process may use, at most 8)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
+
+
+def _get_pool():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(1, thread_count() - 1),
+                                       thread_name_prefix="cnnl-kernels")
+        return _pool
+
+
+def align_ndim(array, ndim):
+    """View `array` with leading size-1 axes added up to `ndim` axes (numpy broadcasting alignment)."""
+    array = np.asarray(array)
+    if array.ndim > ndim:
+        raise ValueError(f"operand of shape {array.shape} has more axes than the output ({ndim})")
+    return array.reshape((1,) * (ndim - array.ndim) + array.shape)
+
+
+def check_broadcast(out_shape, *shapes):
+    """Raise ValueError unless every shape broadcasts to exactly `out_shape`."""
+    try:
+        result = np.broadcast_shapes(out_shape, *shapes)
+    except ValueError as exc:
+        raise ValueError(f"shapes {shapes} do not broadcast to output shape {out_shape}") from exc
+    if tuple(result) != tuple(out_shape):
+        raise ValueError(f"shapes {shapes} broadcast to {tuple(result)}, not to output shape {tuple(out_shape)}")
+
+
+def detach_inputs(out, *inputs):
+    """Copy any input that overlaps `out` other than as the identical view, so blocked writes cannot corrupt it."""
+    result = []
+    for array in inputs:
+        if array is not None and np.may_share_memory(array, out) and not _same_view(array, out):
+            array = array.copy()
+        result.append(array)
+    return result
+
+
+def _same_view(a, b):
+    return (a.shape == b.shape and a.strides == b.strides
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
+def block_slices(shape, whole_axes=(), block_elements=STAGED_BLOCK):
+    """Tuples of slices cutting `shape` into blocks of about `block_elements`, never cutting `whole_axes`."""
+    ndim = len(shape)
+    whole = {axis % ndim for axis in whole_axes} if ndim else set()
+    split_axes = [d for d in range(ndim) if d not in whole]
+    inner = math.prod(shape[d] for d in whole)
+    cut_axis = None
+    for d in reversed(split_axes):
+        if inner * shape[d] > block_elements:
+            cut_axis = d
+            break
+        inner *= shape[d]
+    full = [slice(None)] * ndim
+    if cut_axis is None:
+        return [tuple(full)]
+    step = max(1, block_elements // inner)
+    outer_axes = [d for d in split_axes if d < cut_axis]
+    blocks = []
+    for index in np.ndindex(*[shape[d] for d in outer_axes]):
+        base = list(full)
+        for d, i in zip(outer_axes, index):
+            base[d] = slice(i, i + 1)
+        for start in range(0, shape[cut_axis], step):
+            base[cut_axis] = slice(start, min(start + step, shape[cut_axis]))
+            blocks.append(tuple(base))
+    return blocks
+
+
+def _slice_operand(operand, block):
+    # a size-1 axis of an operand is broadcast against the block, so it is not cut
+    return operand[tuple(s if n != 1 else slice(None) for s, n in zip(block, operand.shape))]
+
+
+def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
+    """Call `block_fn(*operand_blocks)` for blocks covering `shape`, spread over the thread pool.
+
+    Each operand has `len(shape)` axes, each either equal to `shape`'s or 1 (broadcast; use `align_ndim`); on
+    `whole_axes` an operand may have any extent, since those axes are passed whole.
+    `whole_axes` are never cut (reduction or scan axes). `staged` asks for cache-sized blocks because the block
+    function allocates temporaries; otherwise blocks are large (a few per thread). Calls made from inside a block
+    function run inline, so block functions may use other blocked ops.
+    """
+    shape = tuple(shape)
+    for operand in operands:
+        if operand.ndim != len(shape):
+            raise ValueError(f"operand with {operand.ndim} axes for a {len(shape)}-axis index space")
+    total = math.prod(shape)
+    if total == 0:
+        return
+    threads = thread_count()
+    if staged:
+        block_elements = STAGED_BLOCK
+    else:
+        block_elements = max(STAGED_BLOCK, -(-total // (4 * threads)))
+    blocks = block_slices(shape, whole_axes, block_elements)
+    map_parallel(lambda block: block_fn(*(_slice_operand(op, block) for op in operands)), blocks)
+
+
+def map_parallel(fn, items):
+    """[fn(item) for item in items], run as one contiguous run of items per pool thread.
+
+    The calling thread takes the first run itself; calls from inside a worker run inline. Every item has finished
+    before this returns or raises.
+    """
+    items = list(items)
+    threads = thread_count()
+    if len(items) <= 1 or threads == 1 or getattr(_state, "inside", False):
+        return _run_inside(fn, items)
+    runs = [[items[i] for i in run] for run in np.array_split(np.arange(len(items)), threads) if len(run)]
+    futures = [_get_pool().submit(_run_inside, fn, run) for run in runs[1:]]
+    results, errors = [], []
+    try:
+        results.extend(_run_inside(fn, runs[0]))
+    finally:
+        for future in futures:
+            try:
+                results.extend(future.result())
+            except BaseException as exc:  # noqa: BLE001 - re-raised below once every item finished
+                errors.append(exc)
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _run_inside(fn, items):
+    # marks the thread as running kernel work, so nested blocked ops run inline instead of waiting on the pool
+    was_inside = getattr(_state, "inside", False)
+    _state.inside = True
+    try:
+        return [fn(item) for item in items]
+    finally:
+        _state.inside = was_inside

@@ -1,0 +1,187 @@
+"""Reductions over any set of axes (`cnnlReduce`) and argmax/argmin.
+
+The output keeps the reduced axes with extent 1 (keepdims). Accumulation: float16/bfloat16/float32 in float32,
+float64 in float64, integers in int64 and wrapped into the output type (so integer sums and products wrap, as in
+the tensor's own type). Integer mean truncates toward zero. max/min propagate NaN; their optional int32 indices
+give the first occurrence (the first NaN when there is one), counted in C order over the reduced axes.
+bool tensors support max and min only.
+
+Large reductions split over threads by output rows; when there are fewer outputs than threads (typically a full
+reduction) the reduced extent is cut into chunks whose partial results are combined.
+"""
+import functools
+import math
+
+import numpy as np
+
+from .dtypes import ALL_DTYPES, BOOL, FLOAT_DTYPES, INT32, NUMERIC_DTYPES, check_dtype, compute_dtype, is_int
+from .parallel import STAGED_BLOCK, detach_inputs, map_parallel, run_blocked, thread_count
+from .staging import load, store
+
+REDUCE_OPS = ("sum", "mean", "max", "min", "prod", "norm1", "norm2")
+_INDEXED = ("max", "min")
+_ALLOWED = {op: NUMERIC_DTYPES for op in REDUCE_OPS}
+_ALLOWED.update(max=ALL_DTYPES, min=ALL_DTYPES, norm2=FLOAT_DTYPES)
+
+
+def reduced_shape(shape, axes):
+    """The keepdims output shape of reducing `shape` over `axes`."""
+    axes = normalize_axes(axes, len(shape))
+    return tuple(1 if d in axes else n for d, n in enumerate(shape))
+
+
+def normalize_axes(axes, ndim):
+    """Sorted, non-negative, unique axes; raises ValueError on an axis out of range."""
+    axes = (axes,) if np.isscalar(axes) else tuple(axes)
+    result = set()
+    for axis in axes:
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"axis {axis} out of range for {ndim} axes")
+        result.add(axis % ndim)
+    return tuple(sorted(result))
+
+
+def _accumulator(dtype):
+    return np.dtype(np.int64) if is_int(dtype) else compute_dtype(dtype)
+
+
+def _partial(op, values, accumulator, want_indices):
+    """Reduce the last axis of `values`: (partial result, first-occurrence indices or None)."""
+    if op in _INDEXED:
+        if want_indices:
+            index = (np.argmax if op == "max" else np.argmin)(values, axis=-1)
+            return np.take_along_axis(values, index[..., None], axis=-1)[..., 0], index
+        return (np.max if op == "max" else np.min)(values, axis=-1), None
+    if op == "prod":
+        return np.prod(values, axis=-1, dtype=accumulator), None
+    if op == "norm1":
+        magnitudes = np.abs(values.astype(accumulator, copy=False))
+        return np.sum(magnitudes, axis=-1, dtype=accumulator), None
+    if op == "norm2":
+        return np.sum(np.square(values), axis=-1, dtype=accumulator), None
+    return np.sum(values, axis=-1, dtype=accumulator), None  # sum, mean
+
+
+def _combine(op, partials, indices):
+    """Reduce partial results along their last axis (one entry per chunk)."""
+    if op in _INDEXED:
+        chunk = (np.argmax if op == "max" else np.argmin)(partials, axis=-1)[..., None]
+        chosen = None if indices is None else np.take_along_axis(indices, chunk, axis=-1)[..., 0]
+        return np.take_along_axis(partials, chunk, axis=-1)[..., 0], chosen
+    if op == "prod":
+        return np.prod(partials, axis=-1), None
+    return np.sum(partials, axis=-1), None
+
+
+def _finish(op, result, count):
+    if op == "norm2":
+        return np.sqrt(result)
+    if op == "mean":
+        if is_int(result.dtype):
+            return np.sign(result) * (np.abs(result) // count)
+        return result / result.dtype.type(count)
+    return result
+
+
+def _store_result(result, out_block):
+    if is_int(out_block.dtype):
+        np.copyto(out_block, result.reshape(out_block.shape), casting="unsafe")  # integers wrap
+    else:
+        store(np.asarray(result).reshape(out_block.shape), out_block)
+
+
+def _trailing(values, axes):
+    """View (or copy) `values` with the reduced axes moved last and merged into one."""
+    kept = [d for d in range(values.ndim) if d not in axes]
+    moved = np.transpose(values, kept + list(axes))
+    return moved.reshape(moved.shape[:len(kept)] + (-1,))
+
+
+def _reduce_rows_block(op, axes, count, out, indices, x):
+    values = _trailing(load(x), axes)
+    result, index = _partial(op, values, _accumulator(x.dtype), indices is not None)
+    if out is not None:
+        _store_result(_finish(op, result, count), out)
+    if indices is not None:
+        np.copyto(indices, index.reshape(indices.shape), casting="unsafe")
+
+
+def _reduce_chunked(op, axes, out, indices, x, staged):
+    """Few outputs: cut the reduced extent into chunks, reduce them in parallel, combine the partials."""
+    rows = _trailing(x, axes)  # (outputs, count), stored dtype
+    count = rows.shape[-1]
+    chunk = STAGED_BLOCK * 4 if staged else max(STAGED_BLOCK, -(-count // (4 * thread_count())))
+    starts = range(0, count, chunk)
+    accumulator = _accumulator(x.dtype)
+
+    def reduce_chunk(start):
+        values = load(rows[..., start:start + chunk])
+        result, index = _partial(op, values, accumulator, indices is not None)
+        return result, None if index is None else index + start
+
+    parts = map_parallel(reduce_chunk, starts)
+    partials = np.stack([p[0] for p in parts], axis=-1)
+    chunk_indices = None if indices is None else np.stack([p[1] for p in parts], axis=-1)
+    result, index = _combine(op, partials, chunk_indices)
+    if out is not None:
+        _store_result(_finish(op, result, count), out)
+    if indices is not None:
+        np.copyto(indices, index.reshape(indices.shape), casting="unsafe")
+
+
+def _check_output(name, array, shape, dtype=None):
+    if array.shape != shape:
+        raise ValueError(f"{name}: shape {array.shape}, expected keepdims shape {shape}")
+    if dtype is not None and array.dtype != dtype:
+        raise TypeError(f"{name}: dtype {array.dtype}, expected {dtype}")
+
+
+def reduce(op, x, out, axes, indices=None):
+    """out = op over `axes` of x, keepdims-shaped (`cnnlReduce`); op is one of `REDUCE_OPS`.
+
+    `indices` (int32, same shape as out) receives argmax/argmin positions for 'max'/'min'. `out` may be None when
+    only indices are wanted.
+    """
+    if op not in REDUCE_OPS:
+        raise ValueError(f"unknown reduce op {op!r} (one of {', '.join(REDUCE_OPS)})")
+    check_dtype("x", x, _ALLOWED[op])
+    axes = normalize_axes(axes, x.ndim)
+    shape = reduced_shape(x.shape, axes)
+    if out is None and indices is None:
+        raise ValueError("reduce needs out or indices")
+    if out is not None:
+        _check_output("out", out, shape, x.dtype)
+    if indices is not None:
+        if op not in _INDEXED:
+            raise ValueError(f"indices are only produced by max and min, not {op}")
+        _check_output("indices", indices, shape, INT32)
+    count = math.prod(x.shape[d] for d in axes)
+    if count == 0:
+        raise ValueError("reduction over an empty axis")
+    (x,) = detach_inputs(out if out is not None else indices, x)
+    if indices is not None and out is not None:
+        (x,) = detach_inputs(indices, x)
+    staged = x.dtype != compute_dtype(x.dtype) or x.dtype == BOOL or not x.flags.c_contiguous
+    if math.prod(shape) < thread_count() and x.size >= 2 * STAGED_BLOCK:
+        _reduce_chunked(op, axes, out, indices, x, staged)
+        return
+    operands = [a for a in (out, indices) if a is not None] + [x]
+    block = functools.partial(_reduce_rows_block, op, axes, count)
+
+    def block_fn(*blocks):
+        blocks = list(blocks)
+        out_block = blocks.pop(0) if out is not None else None
+        index_block = blocks.pop(0) if indices is not None else None
+        block(out_block, index_block, blocks[0])
+
+    run_blocked(block_fn, x.shape, operands, whole_axes=axes, staged=staged)
+
+
+def argmax(x, axis, out):
+    """out (int32, keepdims) = index of the first maximum of x along `axis` (the first NaN if any)."""
+    reduce("max", x, None, (axis,), indices=out)
+
+
+def argmin(x, axis, out):
+    """out (int32, keepdims) = index of the first minimum of x along `axis` (the first NaN if any)."""
+    reduce("min", x, None, (axis,), indices=out)

@@ -1,0 +1,27 @@
+"""Move a block between its storage dtype and its compute dtype (see `dtypes.compute_dtype`)."""
+import numpy as np
+
+from .cast import cast_block
+from .dtypes import compute_dtype
+
+
+def load(block, dtype=None):
+    """`block`'s values in `dtype` (default: its compute dtype); the block itself when no conversion is needed."""
+    target = compute_dtype(block.dtype) if dtype is None else np.dtype(dtype)
+    if block.dtype == target:
+        return block
+    values = np.empty(block.shape, target)
+    cast_block(block, values)
+    return values
+
+
+def store(values, out_block):
+    """Round computed `values` once into `out_block` (its storage dtype); a no-op when they are the same array."""
+    if values is not out_block:
+        cast_block(values, out_block)
+
+
+def compute_buffer(out_block):
+    """Where to compute a result for `out_block`: the block itself when it is stored in its compute dtype."""
+    target = compute_dtype(out_block.dtype)
+    return out_block if out_block.dtype == target else np.empty(out_block.shape, target)

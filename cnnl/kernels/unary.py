@@ -1,0 +1,67 @@
+"""Elementwise unary math ops.
+
+float16/bfloat16 compute in float32 and round once; float32/float64 in their own type. Ops marked float-only reject
+integer tensors. On integers: abs and neg wrap (abs(-128) stays -128 in int8), square wraps, sign is -1/0/1 and
+floor/ceil/round are the identity. `round` is half to even (rint). bool tensors are rejected.
+"""
+import functools
+
+import numpy as np
+
+from .dtypes import FLOAT_DTYPES, NUMERIC_DTYPES, check_dtype, check_same_dtype, is_int
+from .elementwise import run_elementwise, stored_in_compute_dtype
+from .staging import compute_buffer, load, store
+
+
+def _rsqrt(x, out):
+    np.sqrt(x, out=out)
+    np.divide(1, out, out=out)
+
+
+def _reciprocal(x, out):
+    np.divide(1, x, out=out)
+
+
+def _integer_identity(x, out):
+    np.copyto(out, x)
+
+
+# name -> (float implementation, integer implementation or None when float-only, single pass over memory)
+UNARY_OPS = {
+    "abs": (np.abs, np.abs, True),
+    "neg": (np.negative, np.negative, True),
+    "exp": (np.exp, None, True),
+    "log": (np.log, None, True),
+    "log2": (np.log2, None, True),
+    "log10": (np.log10, None, True),
+    "sqrt": (np.sqrt, None, True),
+    "rsqrt": (_rsqrt, None, False),
+    "square": (np.square, np.square, True),
+    "reciprocal": (_reciprocal, None, True),
+    "sin": (np.sin, None, True),
+    "cos": (np.cos, None, True),
+    "floor": (np.floor, _integer_identity, True),
+    "ceil": (np.ceil, _integer_identity, True),
+    "round": (np.rint, _integer_identity, True),
+    "sign": (np.sign, np.sign, True),
+}
+
+
+def _unary_block(fn, out, x):
+    result = compute_buffer(out)
+    with np.errstate(all="ignore"):  # domain errors give NaN/inf, as on the device
+        fn(load(x), out=result)
+    store(result, out)
+
+
+def unary(op, x, out):
+    """out = op(x) elementwise (x broadcasts to out); op is one of `UNARY_OPS`."""
+    try:
+        float_fn, int_fn, single_pass = UNARY_OPS[op]
+    except KeyError:
+        raise ValueError(f"unknown unary op {op!r} (one of {', '.join(UNARY_OPS)})") from None
+    check_same_dtype(x=x, out=out)
+    check_dtype("x", x, NUMERIC_DTYPES if int_fn is not None else FLOAT_DTYPES)
+    fn = int_fn if is_int(x.dtype) else float_fn
+    run_elementwise(functools.partial(_unary_block, fn), out, [x],
+                    staged=not (single_pass and stored_in_compute_dtype(out)))
