@@ -32,19 +32,26 @@ def _check_scale(name, value, dtype):
         raise ValueError(f"{name}={value}: integer tensors need integral scaling factors")
 
 
+def _scalar(value, dtype):
+    """`value` as a numpy scalar of `dtype`; integers wrap (alpha = -1 on uint8 is 255, as in the hardware)."""
+    dtype = np.dtype(dtype)
+    return np.array(int(value)).astype(dtype)[()] if is_int(dtype) else dtype.type(value)
+
+
 def _op_tensor_block(ufunc, alpha1, alpha2, beta, out, a, b):
-    kind = compute_dtype(out.dtype).type
+    kind = compute_dtype(out.dtype)
     a_values, b_values = load(a), load(b)
     if alpha1 != 1:
-        a_values = np.multiply(a_values, kind(alpha1))
+        a_values = np.multiply(a_values, _scalar(alpha1, kind))
     if alpha2 != 1:
-        b_values = np.multiply(b_values, kind(alpha2))
+        b_values = np.multiply(b_values, _scalar(alpha2, kind))
     if beta == 0:  # out may hold poison: never read it
         result = compute_buffer(out)
         ufunc(a_values, b_values, out=result)
     else:
-        result = ufunc(a_values, b_values)
-        result += np.multiply(load(out), kind(beta))
+        result = np.empty(out.shape, kind)
+        ufunc(a_values, b_values, out=result)
+        result += np.multiply(load(out), _scalar(beta, kind))
     store(result, out)
 
 

@@ -62,17 +62,20 @@ def _as_float32_for_half(src):
 
 def _float_to_int(src, dst):
     values = _half_to_float32(src) if is_half(src.dtype) else src
-    truncated = np.trunc(values.astype(FLOAT64))
+    truncated = np.array(values, dtype=FLOAT64)  # a real array even for 0-d blocks (ufuncs return scalars there)
+    np.trunc(truncated, out=truncated)
     truncated[np.isnan(truncated)] = 0.0
     info = np.iinfo(dst.dtype)
     high = float(info.max)
     if high > info.max:  # int64: 2**63 - 1 is not a float64, clip just below and mend the overflow afterwards
-        clipped_high = np.nextafter(high, 0.0)
-        result = np.clip(truncated, float(info.min), clipped_high).astype(dst.dtype)
-        result[truncated > clipped_high] = info.max
+        clipped_high = float(np.nextafter(high, 0.0))
+        overflow = truncated > clipped_high
+        np.clip(truncated, float(info.min), clipped_high, out=truncated)
+        np.copyto(dst, truncated, casting="unsafe")
+        np.copyto(dst, info.max, where=overflow)
     else:
-        result = np.clip(truncated, float(info.min), high).astype(dst.dtype)
-    np.copyto(dst, result)
+        np.clip(truncated, float(info.min), high, out=truncated)
+        np.copyto(dst, truncated, casting="unsafe")
 
 
 def _int_to_int(src, dst):

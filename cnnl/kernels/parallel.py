@@ -103,7 +103,8 @@ def block_slices(shape, whole_axes=(), block_elements=STAGED_BLOCK):
 
 def _slice_operand(operand, block):
     # a size-1 axis of an operand is broadcast against the block, so it is not cut
-    return operand[tuple(s if n != 1 else slice(None) for s, n in zip(block, operand.shape))]
+    # (the trailing Ellipsis keeps a 0-d operand an array rather than a numpy scalar)
+    return operand[tuple(s if n != 1 else slice(None) for s, n in zip(block, operand.shape)) + (Ellipsis,)]
 
 
 def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
