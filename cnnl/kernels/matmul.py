@@ -5,7 +5,8 @@ the host BLAS: float32 and float64 in their own type; float16 and bfloat16 are c
 multiplied by sgemm and rounded once into the output (numpy's own float16 matmul is never used: it is ~100x slower).
 Integer inputs are multiplied exactly: int8/int16/uint8 through float64 BLAS (exact while
 k * max|a| * max|b| < 2**53), int32/int64 in int64 (wrapping). The result is stored into `out`, whose dtype may
-differ from the inputs' (e.g. int8 x int8 -> float32), with the `cast` rules (saturating into integer outputs).
+differ from the inputs' (e.g. int8 x int8 -> float32), with the `cast` rules (saturating into integer outputs);
+alpha/beta scaling of an integer product is done in float64.
 beta == 0 never reads `out`.
 """
 import functools
@@ -32,9 +33,12 @@ def _operand(x, transposed, dtype):
 
 
 def _scale_block(alpha, beta, out, product):
-    result = product if alpha == 1 else product * product.dtype.type(alpha)
+    if is_int(product.dtype) and (alpha != 1 or beta != 0):
+        product = product.astype(FLOAT64)  # integer products are scaled in float64
+    kind = product.dtype.type
+    result = product if alpha == 1 else product * kind(alpha)
     if beta != 0:
-        result = result + load(out, product.dtype) * product.dtype.type(beta)
+        result = result + load(out, product.dtype) * kind(beta)
     store(result, out)
 
 
