@@ -1,0 +1,24 @@
+"""cnnl: a Python clone of Cambricon's CNNL op library over the simulated MLU (mlusim).
+
+Names follow the one rule of DESIGN.md: `cnnlOpTensor` is `cnnl.opTensor` (and `cnnl.cnnlOpTensor`); output
+parameters are returned; arrays with their counts are one sequence; host scalars are Python numbers; device
+pointers are ints. A failure raises `CnnlError` whose `.code` is the cnnlStatus_t value. Every op validates its
+arguments at the call and enqueues one command on the handle's queue.
+"""
+from . import dtypes as _dtypes
+from . import enums as _enums
+from . import status as _status
+from . import handle, tensor  # noqa: F401  (register the API functions)
+from .ops import activation, binary, cast, fill, matmul, movement, reduce, scan, select, topk, unary  # noqa: F401
+from .dtypes import CAST_NAMES as _CAST_NAMES
+from .enums import *  # noqa: F401,F403
+from .handle import Handle as cnnlHandle_t  # noqa: F401
+from .status import CnnlError, api as _api  # noqa: F401
+from .tensor import TensorDescriptor as cnnlTensorDescriptor_t  # noqa: F401
+
+globals().update(_CAST_NAMES)
+globals().update({name: value for name, value in vars(_status).items() if name.startswith("CNNL_STATUS_")})
+
+_api.export(globals())
+
+cnnlStatus_t = int

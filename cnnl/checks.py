@@ -1,0 +1,76 @@
+"""Argument checks shared by the ops: data types, shapes, broadcasting, axes, scalars. Each raises a fault naming
+the argument (BAD_PARAM, or NOT_SUPPORTED for a valid request this library does not implement)."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from mlusim.errors import ArgumentFault, NotSupportedFault
+from mlusim.validate import as_enum, as_int, as_number
+
+from . import dtypes as D
+from . import enums as E
+from .tensor import TensorDescriptor
+
+
+def supported_dtype(desc: TensorDescriptor, arg: str, allowed: Iterable[int], op: str) -> None:
+    """NOT_SUPPORTED unless the tensor's data type is one of `allowed`."""
+    allowed = tuple(allowed)
+    if desc.dtype not in allowed:
+        names = ", ".join(D.name(code) for code in allowed)
+        raise NotSupportedFault(f"{op} does not support {D.name(desc.dtype)} tensors (supported: {names})", arg)
+
+
+def same_dtype(reference: TensorDescriptor, reference_arg: str, *others: tuple[TensorDescriptor, str]) -> None:
+    """BAD_PARAM unless every other tensor has the reference tensor's data type."""
+    for desc, arg in others:
+        if desc.dtype != reference.dtype:
+            raise ArgumentFault(f"data type {D.name(desc.dtype)} differs from {reference_arg}'s "
+                                f"{D.name(reference.dtype)}", arg)
+
+
+def same_shape(reference: TensorDescriptor, reference_arg: str, *others: tuple[TensorDescriptor, str]) -> None:
+    """BAD_PARAM unless every other tensor has the reference tensor's dims."""
+    for desc, arg in others:
+        if desc.dims != reference.dims:
+            raise ArgumentFault(f"dims {list(desc.dims)} differ from {reference_arg}'s {list(reference.dims)}", arg)
+
+
+def broadcasts_to(out: TensorDescriptor, out_arg: str, *inputs: tuple[TensorDescriptor, str]) -> None:
+    """BAD_PARAM unless each input broadcasts (numpy rules, right-aligned) to exactly the output's dims."""
+    for desc, arg in inputs:
+        if len(desc.dims) > len(out.dims):
+            raise ArgumentFault(f"{len(desc.dims)} dims cannot broadcast to {out_arg}'s {list(out.dims)}", arg)
+        for have, want in zip(reversed(desc.dims), reversed(out.dims)):
+            if have != want and have != 1:
+                raise ArgumentFault(f"dims {list(desc.dims)} do not broadcast to {out_arg}'s {list(out.dims)}", arg)
+
+
+def axis(value, ndim: int, arg: str) -> int:
+    """An axis in [-ndim, ndim), normalised to [0, ndim)."""
+    number = as_int(value, arg)
+    if not -ndim <= number < ndim:
+        raise ArgumentFault(f"axis {number} is out of range for {ndim} dimensions", arg)
+    return number % ndim
+
+
+def preference(value, arg: str = "prefer") -> int:
+    """A cnnlComputationPreference_t. The simulator computes every preference at high precision."""
+    return as_enum(value, arg, E.COMPUTATION_PREFERENCES, "cnnlComputationPreference_t")
+
+
+def scalar(value, arg: str, default: float, dtype: int) -> float | int:
+    """A host scalar passed by pointer (alpha, beta): NULL (None) means `default`; integer tensors need integral
+    scalars."""
+    if value is None:
+        return default
+    number = as_number(value, arg)
+    if dtype in D.INTEGER and float(number) != int(number):
+        raise ArgumentFault(f"{number} is not integral, as {D.name(dtype)} tensors need", arg)
+    return number
+
+
+def flag(value, arg: str) -> bool:
+    """A C bool / int flag."""
+    if isinstance(value, bool):
+        return value
+    return bool(as_int(value, arg))

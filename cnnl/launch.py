@@ -1,0 +1,132 @@
+"""One CNNL op call: its operands are checked and pinned, then ONE Command goes on the handle's queue.
+
+Usage inside an op (after its descriptors and arguments were validated):
+
+    with OpCall("cnnlOpTensor", handle) as call:
+        a = call.input(a_desc, a, "a")
+        c = call.output(c_desc, c, "c")
+        call.workspace(workspace, workspace_size, needed, "cnnlGetOpTensorWorkspaceSize")
+        call.submit(lambda: kernel(a, c), flops=c_desc.size, dtype=c_desc.dtype)
+
+If anything fails before `submit`, the pins taken so far are released. The modelled duration is a roofline:
+max(bytes / GDRAM bandwidth, flops / peak rate of the data type) + the board's launch latency. The flops and bytes
+are kept in `Command.info` for the cost model.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from mlusim.errors import ArgumentFault, NullPointerFault
+from mlusim.queue import Command
+from mlusim.transfer import DeviceRange, acquire
+
+from . import dtypes as D
+from . import enums as E
+from .handle import Handle, handle_arg
+from .tensor import TensorDescriptor
+from .views import acquire_tensor, pointer_value, self_overlapping, tensor_view
+
+US_PER_S = 1e6
+
+
+def roofline_us(spec, nbytes: int, flops: float, dtype: int) -> float:
+    """Modelled device time of an op moving `nbytes` and doing `flops` on `dtype` data (µs)."""
+    peak = spec.peak_ops(D.cost_class(dtype)) or spec.peak_ops("float")
+    if dtype == E.CNNL_DTYPE_DOUBLE:
+        peak /= 4.0  # no float64 MACs: emulated at a quarter of the float32 rate
+    return max(nbytes / spec.gdram_bandwidth, flops / peak) * US_PER_S + spec.kernel_launch_us
+
+
+class OpCall:
+    """Collects the pinned operands of one op call and enqueues its single Command."""
+
+    def __init__(self, name: str, handle):
+        self.name = name
+        self.handle: Handle = handle_arg(handle)
+        self.spans: list[DeviceRange] = []
+        self.reads: list[tuple[int, int]] = []
+        self.writes: list[tuple[int, int]] = []
+        self.bytes_moved = 0
+
+    def __enter__(self) -> "OpCall":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> bool:
+        if kind is not None:
+            self._release()
+        return False
+
+    def _release(self) -> None:
+        for span in self.spans:
+            span.block.space.unpin(span.block)
+        self.spans = []
+
+    def _pin(self, desc: TensorDescriptor, pointer, arg: str) -> Optional[DeviceRange]:
+        span = acquire_tensor(desc, pointer, arg)
+        if span is not None:
+            self.spans.append(span)
+            if span.device is not self.handle.device:
+                raise ArgumentFault(f"0x{span.address:x} is on device {span.device.index} but the handle is bound "
+                                    f"to device {self.handle.device.index}", arg)
+        return span
+
+    def input(self, desc: TensorDescriptor, pointer, arg: str) -> np.ndarray:
+        """A read-only view of an input tensor."""
+        span = self._pin(desc, pointer, arg)
+        if span is not None:
+            self.reads.append((span.address, span.nbytes))
+            self.bytes_moved += min(desc.size, desc.span_elements) * desc.itemsize
+        return tensor_view(desc, span, writable=False)
+
+    def output(self, desc: TensorDescriptor, pointer, arg: str, *, read: bool = False) -> np.ndarray:
+        """A writable view of an output tensor (`read`: the op also reads it, e.g. beta != 0)."""
+        if self_overlapping(desc.dims, desc.strides):
+            raise ArgumentFault(f"output strides {list(desc.strides)} make elements of {list(desc.dims)} overlap",
+                                arg)
+        span = self._pin(desc, pointer, arg)
+        if span is not None:
+            self.writes.append((span.address, span.nbytes))
+            if read:
+                self.reads.append((span.address, span.nbytes))
+            self.bytes_moved += desc.size * desc.itemsize * (2 if read else 1)
+        return tensor_view(desc, span, writable=True)
+
+    def workspace(self, pointer, size, needed: int, query: str) -> None:
+        """Check the caller's workspace against the `needed` bytes that `query` reports, and claim it."""
+        from mlusim.validate import as_size
+        nbytes = as_size(size, "workspace_size")
+        address = pointer_value(pointer, "workspace")
+        if nbytes < needed:
+            raise ArgumentFault(f"workspace_size {nbytes} is smaller than the {needed} bytes {query} reports",
+                                "workspace_size")
+        if nbytes == 0:
+            return
+        if address == 0:
+            raise NullPointerFault(f"workspace is NULL but workspace_size is {nbytes}", "workspace", 0)
+        span = acquire(address, nbytes, "workspace")
+        self.spans.append(span)
+        if span.device is not self.handle.device:
+            raise ArgumentFault(f"0x{address:x} is on device {span.device.index} but the handle is bound to device "
+                                f"{self.handle.device.index}", "workspace")
+        self.writes.append((span.address, span.nbytes))
+
+    def device_scalar(self, pointer, dtype: int, arg: str) -> np.ndarray:
+        """A read-only 1-element view of a scalar in device memory (CNNL_POINTER_MODE_DEVICE)."""
+        desc = TensorDescriptor()
+        desc.assign(E.CNNL_LAYOUT_ARRAY, dtype, (1,), (1,))
+        if pointer_value(pointer, arg) == 0:
+            raise NullPointerFault("null device pointer for the scalar", arg, 0)
+        return self.input(desc, pointer, arg)
+
+    def submit(self, run: Callable[[], None], flops: float, dtype: int, extra_bytes: int = 0) -> None:
+        """Enqueue the op on the handle's queue; the queue owns the pins from here on."""
+        queue = self.handle.queue
+        nbytes = self.bytes_moved + extra_bytes
+        command = Command("op", self.name, run, reads=tuple(self.reads), writes=tuple(self.writes),
+                          model_us=roofline_us(queue.device.spec, nbytes, flops, dtype), blocks=tuple(
+                              span.block for span in self.spans),
+                          info={"flops": float(flops), "bytes": int(nbytes), "dtype": D.name(dtype)})
+        self.spans = []
+        queue.enqueue(command)

@@ -1,0 +1,1 @@
+"""The CNNL ops, one module per family; importing a module registers its functions with the API."""

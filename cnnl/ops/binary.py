@@ -1,0 +1,245 @@
+"""Elementwise binary ops with broadcasting: cnnlOpTensor (+ its descriptor), cnnlDiv_v2, cnnlMaximum, cnnlMinimum,
+cnnlPow and cnnlLogicOp (comparisons and logical and/or/xor/not), with their workspace queries."""
+from __future__ import annotations
+
+from mlusim.errors import ArgumentFault
+from mlusim.validate import as_enum
+
+from .. import checks
+from .. import dtypes as D
+from .. import enums as E
+from .. import workspace as W
+from ..descriptors import Descriptor, lifecycle, live, ready
+from ..handle import handle_arg
+from .. import kernels
+from ..launch import OpCall
+from ..status import api
+from ..tensor import tensor_arg
+
+_OP_TENSOR_NAMES = {E.CNNL_OP_TENSOR_ADD: "add", E.CNNL_OP_TENSOR_SUB: "sub", E.CNNL_OP_TENSOR_MUL: "mul"}
+_COMPARISONS = {E.CNNL_LOGIC_OP_EQ: "eq", E.CNNL_LOGIC_OP_NE: "ne", E.CNNL_LOGIC_OP_LT: "lt",
+                E.CNNL_LOGIC_OP_LE: "le", E.CNNL_LOGIC_OP_GT: "gt", E.CNNL_LOGIC_OP_GE: "ge"}
+_LOGICALS = {E.CNNL_LOGIC_OP_AND: "and", E.CNNL_LOGIC_OP_OR: "or", E.CNNL_LOGIC_OP_XOR: "xor"}
+_LOGIC_OPS = (*_COMPARISONS, *_LOGICALS, E.CNNL_LOGIC_OP_NOT)
+
+
+# ---- cnnlOpTensor ----------------------------------------------------------------------------------------------
+
+class OpTensorDescriptor(Descriptor):
+    """cnnlOpTensorDescriptor_t: the operation, the computation data type and the NaN propagation."""
+
+    c_type = "cnnlOpTensorDescriptor_t"
+    setter = "cnnlSetOpTensorDescriptor"
+
+    def __init__(self):
+        super().__init__()
+        self.op = E.CNNL_OP_TENSOR_ADD
+        self.compute_dtype = E.CNNL_DTYPE_INVALID
+        self.nan = E.CNNL_NOT_PROPAGATE_NAN
+
+
+createOpTensorDescriptor, destroyOpTensorDescriptor = lifecycle(
+    OpTensorDescriptor, "cnnlCreateOpTensorDescriptor", "cnnlDestroyOpTensorDescriptor")
+
+
+@api("cnnlSetOpTensorDescriptor")
+def setOpTensorDescriptor(desc, op: int, comp_dtype: int, nan: int) -> None:
+    """cnnlSetOpTensorDescriptor(desc, cnnlOpTensorDesc_t op, cnnlDataType_t op_tensor_comp_type,
+    cnnlNanPropagation_t op_tensor_nan_opt)."""
+    target = live(desc, OpTensorDescriptor, "desc")
+    op = as_enum(op, "op", _OP_TENSOR_NAMES, "cnnlOpTensorDesc_t")
+    comp = as_enum(comp_dtype, "comp_dtype", D.NUMERIC, "computation cnnlDataType_t")
+    nan = as_enum(nan, "nan", E.NAN_PROPAGATIONS, "cnnlNanPropagation_t")
+    target.op, target.compute_dtype, target.nan, target.is_set = op, comp, nan, True
+
+
+@api("cnnlGetOpTensorDescriptor")
+def getOpTensorDescriptor(desc) -> tuple[int, int, int]:
+    """cnnlGetOpTensorDescriptor(desc, &op, &comp_dtype, &nan) -> (op, comp_dtype, nan)."""
+    target = ready(desc, OpTensorDescriptor, "desc")
+    return target.op, target.compute_dtype, target.nan
+
+
+def _broadcast_operands(op_name, a_desc, b_desc, c_desc, names=("a_desc", "b_desc", "c_desc")):
+    """The three descriptors of a broadcasting binary op with one data type, validated."""
+    a, b, c = (tensor_arg(d, n) for d, n in zip((a_desc, b_desc, c_desc), names))
+    checks.supported_dtype(a, names[0], D.NUMERIC, op_name)
+    checks.same_dtype(a, names[0], (b, names[1]), (c, names[2]))
+    checks.broadcasts_to(c, names[2], (a, names[0]), (b, names[1]))
+    return a, b, c
+
+
+def _op_tensor_workspace(a, b, c) -> int:
+    return W.staged_inputs(c.dims, a, b)
+
+
+@api("cnnlGetOpTensorWorkspaceSize")
+def getOpTensorWorkspaceSize(handle, a_desc, b_desc, c_desc) -> int:
+    """cnnlGetOpTensorWorkspaceSize(handle, a_desc, b_desc, c_desc, size_t *size) -> size."""
+    handle_arg(handle)
+    return _op_tensor_workspace(*_broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc))
+
+
+def _compute_dtype_fits(compute: int, storage: int) -> bool:
+    if compute == storage:
+        return True
+    return compute == E.CNNL_DTYPE_FLOAT and storage in D.HALF_PRECISION
+
+
+@api("cnnlOpTensor")
+def opTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, workspace_size, beta,
+             c_desc, c) -> None:
+    """cnnlOpTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, workspace_size, beta, c_desc, c):
+    c = op(alpha1*a, alpha2*b) + beta*c with broadcasting of a and b to c. beta == 0 never reads c."""
+    with OpCall("cnnlOpTensor", handle) as call:
+        descriptor = ready(op_desc, OpTensorDescriptor, "op_tensor_desc")
+        ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
+        if not _compute_dtype_fits(descriptor.compute_dtype, cd.dtype):
+            raise ArgumentFault(f"computation type {D.name(descriptor.compute_dtype)} does not fit "
+                                f"{D.name(cd.dtype)} tensors", "op_tensor_desc")
+        scale_a = checks.scalar(alpha1, "alpha1", 1, cd.dtype)
+        scale_b = checks.scalar(alpha2, "alpha2", 1, cd.dtype)
+        scale_c = checks.scalar(beta, "beta", 0, cd.dtype)
+        a_view = call.input(ad, a, "a")
+        b_view = call.input(bd, b, "b")
+        c_view = call.output(cd, c, "c", read=scale_c != 0)
+        call.workspace(workspace, workspace_size, _op_tensor_workspace(ad, bd, cd), "cnnlGetOpTensorWorkspaceSize")
+        name = _OP_TENSOR_NAMES[descriptor.op]
+        flops = cd.size * (1 + (scale_a != 1) + (scale_b != 1) + 2 * (scale_c != 0))
+        call.submit(lambda: kernels.op_tensor(name, a_view, b_view, c_view, scale_a, scale_b, scale_c),
+                    flops=flops, dtype=cd.dtype)
+
+
+# ---- div / maximum / minimum / pow ------------------------------------------------------------------------------
+
+def _binary(c_name: str, kernel_op: str, handle, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z,
+            needed_workspace, query: str, flops_per_element: int = 1) -> None:
+    with OpCall(c_name, handle) as call:
+        xd, yd, zd = _broadcast_operands(c_name, x_desc, y_desc, z_desc, ("x_desc", "y_desc", "z_desc"))
+        x_view = call.input(xd, x, "x")
+        y_view = call.input(yd, y, "y")
+        z_view = call.output(zd, z, "z")
+        call.workspace(workspace, workspace_size, needed_workspace(xd, yd, zd), query)
+        call.submit(lambda: kernels.binary(kernel_op, x_view, y_view, z_view), flops=zd.size * flops_per_element,
+                    dtype=zd.dtype)
+
+
+def _staged_workspace(x, y, z) -> int:
+    return W.staged_inputs(z.dims, x, y)
+
+
+def _no_workspace(x, y, z) -> int:
+    return 0
+
+
+@api("cnnlGetDivWorkspaceSize")
+def getDivWorkspaceSize(handle, x_desc, y_desc, z_desc) -> int:
+    """cnnlGetDivWorkspaceSize(handle, x_desc, y_desc, z_desc, size_t *size) -> size."""
+    handle_arg(handle)
+    return _staged_workspace(*_broadcast_operands("cnnlDiv_v2", x_desc, y_desc, z_desc))
+
+
+@api("cnnlDiv_v2")
+def div_v2(handle, prefer, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z) -> None:
+    """cnnlDiv_v2(handle, prefer, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z): z = x / y with
+    broadcasting (integers truncate toward zero; x / 0 is 0 for integers)."""
+    checks.preference(prefer)
+    _binary("cnnlDiv_v2", "div", handle, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z,
+            _staged_workspace, "cnnlGetDivWorkspaceSize")
+
+
+@api("cnnlGetMaximumWorkspaceSize")
+def getMaximumWorkspaceSize(handle, c_desc) -> int:
+    """cnnlGetMaximumWorkspaceSize(handle, c_desc, size_t *size) -> size (0: the simulator stages nothing)."""
+    handle_arg(handle)
+    tensor_arg(c_desc, "c_desc")
+    return 0
+
+
+@api("cnnlMaximum")
+def maximum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size) -> None:
+    """cnnlMaximum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size): c = max(a, b), broadcasting."""
+    _binary("cnnlMaximum", "maximum", handle, a_desc, a, b_desc, b, workspace, workspace_size, c_desc, c,
+            _no_workspace, "cnnlGetMaximumWorkspaceSize")
+
+
+@api("cnnlGetMinimumWorkspaceSize")
+def getMinimumWorkspaceSize(handle, c_desc) -> int:
+    """cnnlGetMinimumWorkspaceSize(handle, c_desc, size_t *size) -> size (0: the simulator stages nothing)."""
+    handle_arg(handle)
+    tensor_arg(c_desc, "c_desc")
+    return 0
+
+
+@api("cnnlMinimum")
+def minimum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size) -> None:
+    """cnnlMinimum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size): c = min(a, b), broadcasting."""
+    _binary("cnnlMinimum", "minimum", handle, a_desc, a, b_desc, b, workspace, workspace_size, c_desc, c,
+            _no_workspace, "cnnlGetMinimumWorkspaceSize")
+
+
+@api("cnnlGetPowWorkspaceSize")
+def getPowWorkspaceSize(handle, x_desc, y_desc, z_desc) -> int:
+    """cnnlGetPowWorkspaceSize(handle, x_desc, y_desc, z_desc, size_t *size) -> size."""
+    handle_arg(handle)
+    return _staged_workspace(*_broadcast_operands("cnnlPow", x_desc, y_desc, z_desc))
+
+
+@api("cnnlPow")
+def pow(handle, prefer, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z) -> None:
+    """cnnlPow(handle, prefer, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z): z = x ** y, broadcasting."""
+    checks.preference(prefer)
+    _binary("cnnlPow", "pow", handle, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z,
+            _staged_workspace, "cnnlGetPowWorkspaceSize", flops_per_element=8)
+
+
+# ---- cnnlLogicOp ------------------------------------------------------------------------------------------------
+
+def _logic_operands(logic_op, a_desc, b_desc, c_desc):
+    """(op, a, b or None, c) of a logic op, validated: a and b share a type; c is BOOL or a's type."""
+    op = as_enum(logic_op, "logic_op", _LOGIC_OPS, "cnnlLogicOp_t")
+    a, c = tensor_arg(a_desc, "a_desc"), tensor_arg(c_desc, "c_desc")
+    checks.supported_dtype(a, "a_desc", D.ALL, "cnnlLogicOp")
+    if c.dtype not in (E.CNNL_DTYPE_BOOL, a.dtype):
+        raise ArgumentFault(f"output data type {D.name(c.dtype)} must be BOOL or the input's {D.name(a.dtype)}",
+                            "c_desc")
+    if op == E.CNNL_LOGIC_OP_NOT:
+        checks.broadcasts_to(c, "c_desc", (a, "a_desc"))
+        return op, a, None, c
+    b = tensor_arg(b_desc, "b_desc")
+    checks.same_dtype(a, "a_desc", (b, "b_desc"))
+    checks.broadcasts_to(c, "c_desc", (a, "a_desc"), (b, "b_desc"))
+    return op, a, b, c
+
+
+def _logic_workspace(a, b, c) -> int:
+    return W.staged_inputs(c.dims, a) + (W.staged_inputs(c.dims, b) if b is not None else 0)
+
+
+@api("cnnlGetLogicOpWorkspaceSize")
+def getLogicOpWorkspaceSize(handle, a_desc, b_desc, c_desc) -> int:
+    """cnnlGetLogicOpWorkspaceSize(handle, a_desc, b_desc, c_desc, size_t *size) -> size."""
+    handle_arg(handle)
+    a, b, c = (tensor_arg(d, n) for d, n in ((a_desc, "a_desc"), (b_desc, "b_desc"), (c_desc, "c_desc")))
+    checks.broadcasts_to(c, "c_desc", (a, "a_desc"), (b, "b_desc"))
+    return _logic_workspace(a, b, c)
+
+
+@api("cnnlLogicOp")
+def logicOp(handle, logic_op, a_desc, a, b_desc, b, workspace, workspace_size, c_desc, c) -> None:
+    """cnnlLogicOp(handle, logic_op, a_desc, a, b_desc, b, workspace, workspace_size, c_desc, c): comparisons
+    (CNNL_LOGIC_OP_EQ/NE/LT/LE/GT/GE) and logical AND/OR/XOR/NOT (nonzero is true), broadcasting; c is 0/1 in BOOL
+    or the inputs' type. NOT reads only a (b may be NULL)."""
+    with OpCall("cnnlLogicOp", handle) as call:
+        op, ad, bd, cd = _logic_operands(logic_op, a_desc, b_desc, c_desc)
+        a_view = call.input(ad, a, "a")
+        b_view = call.input(bd, b, "b") if bd is not None else None
+        c_view = call.output(cd, c, "c")
+        call.workspace(workspace, workspace_size, _logic_workspace(ad, bd, cd), "cnnlGetLogicOpWorkspaceSize")
+        if op == E.CNNL_LOGIC_OP_NOT:
+            run = lambda: kernels.logical_not(a_view, c_view)  # noqa: E731
+        elif op in _COMPARISONS:
+            run = lambda: kernels.compare(_COMPARISONS[op], a_view, b_view, c_view)  # noqa: E731
+        else:
+            run = lambda: kernels.logical(_LOGICALS[op], a_view, b_view, c_view)  # noqa: E731
+        call.submit(run, flops=cd.size, dtype=ad.dtype)
