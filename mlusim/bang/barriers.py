@@ -1,0 +1,186 @@
+"""`__sync_cluster()` and `__sync_all()`: real barriers between the host threads that run a union's tasks.
+
+Each round of a UnionN launch (its N x coreDim tasks) has its own barriers: one per cluster for sync_cluster, one
+for sync_all. A barrier is released when all its participants wait at it. It is a deadlock, reported at once with
+task ids instead of hanging, when a participant returns (or faults) without reaching it, or when every live task
+of the round waits but at different barriers; a timeout catches the rest (a task that never returns).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+from numba import njit, objmode
+
+from .context import BARRIER_KEY, BARRIERS
+from .faults import KernelTrap
+from .dma import sync
+
+CLUSTER, ALL = 0, 1
+
+
+class BarrierAborted(KernelTrap):
+    """A barrier wait cut short because another task of the round faulted (a consequence, not a cause)."""
+
+
+class RoundBarriers:
+    """The barriers of one round: tasks first_task .. first_task + size - 1."""
+
+    def __init__(self, first_task: int, size: int, cores_per_cluster: int, timeout: float):
+        self.first = first_task
+        self.size = size
+        self.cores_per_cluster = cores_per_cluster
+        self.timeout = timeout
+        self.cond = threading.Condition()
+        self.waiting: dict[int, tuple] = {}
+        self.finished: dict[int, bool] = {}     # member -> faulted
+        self.releases: dict[tuple, int] = {}
+        self.broken: KernelTrap | None = None
+
+    def _key(self, member: int, scope: int) -> tuple:
+        return ("sync_all",) if scope == ALL else ("sync_cluster", member // self.cores_per_cluster)
+
+    def _participants(self, key: tuple) -> range:
+        if key[0] == "sync_all":
+            return range(self.size)
+        start = key[1] * self.cores_per_cluster
+        return range(start, start + self.cores_per_cluster)
+
+    def _name(self, key: tuple) -> str:
+        return "sync_all" if key[0] == "sync_all" else f"sync_cluster of cluster {key[1]}"
+
+    def _tasks(self, members) -> str:
+        return ", ".join(str(self.first + m) for m in sorted(members))
+
+    def arrive(self, member: int, scope: int) -> None:
+        key = self._key(member, scope)
+        with self.cond:
+            if self.broken is not None:
+                raise self.broken
+            generation = self.releases.get(key, 0)
+            self.waiting[member] = key
+            participants = self._participants(key)
+            if all(self.waiting.get(p) == key for p in participants):
+                for p in participants:
+                    del self.waiting[p]
+                self.releases[key] = generation + 1
+                self.cond.notify_all()
+                return
+            self._detect_deadlock()
+            deadline = time.monotonic() + self.timeout
+            while self.releases.get(key, 0) == generation:
+                if self.broken is not None:
+                    raise self.broken
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    absent = [p for p in participants if self.waiting.get(p) != key]
+                    self._break(KernelTrap(f"deadlock: tasks {self._tasks(m for m, k in self.waiting.items() if k == key)} "
+                                           f"waited {self.timeout:g} s at {self._name(key)} for task(s) "
+                                           f"{self._tasks(absent)}, which never arrived"))
+                    raise self.broken
+                self.cond.wait(remaining)
+
+    def finish(self, member: int, faulted: bool) -> None:
+        with self.cond:
+            self.finished[member] = faulted
+            self._detect_deadlock()
+
+    def _break(self, error: KernelTrap) -> None:
+        if self.broken is None:
+            self.broken = error
+        self.cond.notify_all()
+
+    def _detect_deadlock(self) -> None:
+        for key in set(self.waiting.values()):
+            gone = [p for p in self._participants(key) if p in self.finished]
+            if gone:
+                waiters = self._tasks(m for m, k in self.waiting.items() if k == key)
+                if any(self.finished[p] for p in gone):
+                    self._break(BarrierAborted(f"tasks {waiters} stopped waiting at {self._name(key)}: task(s) "
+                                               f"{self._tasks(gone)} faulted"))
+                else:
+                    self._break(KernelTrap(f"deadlock: tasks {waiters} wait at {self._name(key)}, but task(s) "
+                                           f"{self._tasks(gone)} returned without reaching it"))
+                return
+        live = [m for m in range(self.size) if m not in self.finished]
+        if live and all(m in self.waiting for m in live):
+            where = "; ".join(f"task {self.first + m} at {self._name(self.waiting[m])}" for m in live)
+            self._break(KernelTrap(f"deadlock: every task of the round waits, at different barriers: {where}"))
+
+
+class BarrierSet:
+    """The barriers of one launch, round by round."""
+
+    def __init__(self, group_size: int, cores_per_cluster: int, timeout: float):
+        self.group_size = group_size
+        self.cores_per_cluster = cores_per_cluster
+        self.timeout = timeout
+        self._rounds: dict[int, RoundBarriers] = {}
+        self._lock = threading.Lock()
+
+    def round_of(self, task_id: int) -> RoundBarriers:
+        index = task_id // self.group_size
+        with self._lock:
+            barriers = self._rounds.get(index)
+            if barriers is None:
+                barriers = RoundBarriers(index * self.group_size, self.group_size, self.cores_per_cluster,
+                                         self.timeout)
+                self._rounds[index] = barriers
+            return barriers
+
+    def arrive(self, task_id: int, scope: int) -> None:
+        self.round_of(task_id).arrive(task_id % self.group_size, scope)
+
+    def finish(self, task_id: int, faulted: bool) -> None:
+        self.round_of(task_id).finish(task_id % self.group_size, faulted)
+
+
+_registry: dict[int, BarrierSet] = {}
+_keys = itertools.count(1)
+
+
+def register(barriers: BarrierSet) -> int:
+    key = next(_keys)
+    _registry[key] = barriers
+    return key
+
+
+def unregister(key: int) -> None:
+    _registry.pop(key, None)
+
+
+def arrive(key: int, task_id: int, cluster_dim: int, scope: int) -> None:
+    """Wait at a barrier of the launch registered under `key` (called from compiled code in object mode)."""
+    name = "sync_all" if scope == ALL else "sync_cluster"
+    if cluster_dim == 0:
+        raise KernelTrap(f"{name} in a Block task: Block tasks have no cluster or union to synchronise with")
+    barriers = _registry.get(key)
+    if barriers is None:
+        raise KernelTrap(f"{name} reached, but the kernel was launched without barrier support; declare it "
+                         f"with @bang.kernel(barriers=True) when it reaches barriers through plain helper code")
+    barriers.arrive(task_id, scope)
+
+
+@njit(cache=True, nogil=True)
+def sync_cluster(ctx):
+    """`__sync_cluster()`: wait for the cores of this cluster (and complete this core's async copies)."""
+    sync(ctx)
+    key = ctx.limits[BARRIER_KEY]
+    task = ctx.taskId
+    cluster_dim = ctx.clusterDim
+    with objmode():
+        arrive(key, task, cluster_dim, CLUSTER)
+    ctx.state[BARRIERS] += 1
+
+
+@njit(cache=True, nogil=True)
+def sync_all(ctx):
+    """`__sync_all()`: wait for every core of this union task (and complete this core's async copies)."""
+    sync(ctx)
+    key = ctx.limits[BARRIER_KEY]
+    task = ctx.taskId
+    cluster_dim = ctx.clusterDim
+    with objmode():
+        arrive(key, task, cluster_dim, ALL)
+    ctx.state[BARRIERS] += 1

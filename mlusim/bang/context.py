@@ -1,0 +1,102 @@
+"""The per-task context a kernel receives as its first argument, and on-chip buffer allocation.
+
+`ctx` carries the BANG built-ins (taskIdX/Y/Z, taskDimX/Y/Z, taskId, taskDim, clusterId, clusterDim, coreId, coreDim),
+the core's NRAM and WRAM arenas, its cluster's SRAM arena, a per-worker `state` row (allocation cursors, work
+counters, pending async copies) and the launch-wide `limits` row. Buffers are carved from an arena by bumping a
+cursor: `bang.nram(ctx, "x_tile", bang.float32, 4096)` is `__nram__ float x_tile[4096];`. Every task that declares
+the same SRAM buffers in the same order gets the same addresses, as static `__mlu_shared__` declarations do.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from numba import njit
+from numba.extending import overload, register_jitable
+
+from .dtypes import ELEMENT_TYPES
+from .faults import KernelTrap
+from .pointer import NRAM, SPACE_NAMES, SRAM, WRAM, make_ptr
+
+Ctx = namedtuple("Ctx", ("taskIdX", "taskIdY", "taskIdZ", "taskDimX", "taskDimY", "taskDimZ", "taskId", "taskDim",
+                         "clusterId", "clusterDim", "coreId", "coreDim", "nram", "wram", "sram", "state", "limits"))
+
+#: Byte alignment of every on-chip buffer (the vector units' address alignment).
+BUFFER_ALIGN = 64
+
+# ---- layout of the `state` row (int64) ---------------------------------------------------------------------------
+CURSOR = 0                  # CURSOR + space: bytes allocated so far in NRAM / WRAM / SRAM (reset per task)
+PENDING_COUNT = 4           # async copies issued and not yet synchronised (reset per task)
+COPY_BYTES = 8              # COPY_BYTES + direction: bytes moved per memcpy direction (23 directions)
+COPY_COUNT = 32             # number of memcpy calls
+VECTOR_ELEMENTS = 33        # elements processed by vector intrinsics
+MACS = 34                   # MACS + kind index: multiply-accumulates by input element kind (7 kinds)
+BARRIERS = 41               # barriers passed
+PENDING = 48                # PENDING + 3*i: (dst address, src address, bytes) of pending async copy i
+MAX_PENDING = 64
+STATE_WIDTH = PENDING + 3 * MAX_PENDING
+#: Fields reset before every task.
+PER_TASK_FIELDS = slice(0, COPY_BYTES)
+
+# ---- layout of the `limits` row (int64) --------------------------------------------------------------------------
+CAPACITY = 0                # CAPACITY + space: usable bytes of NRAM / WRAM / SRAM
+ADDRESS_ALIGN = 4           # vector-op address alignment in bytes
+LENGTH_ALIGN = 5            # vector-op length alignment in bytes (1 = none)
+BARRIER_KEY = 6             # registry key of the launch's barriers (0: launched without barrier support)
+LIMITS_WIDTH = 8
+
+KIND_INDEX = {kind: i for i, kind in enumerate(ELEMENT_TYPES)}
+
+
+def storage_view(raw, etype):
+    """`raw` (uint8) viewed as etype's storage dtype (compiled code)."""
+
+
+@overload(storage_view)
+def _storage_view(raw, etype):
+    storage = ELEMENT_TYPES[etype.kind].storage.type
+    return lambda raw, etype: raw.view(storage)
+
+
+def element_size(etype):
+    """Bytes per element of an element-type token (compiled code)."""
+
+
+@overload(element_size)
+def _element_size(etype):
+    size = ELEMENT_TYPES[etype.kind].itemsize
+    return lambda etype: size
+
+
+@register_jitable
+def allocate(ctx, space, arena, name, etype, count):
+    """A new buffer of `count` elements in `arena`; traps with kernel-side detail when it does not fit."""
+    if count <= 0:
+        raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "': element count must be positive, got "
+                         + str(count))
+    nbytes = count * element_size(etype)
+    start = ctx.state[CURSOR + space]
+    capacity = ctx.limits[CAPACITY + space]
+    if start + nbytes > capacity:
+        raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "' of " + str(nbytes) + " bytes does not fit: "
+                         + str(start) + " of the " + str(capacity) + " usable bytes of " + SPACE_NAMES[space]
+                         + " are already allocated (limit " + str(capacity) + " bytes)")
+    ctx.state[CURSOR + space] = (start + nbytes + BUFFER_ALIGN - 1) // BUFFER_ALIGN * BUFFER_ALIGN
+    return make_ptr(storage_view(arena[start:start + nbytes], etype), 0, space, name, etype)
+
+
+@njit(cache=True, nogil=True)
+def nram(ctx, name, etype, count):
+    """`__nram__ T name[count];` a buffer in this core's NRAM."""
+    return allocate(ctx, NRAM, ctx.nram, name, etype, count)
+
+
+@njit(cache=True, nogil=True)
+def wram(ctx, name, etype, count):
+    """`__wram__ T name[count];` a buffer in this core's WRAM (weights for bang.matmul)."""
+    return allocate(ctx, WRAM, ctx.wram, name, etype, count)
+
+
+@njit(cache=True, nogil=True)
+def sram(ctx, name, etype, count):
+    """`__mlu_shared__ T name[count];` a buffer in the cluster's SRAM, shared by the cluster's cores."""
+    return allocate(ctx, SRAM, ctx.sram, name, etype, count)

@@ -1,0 +1,224 @@
+"""One launch of a BANG kernel on a simulated device: arguments, task contexts, parallel execution, faults, work.
+
+Kernels without barriers run their tasks, in a seeded shuffled order, on a few host threads (one per host core;
+one when the first task shows the work is tiny). Kernels with barriers run each round's N x coreDim tasks on as
+many host threads at once, so that sync_cluster / sync_all really wait for each other; rounds follow one another,
+each with fresh SRAM. The first fault stops the launch and becomes a KernelFault naming kernel, task and violation.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from mlusim import device as devices
+from mlusim.errors import Fault, KernelFault
+
+from . import barriers as barrier_registry
+from .arenas import POOL, CoreArena, SramArena
+from .barriers import BarrierAborted, BarrierSet
+from .context import (ADDRESS_ALIGN, BARRIER_KEY, CAPACITY, LENGTH_ALIGN, LIMITS_WIDTH, PENDING_COUNT, Ctx)
+from .faults import KernelTrap
+from .dma import sync
+from .pointer import GDRAM, NRAM, SRAM, WRAM, Ptr
+from .taskmodel import TaskLayout, layout
+from .work import WorkCounts, counts_from_state, modelled_us
+
+#: A first task faster than this runs the whole launch on the calling thread (threads would cost more).
+INLINE_TASK_SECONDS = 50e-6
+HOST_WORKERS = max(1, os.cpu_count() or 1)
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=HOST_WORKERS, thread_name_prefix="mlusim-bang")
+        return _pool
+
+
+def board_limits(spec) -> np.ndarray:
+    limits = np.zeros(LIMITS_WIDTH, dtype=np.int64)
+    limits[CAPACITY + NRAM] = spec.nram_usable
+    limits[CAPACITY + WRAM] = spec.wram_bytes
+    limits[CAPACITY + SRAM] = spec.sram_usable
+    limits[ADDRESS_ALIGN] = 64
+    limits[LENGTH_ALIGN] = 128 if spec.isa < 300 else 1
+    return limits
+
+
+def gdram_pointer(device, value, name: str, etype, kernel: str) -> Ptr:
+    """A Ptr for a device address passed as kernel argument `name`, over the whole block it points into."""
+    address = int(value)
+    empty = np.zeros(0, dtype=etype.storage)
+    if address == 0:
+        return Ptr(empty, 0, GDRAM, f"{name} (null)", etype)
+    owner = devices.owner_of(address)
+    if owner is not device:
+        where = "no device" if owner is None else f"device {owner.index}"
+        raise KernelFault(f"kernel '{kernel}': argument '{name}' = 0x{address:x} is an address of {where}, "
+                          f"not of device {device.index}", kernel=kernel)
+    try:
+        block, offset = device.memory.resolve(address, 0, arg=name)
+    except Fault as fault:
+        raise KernelFault(f"kernel '{kernel}': {fault}", kernel=kernel) from None
+    if offset % etype.itemsize:
+        raise KernelFault(f"kernel '{kernel}': argument '{name}' = 0x{address:x} is not aligned for "
+                          f"{etype.kind} ({etype.itemsize} bytes)", kernel=kernel)
+    usable = block.size - block.size % etype.itemsize
+    return Ptr(block.data[:usable].view(etype.storage), offset // etype.itemsize, GDRAM, name, etype)
+
+
+class Launch:
+    """One `kernel<<<dim, ktype, queue>>>(args)` being run."""
+
+    def __init__(self, kernel, device, dim, ktype: int, args: tuple):
+        self.kernel = kernel
+        self.name = kernel.__name__
+        self.device = device
+        self.spec = device.spec
+        self.layout: TaskLayout = layout((dim.x, dim.y, dim.z), ktype, self.spec.cluster_count,
+                                         self.spec.cores_per_cluster, self.spec.max_union)
+        self.args = kernel.bind_arguments(device, args)
+        self.limits = board_limits(self.spec)
+        self.rng = np.random.default_rng([device.config.seed, self.layout.task_dim])
+        self.faults: list[tuple[int, BaseException]] = []
+        self.failed = False
+        self._fault_lock = threading.Lock()
+        self.schedule: list[int] = []
+        self.counts: WorkCounts | None = None
+
+    # ---- per task ------------------------------------------------------------------------------------------------
+
+    def context(self, task: int, arena: CoreArena, sram: SramArena) -> Ctx:
+        lay = self.layout
+        dx, dy, dz = lay.dim
+        return Ctx(lay.task_x[task], lay.task_y[task], lay.task_z[task], dx, dy, dz, task, lay.task_dim,
+                   lay.cluster_id[task], lay.cluster_dim, lay.core_id[task], lay.cores_per_cluster,
+                   arena.nram, arena.wram, sram.data, arena.state, self.limits)
+
+    def sample_context(self) -> Ctx:
+        """A context with the types of the real ones (to compile the body before any task runs)."""
+        empty = np.zeros(0, dtype=np.uint8)
+        return Ctx(0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1, empty, empty, empty, np.zeros(1, np.int64), self.limits)
+
+    def run_task(self, body, task: int, arena: CoreArena, sram: SramArena) -> bool:
+        """Run one task; record its fault. True when it completed."""
+        arena.begin_task()
+        ctx = self.context(task, arena, sram)
+        try:
+            body(ctx, *self.args)
+            if arena.state[PENDING_COUNT]:
+                sync(ctx)
+            return True
+        except BaseException as exc:  # any failure inside a task is that task's fault
+            self.record_fault(task, exc)
+            return False
+        finally:
+            arena.end_task(sram)
+
+    def record_fault(self, task: int, exc: BaseException) -> None:
+        with self._fault_lock:
+            self.faults.append((task, exc))
+            self.failed = True
+
+    # ---- scheduling ----------------------------------------------------------------------------------------------
+
+    def run(self, body, workers: int, barrier_timeout: float) -> float:
+        """Run every task; returns the modelled device time (µs) or raises KernelFault."""
+        if self.kernel.uses_barriers and self.layout.union:
+            rows = self._run_rounds(body, barrier_timeout)
+        else:
+            rows = self._run_pool(body, workers)
+        self.counts = counts_from_state(rows, self.layout.task_dim)
+        if self.faults:
+            raise self.kernel_fault()
+        return modelled_us(self.spec, self.counts, self.layout.task_dim)
+
+    def _run_pool(self, body, workers: int) -> list[np.ndarray]:
+        order = [int(t) for t in self.rng.permutation(self.layout.task_dim)]
+        self.schedule = order
+        arenas = POOL.take_cores(self.spec, min(max(1, workers), len(order)))
+        try:
+            def run_chunk(arena: CoreArena, tasks) -> None:
+                for task in tasks:
+                    if self.failed:
+                        return
+                    arena.own_sram.repoison()
+                    self.run_task(body, task, arena, arena.own_sram)
+
+            started = time.perf_counter()
+            run_chunk(arenas[0], order[:1])
+            rest = order[1:]
+            if len(arenas) == 1 or time.perf_counter() - started < INLINE_TASK_SECONDS:
+                run_chunk(arenas[0], rest)
+            else:
+                chunks = [rest[i::len(arenas)] for i in range(len(arenas))]
+                futures = [_thread_pool().submit(run_chunk, arena, chunk)
+                           for arena, chunk in zip(arenas[1:], chunks[1:])]
+                run_chunk(arenas[0], chunks[0])
+                for future in futures:
+                    future.result()
+            return [arena.state.copy() for arena in arenas]
+        finally:
+            POOL.give(self.spec, arenas)
+
+    def _run_rounds(self, body, timeout: float) -> list[np.ndarray]:
+        lay = self.layout
+        group = lay.group_size
+        round_order = [int(r) for r in self.rng.permutation(lay.rounds)]
+        self.schedule = [r * group + m for r in round_order for m in range(group)]
+        barrier_set = BarrierSet(group, lay.cores_per_cluster, timeout)
+        self.limits[BARRIER_KEY] = barrier_registry.register(barrier_set)
+        arenas = POOL.take_cores(self.spec, group)
+        srams = POOL.take_srams(self.spec, lay.union)
+
+        def between_rounds() -> None:
+            for sram in srams:
+                sram.repoison()
+
+        round_gate = threading.Barrier(group, action=between_rounds)
+
+        def run_member(member: int) -> None:
+            arena = arenas[member]
+            sram = srams[member // lay.cores_per_cluster]
+            for index in round_order:
+                task = index * group + member
+                completed = self.run_task(body, task, arena, sram)
+                barrier_set.finish(task, faulted=not completed)
+                round_gate.wait()
+                if self.failed:
+                    return
+
+        try:
+            members = [int(m) for m in self.rng.permutation(group)]
+            threads = [threading.Thread(target=run_member, args=(m,), name=f"mlusim-bang-core{m}", daemon=True)
+                       for m in members[1:]]
+            for thread in threads:
+                thread.start()
+            run_member(members[0])
+            for thread in threads:
+                thread.join()
+            return [arena.state.copy() for arena in arenas]
+        finally:
+            barrier_registry.unregister(int(self.limits[BARRIER_KEY]))
+            POOL.give(self.spec, arenas, srams)
+
+    # ---- reporting -----------------------------------------------------------------------------------------------
+
+    def kernel_fault(self) -> KernelFault:
+        primary = [f for f in self.faults if not isinstance(f[1], BarrierAborted)] or self.faults
+        task, exc = primary[0]
+        if isinstance(exc, KernelTrap):
+            reason, what = exc.reason, str(exc)
+        else:
+            reason, what = "trap", f"{type(exc).__name__}: {exc}"
+        message = (f"kernel '{self.name}' task {task} ({self.layout.describe(task)}) on {self.spec.name}: {what}")
+        fault = KernelFault(message, kernel=self.name, task_id=task, reason=reason)
+        fault.__cause__ = exc
+        return fault
