@@ -1,0 +1,137 @@
+"""One rank's side of each collective, over an Exchange, on numpy views of device memory.
+
+Every collective walks its buffers in windows sized so that each message fits a channel slot, and each window is
+"post every message, then receive every message": a rank never waits to send, so no cycle of waits can form.
+Contributions are always combined in rank order, so every rank computes bitwise the same result.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .channel import Exchange
+from .datatypes import DataType
+from .reduction import Scratch, reduce_ordered
+
+#: Below this many bytes an allReduce sends whole windows to every peer and reduces everything locally (one
+#: exchange per window); above, it reduce-scatters then all-gathers (two exchanges, 1/n of the reduction each).
+DIRECT_ALL_REDUCE_BYTES = 256 * 1024
+
+
+def windows(count: int, per: int) -> list[tuple[int, int]]:
+    """[start, stop) element windows of at most `per` elements; one empty window when count is 0, so that even an
+    empty call is matched against its peers."""
+    if count == 0:
+        return [(0, 0)]
+    return [(start, min(start + per, count)) for start in range(0, count, per)]
+
+
+def split(start: int, stop: int, parts: int) -> list[slice]:
+    """`parts` nearly equal consecutive slices of [start, stop)."""
+    length = stop - start
+    edges = [start + length * j // parts for j in range(parts + 1)]
+    return [slice(edges[j], edges[j + 1]) for j in range(parts)]
+
+
+def _peers(ex: Exchange, nrank: int) -> list[int]:
+    return [peer for peer in range(nrank) if peer != ex.rank]
+
+
+def _per_message(ex: Exchange, dtype: DataType) -> int:
+    return ex.slot // dtype.size
+
+
+def _receive_as(ex: Exchange, peer: int, like: np.ndarray) -> np.ndarray:
+    return ex.receive(peer, like.nbytes).view(like.dtype)
+
+
+def _copy(dst: np.ndarray, src: np.ndarray) -> None:
+    if dst.size and dst.ctypes.data != src.ctypes.data:
+        np.copyto(dst, src)
+
+
+def _gather_and_reduce(ex: Exchange, nrank: int, own: np.ndarray, out: np.ndarray, op: int, dtype: DataType,
+                       scratch: Scratch) -> None:
+    """out = reduction, in rank order, of `own` and the matching message of every peer."""
+    parts = [own if peer == ex.rank else _receive_as(ex, peer, own) for peer in range(nrank)]
+    reduce_ordered(parts, out, op, dtype, scratch)
+    for peer in _peers(ex, nrank):
+        ex.release(peer)
+
+
+def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
+               scratch: Scratch) -> None:
+    peers = _peers(ex, nrank)
+    per = _per_message(ex, dtype)
+    if send.nbytes <= DIRECT_ALL_REDUCE_BYTES or send.size < nrank:
+        for start, stop in windows(send.size, per):
+            for peer in peers:
+                ex.send(peer, send[start:stop])
+            _gather_and_reduce(ex, nrank, send[start:stop], recv[start:stop], op, dtype, scratch)
+        return
+    for start, stop in windows(send.size, per * nrank):
+        pieces = split(start, stop, nrank)
+        mine = pieces[ex.rank]
+        for peer in peers:
+            ex.send(peer, send[pieces[peer]])
+        _gather_and_reduce(ex, nrank, send[mine], recv[mine], op, dtype, scratch)
+        for peer in peers:
+            ex.send(peer, recv[mine])
+        for peer in peers:
+            np.copyto(recv[pieces[peer]], _receive_as(ex, peer, recv[pieces[peer]]))
+            ex.release(peer)
+
+
+def broadcast(ex: Exchange, nrank: int, send: np.ndarray | None, recv: np.ndarray, root: int,
+              dtype: DataType) -> None:
+    for start, stop in windows(recv.size, _per_message(ex, dtype)):
+        if ex.rank == root:
+            for peer in _peers(ex, nrank):
+                ex.send(peer, send[start:stop])
+            _copy(recv[start:stop], send[start:stop])
+        else:
+            np.copyto(recv[start:stop], _receive_as(ex, root, recv[start:stop]))
+            ex.release(root)
+
+
+def reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray | None, op: int, root: int,
+           dtype: DataType, scratch: Scratch) -> None:
+    for start, stop in windows(send.size, _per_message(ex, dtype)):
+        if ex.rank == root:
+            _gather_and_reduce(ex, nrank, send[start:stop], recv[start:stop], op, dtype, scratch)
+        else:
+            ex.send(root, send[start:stop])
+
+
+def all_gather(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dtype: DataType) -> None:
+    count = send.size
+    for start, stop in windows(count, _per_message(ex, dtype)):
+        for peer in _peers(ex, nrank):
+            ex.send(peer, send[start:stop])
+        _copy(recv[ex.rank * count + start:ex.rank * count + stop], send[start:stop])
+        for peer in _peers(ex, nrank):
+            target = recv[peer * count + start:peer * count + stop]
+            np.copyto(target, _receive_as(ex, peer, target))
+            ex.release(peer)
+
+
+def reduce_scatter(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
+                   scratch: Scratch) -> None:
+    count = recv.size
+    for start, stop in windows(count, _per_message(ex, dtype)):
+        for peer in _peers(ex, nrank):
+            ex.send(peer, send[peer * count + start:peer * count + stop])
+        own = send[ex.rank * count + start:ex.rank * count + stop]
+        _gather_and_reduce(ex, nrank, own, recv[start:stop], op, dtype, scratch)
+
+
+def all_to_all(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dtype: DataType) -> None:
+    count = send.size // nrank
+    for start, stop in windows(count, _per_message(ex, dtype)):
+        for peer in _peers(ex, nrank):
+            ex.send(peer, send[peer * count + start:peer * count + stop])
+        own = slice(ex.rank * count + start, ex.rank * count + stop)
+        _copy(recv[own], send[own])
+        for peer in _peers(ex, nrank):
+            target = recv[peer * count + start:peer * count + stop]
+            np.copyto(target, _receive_as(ex, peer, target))
+            ex.release(peer)

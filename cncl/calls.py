@@ -1,0 +1,146 @@
+"""What every communication call does before its work is queued: check the communicator, queue and buffers, pin
+the buffers, and build the queue Command whose run() is this rank's side of the exchange."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from cnrt.queues import queue_arg
+from mlusim.queue import Command, Queue
+from mlusim.transfer import DeviceRange, acquire
+from mlusim.validate import as_int, is_address
+
+from .channel import Exchange, Signature
+from .comm import cnclComm, comm_arg
+from .datatypes import DataType
+from .errors import CNCL_RET_ERR_ARGUMENTS, CNCL_RET_ERR_NULL_POINTER, CnclError
+
+
+def _argument_error(arg: str, message: str) -> CnclError:
+    return CnclError(CNCL_RET_ERR_ARGUMENTS, f"argument '{arg}': {message}")
+
+
+class Call:
+    """One call's checked arguments and pinned buffers. Use as a context manager: if anything fails before the
+    command is queued, the pins are released."""
+
+    def __init__(self, name: str, comm, queue):
+        self.name = name
+        self.comm: cnclComm = comm_arg(comm)
+        self.queue: Queue = self._queue(queue)
+        self.ranges: list[DeviceRange] = []
+        self.spans: dict[str, tuple] = {}
+
+    def _queue(self, queue) -> Queue:
+        if queue is None:
+            return self.comm.device.default_queue
+        target = queue_arg(queue)
+        if target.device is not self.comm.device:
+            raise _argument_error("queue", f"{target.name} is not on device {self.comm.device.index}, the device "
+                                           f"of the communicator")
+        return target
+
+    def __enter__(self) -> "Call":
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        if kind is not None:
+            self.release()
+        return False
+
+    def release(self) -> None:
+        for held in self.ranges:
+            held.block.space.unpin(held.block)
+        self.ranges = []
+
+    def rank_arg(self, value, arg: str) -> int:
+        rank = as_int(value, arg)
+        if not 0 <= rank < self.comm.nrank:
+            raise _argument_error(arg, f"rank {rank} is outside the clique's ranks 0..{self.comm.nrank - 1}")
+        return rank
+
+    def buffer(self, pointer, count: int, dtype: DataType, arg: str) -> np.ndarray:
+        """A typed view of `count` elements of device memory at `pointer`, pinned until the command ran.
+        A zero count needs no memory (the pointer may be NULL)."""
+        if count == 0:
+            return np.empty(0, dtype.storage)
+        if pointer is None or (is_address(pointer) and int(pointer) == 0):
+            raise CnclError(CNCL_RET_ERR_NULL_POINTER, f"argument '{arg}': null device pointer")
+        if not is_address(pointer):
+            raise _argument_error(arg, f"expected a device pointer (int), got {type(pointer).__name__}")
+        held = acquire(int(pointer), count * dtype.size, arg)
+        self.ranges.append(held)
+        self.spans[arg] = ((held.address, held.nbytes),)
+        if held.device is not self.comm.device:
+            raise _argument_error(arg, f"0x{int(pointer):x} is on device {held.device.index}, the communicator "
+                                       f"is on device {self.comm.device.index}")
+        return held.typed(dtype.storage)
+
+    def span(self, *args: str) -> tuple:
+        """The device (address, nbytes) ranges of the named buffer arguments, for a Command's reads/writes."""
+        return tuple(item for arg in args for item in self.spans.get(arg, ()))
+
+    def take_blocks(self) -> tuple:
+        """Hand the pins over (to the queue, which releases them when the command has run)."""
+        blocks = tuple(held.block for held in self.ranges)
+        self.ranges = []
+        return blocks
+
+    def submit(self, signature: Signature, model_us: float, body: Callable[[Exchange], None],
+               reads: tuple = (), writes: tuple = ()) -> None:
+        """Queue this call's command now, or at cnclGroupEnd inside a group."""
+        from . import group  # group builds on this module
+
+        operation = Operation(self.comm, self.queue, self.name, signature, model_us, body, self.take_blocks(),
+                              reads, writes)
+        if group.active():
+            group.defer(operation)
+        else:
+            operation.submit()
+
+
+class Operation:
+    """A checked call ready to be queued: its pins, its ranges, and its rank-side body."""
+
+    def __init__(self, comm: cnclComm, queue: Queue, name: str, signature: Signature, model_us: float,
+                 body: Callable[[Exchange], None], blocks: tuple, reads: tuple, writes: tuple):
+        self.comm, self.queue, self.name = comm, queue, name
+        self.signature, self.model_us, self.body = signature, model_us, body
+        self.blocks, self.reads, self.writes = blocks, reads, writes
+
+    def release(self) -> None:
+        """Give up the pins of an operation that will not be queued."""
+        for block in self.blocks:
+            block.space.unpin(block)
+        self.blocks = ()
+
+    def submit(self) -> None:
+        """Queue the command. Its duration on the device clock is the modelled time plus the time it waited for
+        the latest peer's clock (peers stamp their clock on their messages)."""
+        blocks, self.blocks = self.blocks, ()
+        body, signature, model_us = self.body, self.signature, self.model_us
+
+        def build(run) -> Command:
+            command = Command("collective", self.name, None, reads=self.reads, writes=self.writes,
+                              model_us=model_us, blocks=blocks,
+                              info={"nrank": self.comm.nrank, "rank": self.comm.rank})
+
+            def work() -> float:
+                latest = run(body, signature, command.model_start)
+                return max(latest - command.model_start, 0.0) + model_us
+
+            command.run = work
+            return command
+
+        self.comm.submit(self.queue, build)  # a queue that refuses the command releases its pins
+
+
+def check_overlap(name: str, send: np.ndarray, recv: np.ndarray, in_place_at: Optional[int]) -> None:
+    """Buffers that overlap must be exactly the documented in-place form (send address == in_place_at)."""
+    if not send.size or not recv.size or not np.may_share_memory(send, recv):
+        return
+    if in_place_at is not None and send.ctypes.data == in_place_at:
+        return
+    raise CnclError(CNCL_RET_ERR_ARGUMENTS, f"{name}: send_buffer and recv_buffer overlap but are not the in-place "
+                                            f"form of the call")

@@ -1,0 +1,102 @@
+"""Messages between ranks over a clique's channels, each stamped with the call that sent it.
+
+A message is at most `slot` bytes. The sender of message k on channel (src, dst) waits until message k - 2 was
+consumed (two slots), writes header and payload into slot k % 2, then publishes `posted = k`; the receiver waits for
+`posted >= k`, checks the header against its own call (so mismatched calls are reported, not silently mixed), reads
+the payload in place and publishes `consumed = k`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .datatypes import DATA_TYPES, REDUCE_NAMES
+from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError
+from .fabric import Fabric
+
+# Operation kinds carried in message headers.
+ALL_REDUCE, BROADCAST, REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, ALL_TO_ALLV, SEND_RECV = range(1, 9)
+KIND_NAMES = {ALL_REDUCE: "cnclAllReduce", BROADCAST: "cnclBroadcast", REDUCE: "cnclReduce",
+              ALL_GATHER: "cnclAllGather", REDUCE_SCATTER: "cnclReduceScatter", ALL_TO_ALL: "cnclAlltoAll",
+              ALL_TO_ALLV: "cnclAlltoAllv", SEND_RECV: "cnclSend/cnclRecv"}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What must agree between the sides of a message: the operation, its sequence number on the communicator
+    (0 for point-to-point), data type, reduce op, root, and the count the call names."""
+
+    kind: int
+    seq: int
+    dtype: int
+    op: int = -1
+    root: int = -1
+    count: int = 0
+
+    def fields(self) -> tuple[int, ...]:
+        return (self.kind, self.seq, self.dtype, self.op, self.root, self.count)
+
+    def describe(self, fields=None) -> str:
+        kind, seq, dtype, op, root, count = self.fields() if fields is None else fields
+        parts = [f"count={count}", f"data_type={DATA_TYPES[dtype].name if dtype in DATA_TYPES else dtype}"]
+        if op >= 0:
+            parts.append(f"reduce_op={REDUCE_NAMES.get(op, op)}")
+        if root >= 0:
+            parts.append(f"root={root}")
+        label = KIND_NAMES.get(kind, f"operation {kind}")
+        return f"{label}({', '.join(parts)})" + (f" [collective #{seq}]" if seq else "")
+
+
+class Exchange:
+    """One rank's side of one operation: sends to and receives from its peers."""
+
+    def __init__(self, fabric: Fabric, rank: int, timeout: float, signature: Signature, clock_us: float = 0.0):
+        self.fabric = fabric
+        self.rank = rank
+        self.timeout = timeout
+        self.signature = signature
+        self.clock_us = clock_us
+        self.latest_peer_clock_us = clock_us
+        self._receiving: dict[int, int] = {}
+
+    @property
+    def slot(self) -> int:
+        return self.fabric.slot
+
+    def send(self, peer: int, data: np.ndarray, signature: Signature | None = None) -> None:
+        """Post `data` (at most `slot` bytes, contiguous) as the next message to `peer`."""
+        fabric, src = self.fabric, self.rank
+        posted_at = fabric.posted_offset(src, peer)
+        k = fabric.word(posted_at) + 1
+        fabric.wait_until(fabric.consumed_offset(src, peer), k - 2, src, peer, self.timeout,
+                          f"a free slot towards rank {peer}")
+        header, payload = fabric.slot_views(src, peer, k % 2)
+        nbytes = data.nbytes
+        header[:6] = (signature or self.signature).fields()
+        header[6] = nbytes
+        header[7:8].view(np.float64)[0] = self.clock_us
+        if nbytes:
+            payload[:nbytes] = data.reshape(-1).view(np.uint8)
+        fabric.set_word(posted_at, k)
+
+    def receive(self, peer: int, nbytes: int, signature: Signature | None = None) -> np.ndarray:
+        """The next message from `peer` as a byte view into the slot; valid until `release(peer)`."""
+        fabric, dst = self.fabric, self.rank
+        k = fabric.word(fabric.consumed_offset(peer, dst)) + 1
+        fabric.wait_until(fabric.posted_offset(peer, dst), k, dst, peer, self.timeout,
+                          f"a message from rank {peer}")
+        header, payload = fabric.slot_views(peer, dst, k % 2)
+        expected = signature or self.signature
+        theirs = tuple(int(v) for v in header[:6])
+        if theirs != expected.fields() or int(header[6]) != nbytes:
+            raise CnclError(CNCL_RET_ERR_ARGUMENTS,
+                            f"mismatched calls: rank {dst} called {expected.describe()} expecting {nbytes} bytes from "
+                            f"rank {peer}, which called {expected.describe(theirs)} and sent {int(header[6])} bytes")
+        self.latest_peer_clock_us = max(self.latest_peer_clock_us, float(header[7:8].view(np.float64)[0]))
+        self._receiving[peer] = k
+        return payload[:nbytes]
+
+    def release(self, peer: int) -> None:
+        """Hand the slot of the last message received from `peer` back to it."""
+        self.fabric.set_word(self.fabric.consumed_offset(peer, self.rank), self._receiving.pop(peer))

@@ -1,0 +1,217 @@
+"""The memory a clique shares: a header, a table of ranks, and one channel per ordered pair of ranks.
+
+Layout (offsets in bytes; every counter is a uint32 written by exactly one rank, so no atomics are needed):
+
+  0       header: magic, nrank, slot bytes, layout version (int64 each)
+  4096    rank table, RANK_BYTES per rank: state (uint32, also a futex word), pid, device, error code, message
+  ...     channel counters, COUNTER_BYTES per ordered pair (src, dst): `posted` (written by src) and `consumed`
+          (written by dst), each on its own cache line
+  ...     channel slots: per pair, two slots of MESSAGE_HEADER_BYTES + slot bytes (double buffering)
+
+Waiting is a futex wait on the counter, in slices of WAIT_SLICE seconds; between slices the waiter checks that the
+peer is still there (its state, and for another process its pid) and that the timeout has not passed.
+Memory ordering: the data of a message is written before its counter and read after it; x86-64 keeps stores in
+order and loads in order (TSO), which is all the protocol needs.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import time
+
+import numpy as np
+
+from . import futex
+from .errors import CNCL_RET_ERR_SYSTEM, CnclError
+
+MAGIC = 0x4C434E43_4D49534C  # "LSIMCNCL"
+LAYOUT_VERSION = 1
+HEADER_BYTES = 4096
+RANK_BYTES = 512
+MESSAGE_TEXT_OFFSET = 64
+COUNTER_BYTES = 128
+MESSAGE_HEADER_BYTES = 64
+WAIT_SLICE = 0.1
+
+# Rank states.
+ABSENT, ALIVE, GONE, FAILED, ABORTED = 0, 1, 2, 3, 4
+STATE_NAMES = {ABSENT: "absent", ALIVE: "alive", GONE: "gone (its communicator was destroyed or its process exited)",
+               FAILED: "failed", ABORTED: "aborted"}
+
+
+def segment_bytes(nrank: int, slot: int) -> int:
+    pairs = nrank * nrank
+    return HEADER_BYTES + nrank * RANK_BYTES + pairs * COUNTER_BYTES + pairs * 2 * (MESSAGE_HEADER_BYTES + slot)
+
+
+def _process_alive(pid: int) -> bool:
+    """False for a process that is gone or a zombie (killed, not yet reaped by its parent)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+
+
+class PeerLost(CnclError):
+    """A peer failed, aborted, exited or timed out while this rank waited for it."""
+
+    def __init__(self, message: str):
+        super().__init__(CNCL_RET_ERR_SYSTEM, message)
+
+
+class AlreadyFailed(PeerLost):
+    """This rank's own communicator failed or was aborted (by another of its operations or by cnclAbortComm)."""
+
+
+class Fabric:
+    """A mapped clique segment and the typed views over it."""
+
+    def __init__(self, memory: mmap.mmap, nrank: int, slot: int, name: str = ""):
+        self.memory = memory
+        self.nrank = nrank
+        self.slot = slot
+        self.name = name or "private clique"
+        self.raw = np.frombuffer(memory, dtype=np.uint8)
+        self.base_address = self.raw.ctypes.data
+        self.header = self.raw[:HEADER_BYTES].view(np.int64)
+        self._ranks_at = HEADER_BYTES
+        self._counters_at = self._ranks_at + nrank * RANK_BYTES
+        self._slots_at = self._counters_at + nrank * nrank * COUNTER_BYTES
+        self.local_pid = os.getpid()
+
+    # ---- header ------------------------------------------------------------------------------------------------
+
+    def initialise(self) -> None:
+        """Write the header (the creator does this once; magic last, so attachers see a complete header)."""
+        self.header[1:4] = (self.nrank, self.slot, LAYOUT_VERSION)
+        self.header[0] = MAGIC
+
+    def ready(self) -> bool:
+        return int(self.header[0]) == MAGIC
+
+    # ---- rank table --------------------------------------------------------------------------------------------
+
+    def _rank_offset(self, rank: int) -> int:
+        return self._ranks_at + rank * RANK_BYTES
+
+    def state_offset(self, rank: int) -> int:
+        return self._rank_offset(rank)
+
+    def state(self, rank: int) -> int:
+        return int(self.word(self.state_offset(rank)))
+
+    def pid(self, rank: int) -> int:
+        start = self._rank_offset(rank) + 8
+        return int(self.raw[start:start + 8].view(np.int64)[0])
+
+    def claim(self, rank: int, device: int) -> None:
+        """Enter this process as the owner of `rank` and announce it."""
+        start = self._rank_offset(rank)
+        self.raw[start + 8:start + 24].view(np.int64)[:] = (self.local_pid, device)
+        self.set_state(rank, ALIVE)
+
+    def set_state(self, rank: int, state: int, message: str = "") -> None:
+        """Change a rank's state; failures keep their first message. Wakes everything that waits on the rank."""
+        start = self._rank_offset(rank)
+        if message and self.state(rank) not in (FAILED, ABORTED):
+            text = message.encode("utf-8", "replace")[:RANK_BYTES - MESSAGE_TEXT_OFFSET - 1]
+            area = self.raw[start + MESSAGE_TEXT_OFFSET:start + RANK_BYTES]
+            area[:] = 0
+            area[:len(text)] = np.frombuffer(text, np.uint8)
+        self.set_word(self.state_offset(rank), state)
+        self.wake_all_of(rank)
+
+    def message(self, rank: int) -> str:
+        start = self._rank_offset(rank) + MESSAGE_TEXT_OFFSET
+        return bytes(self.raw[start:start + RANK_BYTES - MESSAGE_TEXT_OFFSET]).rstrip(b"\0").decode("utf-8",
+                                                                                                      "replace")
+
+    def wake_all_of(self, rank: int) -> None:
+        """Wake every waiter whose wait involves `rank` (its state and both directions of its channels)."""
+        futex.wake(self.base_address + self.state_offset(rank))
+        for peer in range(self.nrank):
+            if peer != rank:
+                for src, dst in ((rank, peer), (peer, rank)):
+                    futex.wake(self.base_address + self.posted_offset(src, dst))
+                    futex.wake(self.base_address + self.consumed_offset(src, dst))
+
+    # ---- words -------------------------------------------------------------------------------------------------
+
+    def word(self, offset: int) -> int:
+        return int(self.raw[offset:offset + 4].view(np.uint32)[0])
+
+    def set_word(self, offset: int, value: int) -> None:
+        self.raw[offset:offset + 4].view(np.uint32)[0] = value & 0xFFFFFFFF
+        futex.wake(self.base_address + offset)
+
+    def posted_offset(self, src: int, dst: int) -> int:
+        return self._counters_at + (src * self.nrank + dst) * COUNTER_BYTES
+
+    def consumed_offset(self, src: int, dst: int) -> int:
+        return self.posted_offset(src, dst) + COUNTER_BYTES // 2
+
+    def slot_views(self, src: int, dst: int, parity: int) -> tuple[np.ndarray, np.ndarray]:
+        """(header int64[8], payload uint8[slot]) of one of the two slots of channel src -> dst."""
+        size = MESSAGE_HEADER_BYTES + self.slot
+        start = self._slots_at + ((src * self.nrank + dst) * 2 + parity) * size
+        header = self.raw[start:start + MESSAGE_HEADER_BYTES].view(np.int64)
+        return header, self.raw[start + MESSAGE_HEADER_BYTES:start + size]
+
+    # ---- waiting -----------------------------------------------------------------------------------------------
+
+    def wait_until(self, offset: int, target: int, me: int, peer: int, timeout: float, what: str) -> None:
+        """Sleep until the counter at `offset` reaches `target` (modulo 2**32). Raises PeerLost when `me` was
+        aborted, when `peer` failed, left or died, or after `timeout` seconds without the counter reaching it."""
+        deadline = next_probe = None
+        address = self.base_address + offset
+        while True:
+            value = self.word(offset)
+            if (value - target) & 0xFFFFFFFF < 0x80000000:
+                return
+            now = time.monotonic()
+            if deadline is None:
+                deadline, next_probe = now + timeout, now + WAIT_SLICE
+            probe = now >= next_probe  # looking at the peer's process costs a /proc read: once per slice
+            if probe:
+                next_probe = now + WAIT_SLICE
+            self.check(me, peer, what, probe_process=probe)
+            if now >= deadline:
+                raise PeerLost(f"timed out after {timeout:g} s waiting for rank {peer} ({what})")
+            futex.wait(address, value, min(WAIT_SLICE, max(deadline - now, 0.001)))
+
+    def check(self, me: int, peer: int, what: str, probe_process: bool = True) -> None:
+        """Raise PeerLost when this rank was aborted or failed, or when `peer` cannot answer any more
+        (with `probe_process`, also when the peer's process died without saying so)."""
+        own = self.state(me)
+        if own == ABORTED:
+            raise AlreadyFailed(f"the communicator of rank {me} was aborted ({what})")
+        if own == FAILED:
+            raise AlreadyFailed(f"rank {me} already failed: {self.message(me)}")
+        state = self.state(peer)
+        if state in (FAILED, ABORTED):
+            detail = self.message(peer)
+            raise PeerLost(f"rank {peer} {STATE_NAMES[state]} while rank {me} waited for it ({what})"
+                           + (f": {detail}" if detail else ""))
+        if state == GONE:
+            raise PeerLost(f"rank {peer} is {STATE_NAMES[GONE]} while rank {me} waited for it ({what})")
+        pid = self.pid(peer) if probe_process else 0
+        if probe_process and state == ALIVE and pid != self.local_pid and not _process_alive(pid):
+            raise PeerLost(f"the process of rank {peer} (pid {pid}) died while rank {me} waited for it ({what})")
+
+    def close(self) -> None:
+        """Drop the views and unmap (a mapping still viewed elsewhere is left to the garbage collector)."""
+        self.raw = self.header = None
+        try:
+            self.memory.close()
+        except BufferError:
+            pass
