@@ -1,8 +1,8 @@
 """Backing storage of on-chip memory: NRAM/WRAM per simulated core, SRAM per cluster, reused across launches.
 
-Arenas are 64-byte aligned byte arrays of the board's usable capacity, poisoned with 0xFF (NaN for every float
-type) when created; the part a task used is poisoned again before the next task runs on the same arena, so a
-kernel that reads on-chip memory it did not write in this task sees NaN rather than a neighbour's data.
+Arenas are 64-byte aligned byte arrays of the board's usable capacity. Buffers are poisoned with 0xFF (NaN for
+every float type) when a task allocates them (see context.allocate); SRAM that the tasks of a cluster share is
+poisoned instead between rounds, so no task sees data of a task it does not share SRAM with on hardware.
 """
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import threading
 
 import numpy as np
 
-from .context import BUFFER_ALIGN, CURSOR, STATE_WIDTH
-from .pointer import NRAM, SRAM, WRAM
+from .context import BUFFER_ALIGN, SRAM_HIGH, STATE_WIDTH
 
 POISON_BYTE = 0xFF
 
@@ -28,15 +27,10 @@ class SramArena:
 
     def __init__(self, nbytes: int):
         self.data = aligned_bytes(nbytes)
-        self.dirty = 0
 
-    def note_use(self, used: int) -> None:
-        self.dirty = max(self.dirty, used)
-
-    def repoison(self) -> None:
-        if self.dirty:
-            self.data[:self.dirty] = POISON_BYTE
-            self.dirty = 0
+    def repoison(self, used: int) -> None:
+        if used:
+            self.data[:used] = POISON_BYTE
 
 
 class CoreArena:
@@ -47,20 +41,9 @@ class CoreArena:
         self.wram = aligned_bytes(spec.wram_bytes)
         self.own_sram = SramArena(spec.sram_usable)
         self.state = np.zeros(STATE_WIDTH, dtype=np.int64)
-        self._dirty = [0, 0]
 
-    def begin_task(self) -> None:
-        """Poison what the previous task used and reset the per-task fields of the state row."""
-        for index, array in enumerate((self.nram, self.wram)):
-            if self._dirty[index]:
-                array[:self._dirty[index]] = POISON_BYTE
-                self._dirty[index] = 0
-        self.state[:8] = 0
-
-    def end_task(self, sram: SramArena) -> None:
-        self._dirty[0] = max(self._dirty[0], int(self.state[CURSOR + NRAM]))
-        self._dirty[1] = max(self._dirty[1], int(self.state[CURSOR + WRAM]))
-        sram.note_use(int(self.state[CURSOR + SRAM]))
+    def sram_used(self) -> int:
+        return int(self.state[SRAM_HIGH])
 
 
 class ArenaPool:
@@ -87,8 +70,9 @@ class ArenaPool:
         return taken + [SramArena(spec.sram_usable) for _ in range(count - len(taken))]
 
     def give(self, spec, cores: list[CoreArena], srams: list[SramArena] = ()) -> None:
+        used = max((core.sram_used() for core in cores), default=0)
         for sram in srams:
-            sram.repoison()
+            sram.repoison(used)
         with self._lock:
             self._cores.setdefault(spec.name, []).extend(cores)
             self._srams.setdefault(spec.name, []).extend(srams)

@@ -11,8 +11,9 @@ import itertools
 import threading
 import time
 
-from numba import njit, objmode
+from numba import objmode
 
+from .caching import jit
 from .context import BARRIER_KEY, BARRIERS
 from .faults import KernelTrap
 from .dma import sync
@@ -162,7 +163,7 @@ def arrive(key: int, task_id: int, cluster_dim: int, scope: int) -> None:
     barriers.arrive(task_id, scope)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def sync_cluster(ctx):
     """`__sync_cluster()`: wait for the cores of this cluster (and complete this core's async copies)."""
     sync(ctx)
@@ -174,7 +175,7 @@ def sync_cluster(ctx):
     ctx.state[BARRIERS] += 1
 
 
-@njit(cache=True, nogil=True)
+@jit
 def sync_all(ctx):
     """`__sync_all()`: wait for every core of this union task (and complete this core's async copies)."""
     sync(ctx)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from numba import njit
 from numba.extending import overload, register_jitable
 
+from .caching import jit
 from .dtypes import ELEMENT_TYPES
 from .faults import KernelTrap
+from .raw import raw_fill
 from .pointer import NRAM, SPACE_NAMES, SRAM, WRAM, make_ptr
 
 Ctx = namedtuple("Ctx", ("taskIdX", "taskIdY", "taskIdZ", "taskDimX", "taskDimY", "taskDimZ", "taskId", "taskDim",
@@ -24,8 +25,10 @@ Ctx = namedtuple("Ctx", ("taskIdX", "taskIdY", "taskIdZ", "taskDimX", "taskDimY"
 BUFFER_ALIGN = 64
 
 # ---- layout of the `state` row (int64) ---------------------------------------------------------------------------
-CURSOR = 0                  # CURSOR + space: bytes allocated so far in NRAM / WRAM / SRAM (reset per task)
-PENDING_COUNT = 4           # async copies issued and not yet synchronised (reset per task)
+CURSOR = 0                  # CURSOR + space: bytes allocated so far by the current task in NRAM / WRAM / SRAM
+PENDING_COUNT = 4           # async copies issued and not yet synchronised
+TASK_MARK = 5               # taskId + 1 of the task the cursors belong to (0: none yet)
+SRAM_HIGH = 6               # most SRAM bytes any task on this row allocated (to re-poison shared SRAM)
 COPY_BYTES = 8              # COPY_BYTES + direction: bytes moved per memcpy direction (23 directions)
 COPY_COUNT = 32             # number of memcpy calls
 VECTOR_ELEMENTS = 33        # elements processed by vector intrinsics
@@ -34,14 +37,13 @@ BARRIERS = 41               # barriers passed
 PENDING = 48                # PENDING + 3*i: (dst address, src address, bytes) of pending async copy i
 MAX_PENDING = 64
 STATE_WIDTH = PENDING + 3 * MAX_PENDING
-#: Fields reset before every task.
-PER_TASK_FIELDS = slice(0, COPY_BYTES)
 
 # ---- layout of the `limits` row (int64) --------------------------------------------------------------------------
 CAPACITY = 0                # CAPACITY + space: usable bytes of NRAM / WRAM / SRAM
 ADDRESS_ALIGN = 4           # vector-op address alignment in bytes
 LENGTH_ALIGN = 5            # vector-op length alignment in bytes (1 = none)
 BARRIER_KEY = 6             # registry key of the launch's barriers (0: launched without barrier support)
+SRAM_SHARED = 7             # 1 when the cluster's tasks share one SRAM (then buffers are not poisoned per task)
 LIMITS_WIDTH = 8
 
 KIND_INDEX = {kind: i for i, kind in enumerate(ELEMENT_TYPES)}
@@ -67,9 +69,19 @@ def _element_size(etype):
     return lambda etype: size
 
 
+POISON = 0xFF
+
+
 @register_jitable
 def allocate(ctx, space, arena, name, etype, count):
-    """A new buffer of `count` elements in `arena`; traps with kernel-side detail when it does not fit."""
+    """A new buffer of `count` elements in `arena`, poisoned unless shared; traps when it does not fit.
+
+    The first allocation of a task starts the cursors afresh (each task declares its buffers anew)."""
+    if ctx.state[TASK_MARK] != ctx.taskId + 1:
+        ctx.state[TASK_MARK] = ctx.taskId + 1
+        ctx.state[CURSOR + NRAM] = 0
+        ctx.state[CURSOR + WRAM] = 0
+        ctx.state[CURSOR + SRAM] = 0
     if count <= 0:
         raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "': element count must be positive, got "
                          + str(count))
@@ -81,22 +93,26 @@ def allocate(ctx, space, arena, name, etype, count):
                          + str(start) + " of the " + str(capacity) + " usable bytes of " + SPACE_NAMES[space]
                          + " are already allocated (limit " + str(capacity) + " bytes)")
     ctx.state[CURSOR + space] = (start + nbytes + BUFFER_ALIGN - 1) // BUFFER_ALIGN * BUFFER_ALIGN
+    if space == SRAM:
+        ctx.state[SRAM_HIGH] = max(ctx.state[SRAM_HIGH], start + nbytes)
+    if space != SRAM or ctx.limits[SRAM_SHARED] == 0:
+        raw_fill(arena.ctypes.data + start, nbytes, POISON)
     return make_ptr(storage_view(arena[start:start + nbytes], etype), 0, space, name, etype)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def nram(ctx, name, etype, count):
     """`__nram__ T name[count];` a buffer in this core's NRAM."""
     return allocate(ctx, NRAM, ctx.nram, name, etype, count)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def wram(ctx, name, etype, count):
     """`__wram__ T name[count];` a buffer in this core's WRAM (weights for bang.matmul)."""
     return allocate(ctx, WRAM, ctx.wram, name, etype, count)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def sram(ctx, name, etype, count):
     """`__mlu_shared__ T name[count];` a buffer in the cluster's SRAM, shared by the cluster's cores."""
     return allocate(ctx, SRAM, ctx.sram, name, etype, count)

@@ -7,12 +7,12 @@ as it may on hardware.
 """
 from __future__ import annotations
 
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic, register_jitable
+from numba.extending import register_jitable
 
+from .caching import jit
 from .context import COPY_BYTES, COPY_COUNT, MAX_PENDING, PENDING, PENDING_COUNT
 from .faults import KernelTrap
+from .raw import raw_move
 from .pointer import GDRAM, LDRAM, NRAM, SPACE_NAMES, SRAM, WRAM, itemsize
 
 #: Directions in the order of the BANG C enum (mlisa: GDRAM2NRAM = 0 ...): name -> (destination, source) space.
@@ -31,18 +31,6 @@ _DESTINATION = tuple(dst for _, dst, _ in DIRECTIONS)
 _SOURCE = tuple(src for _, _, src in DIRECTIONS)
 for _index, _name in enumerate(DIRECTION_NAMES):
     globals()[_name] = _index
-
-
-@intrinsic
-def raw_move(typingctx, dst, src, nbytes):
-    """memmove(dst, src, nbytes) on host addresses (compiled code; the caller has checked both ranges)."""
-    def codegen(context, builder, sig, args):
-        byte_ptr = cgutils.voidptr_t
-        dst_ptr = builder.inttoptr(args[0], byte_ptr)
-        src_ptr = builder.inttoptr(args[1], byte_ptr)
-        cgutils.raw_memmove(builder, dst_ptr, src_ptr, args[2], 1)
-        return context.get_dummy_value()
-    return types.void(types.intp, types.intp, types.intp), codegen
 
 
 @register_jitable
@@ -78,7 +66,7 @@ def _count(ctx, direction, nbytes):
     ctx.state[COPY_COUNT] += 1
 
 
-@njit(cache=True, nogil=True)
+@jit
 def memcpy(ctx, dst, src, size, direction):
     """`__memcpy(dst, src, size, dir)`: copy `size` bytes."""
     check_direction(dst, src, direction, "memcpy")
@@ -88,7 +76,7 @@ def memcpy(ctx, dst, src, size, direction):
     _count(ctx, direction, size)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def memcpy_strided(ctx, dst, src, size, direction, dst_stride, src_stride, segnum):
     """`__memcpy(dst, src, size, dir, dst_stride, src_stride, segnum)`: segnum + 1 segments of `size` bytes,
     the i-th at byte offset i * stride on each side."""
@@ -102,7 +90,7 @@ def memcpy_strided(ctx, dst, src, size, direction, dst_stride, src_stride, segnu
     _count(ctx, direction, size * (segnum + 1))
 
 
-@njit(cache=True, nogil=True)
+@jit
 def sync(ctx):
     """`__sync_io()` / `__sync()`: complete this core's pending async copies, in issue order."""
     pending = ctx.state[PENDING_COUNT]
@@ -112,7 +100,7 @@ def sync(ctx):
     ctx.state[PENDING_COUNT] = 0
 
 
-@njit(cache=True, nogil=True)
+@jit
 def memcpy_async(ctx, dst, src, size, direction):
     """`__memcpy_async(dst, src, size, dir)`: checked now, performed at the next `sync`."""
     check_direction(dst, src, direction, "memcpy_async")

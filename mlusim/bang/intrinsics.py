@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 from numba.extending import overload, register_jitable
 
+from .caching import jit
 from .context import ADDRESS_ALIGN, KIND_INDEX, LENGTH_ALIGN, MACS, VECTOR_ELEMENTS
 from .faults import KernelTrap
-from .pointer import NRAM, WRAM, address, check_range, check_space, itemsize, kind_name, load, store
+from .pointer import NRAM, WRAM, address, check_range, check_space, get, itemsize, kind_name, put, span, store
 
 
 @register_jitable
@@ -55,168 +55,182 @@ def _kind_index(ptr):
 
 # ---- elementwise -------------------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True)
+@jit
 def add(ctx, dst, src0, src1, n):
     """`__bang_add(dst, src0, src1, n)`: dst = src0 + src1."""
     check_operand(ctx, dst, n, NRAM, "add dst")
     check_operand(ctx, src0, n, NRAM, "add src0")
     check_operand(ctx, src1, n, NRAM, "add src1")
+    d, a, b = span(dst, n), span(src0, n), span(src1, n)
     for i in range(n):
-        store(dst, i, load(src0, i) + load(src1, i))
+        put(dst, d, i, get(src0, a, i) + get(src1, b, i))
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def sub(ctx, dst, src0, src1, n):
     """`__bang_sub(dst, src0, src1, n)`: dst = src0 - src1."""
     check_operand(ctx, dst, n, NRAM, "sub dst")
     check_operand(ctx, src0, n, NRAM, "sub src0")
     check_operand(ctx, src1, n, NRAM, "sub src1")
+    d, a, b = span(dst, n), span(src0, n), span(src1, n)
     for i in range(n):
-        store(dst, i, load(src0, i) - load(src1, i))
+        put(dst, d, i, get(src0, a, i) - get(src1, b, i))
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def mul(ctx, dst, src0, src1, n):
     """`__bang_mul(dst, src0, src1, n)`: dst = src0 * src1."""
     check_operand(ctx, dst, n, NRAM, "mul dst")
     check_operand(ctx, src0, n, NRAM, "mul src0")
     check_operand(ctx, src1, n, NRAM, "mul src1")
+    d, a, b = span(dst, n), span(src0, n), span(src1, n)
     for i in range(n):
-        store(dst, i, load(src0, i) * load(src1, i))
+        put(dst, d, i, get(src0, a, i) * get(src1, b, i))
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def maximum(ctx, dst, src0, src1, n):
     """`__bang_maximum(dst, src0, src1, n)`: dst = max(src0, src1)."""
     check_operand(ctx, dst, n, NRAM, "maximum dst")
     check_operand(ctx, src0, n, NRAM, "maximum src0")
     check_operand(ctx, src1, n, NRAM, "maximum src1")
+    d, s0, s1 = span(dst, n), span(src0, n), span(src1, n)
     for i in range(n):
-        a = load(src0, i)
-        b = load(src1, i)
-        store(dst, i, a if a > b else b)
+        a = get(src0, s0, i)
+        b = get(src1, s1, i)
+        put(dst, d, i, a if a > b else b)
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def minimum(ctx, dst, src0, src1, n):
     """`__bang_minimum(dst, src0, src1, n)`: dst = min(src0, src1)."""
     check_operand(ctx, dst, n, NRAM, "minimum dst")
     check_operand(ctx, src0, n, NRAM, "minimum src0")
     check_operand(ctx, src1, n, NRAM, "minimum src1")
+    d, s0, s1 = span(dst, n), span(src0, n), span(src1, n)
     for i in range(n):
-        a = load(src0, i)
-        b = load(src1, i)
-        store(dst, i, a if a < b else b)
+        a = get(src0, s0, i)
+        b = get(src1, s1, i)
+        put(dst, d, i, a if a < b else b)
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def mul_scalar(ctx, dst, src, value, n):
     """`__bang_mul_scalar(dst, src, value, n)`: dst = src * value."""
     check_operand(ctx, dst, n, NRAM, "mul_scalar dst")
     check_operand(ctx, src, n, NRAM, "mul_scalar src")
+    d, v = span(dst, n), span(src, n)
     for i in range(n):
-        store(dst, i, load(src, i) * value)
+        put(dst, d, i, get(src, v, i) * value)
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def add_scalar(ctx, dst, src, value, n):
     """`__bang_add_scalar(dst, src, value, n)`: dst = src + value."""
     check_operand(ctx, dst, n, NRAM, "add_scalar dst")
     check_operand(ctx, src, n, NRAM, "add_scalar src")
+    d, v = span(dst, n), span(src, n)
     for i in range(n):
-        store(dst, i, load(src, i) + value)
+        put(dst, d, i, get(src, v, i) + value)
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def write_value(ctx, dst, n, value):
     """`__bang_write_value(dst, n, value)`: fill n elements with value."""
     check_operand(ctx, dst, n, NRAM, "write_value dst")
+    d = span(dst, n)
     for i in range(n):
-        store(dst, i, value)
+        put(dst, d, i, value)
     ctx.state[VECTOR_ELEMENTS] += n
 
 
 # ---- activations -------------------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True)
+@jit
 def active_relu(ctx, dst, src, n):
     """`__bang_active_relu(dst, src, n)`: dst = max(src, 0)."""
     check_operand(ctx, dst, n, NRAM, "active_relu dst")
     check_operand(ctx, src, n, NRAM, "active_relu src")
+    d, v = span(dst, n), span(src, n)
     for i in range(n):
-        v = load(src, i)
-        store(dst, i, v if v > 0 else v * 0)
+        x = get(src, v, i)
+        put(dst, d, i, x if x > 0 else x * 0)
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def active_sigmoid(ctx, dst, src, n):
     """`__bang_active_sigmoid(dst, src, n)`: dst = 1 / (1 + exp(-src))."""
     check_operand(ctx, dst, n, NRAM, "active_sigmoid dst")
     check_operand(ctx, src, n, NRAM, "active_sigmoid src")
+    d, v = span(dst, n), span(src, n)
     for i in range(n):
-        store(dst, i, np.float32(1.0) / (np.float32(1.0) + np.exp(-np.float32(load(src, i)))))
+        put(dst, d, i, np.float32(1.0) / (np.float32(1.0) + np.exp(-np.float32(get(src, v, i)))))
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def active_exp(ctx, dst, src, n):
     """`__bang_active_exp(dst, src, n)`: dst = exp(src)."""
     check_operand(ctx, dst, n, NRAM, "active_exp dst")
     check_operand(ctx, src, n, NRAM, "active_exp src")
+    d, v = span(dst, n), span(src, n)
     for i in range(n):
-        store(dst, i, np.exp(np.float32(load(src, i))))
+        put(dst, d, i, np.exp(np.float32(get(src, v, i))))
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def active_tanh(ctx, dst, src, n):
     """`__bang_active_tanh(dst, src, n)`: dst = tanh(src)."""
     check_operand(ctx, dst, n, NRAM, "active_tanh dst")
     check_operand(ctx, src, n, NRAM, "active_tanh src")
+    d, v = span(dst, n), span(src, n)
     for i in range(n):
-        store(dst, i, math.tanh(np.float32(load(src, i))))
+        put(dst, d, i, math.tanh(np.float32(get(src, v, i))))
     ctx.state[VECTOR_ELEMENTS] += n
 
 
 # ---- reductions and layout ---------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True)
+@jit
 def reduce_sum(ctx, dst, src, n):
     """`__bang_reduce_sum(dst, src, n)`, simplified: dst[0] = the sum of src[0:n] (float32 accumulation)."""
     check_operand(ctx, dst, 1, NRAM, "reduce_sum dst")
     check_operand(ctx, src, n, NRAM, "reduce_sum src")
     total = accumulator(src, 1)
+    v = span(src, n)
     for i in range(n):
-        total[0] += load(src, i)
+        total[0] += get(src, v, i)
     store(dst, 0, total[0])
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def reduce_max(ctx, dst, src, n):
     """`__bang_reduce_max(dst, src, n)`, simplified: dst[0] = the maximum of src[0:n]."""
     check_operand(ctx, dst, 1, NRAM, "reduce_max dst")
     check_operand(ctx, src, n, NRAM, "reduce_max src")
     if n < 1:
         raise KernelTrap("reduce_max: needs at least one element")
-    best = load(src, 0)
+    values = span(src, n)
+    best = get(src, values, 0)
     for i in range(1, n):
-        v = load(src, i)
+        v = get(src, values, i)
         if v > best:
             best = v
     store(dst, 0, best)
     ctx.state[VECTOR_ELEMENTS] += n
 
 
-@njit(cache=True, nogil=True)
+@jit
 def transpose(ctx, dst, src, height, width):
     """`__bang_transpose(dst, src, height, width)`: src is height x width, dst becomes width x height."""
     count = height * width
@@ -224,26 +238,28 @@ def transpose(ctx, dst, src, height, width):
     check_operand(ctx, src, count, NRAM, "transpose src")
     if dst.base.ctypes.data == src.base.ctypes.data:
         raise KernelTrap("transpose: dst and src must be different buffers ('" + dst.name + "')")
+    d, v = span(dst, count), span(src, count)
     for r in range(height):
         for c in range(width):
-            store(dst, c * height + r, load(src, r * width + c))
+            put(dst, d, c * height + r, get(src, v, r * width + c))
     ctx.state[VECTOR_ELEMENTS] += count
 
 
-@njit(cache=True, nogil=True)
+@jit
 def matmul(ctx, dst, lhs, rhs, m, k, n):
     """`__bang_matmul(dst, lhs, rhs, m, k, n)`: dst (m x n, NRAM) = lhs (m x k, NRAM) @ rhs (k x n, WRAM),
     row-major, accumulated in float32 (int64 for integers) and rounded once to dst's type."""
     check_operand(ctx, dst, m * n, NRAM, "matmul dst")
     check_operand(ctx, lhs, m * k, NRAM, "matmul lhs")
     check_operand(ctx, rhs, k * n, WRAM, "matmul rhs")
+    d, left, right = span(dst, m * n), span(lhs, m * k), span(rhs, k * n)
     row = accumulator(lhs, n)
     for i in range(m):
         row[:] = 0
         for p in range(k):
-            a = load(lhs, i * k + p)
+            a = get(lhs, left, i * k + p)
             for j in range(n):
-                row[j] += a * load(rhs, p * n + j)
+                row[j] += a * get(rhs, right, p * n + j)
         for j in range(n):
-            store(dst, i * n + j, row[j])
+            put(dst, d, i * n + j, row[j])
     ctx.state[MACS + kind_index(lhs)] += m * k * n

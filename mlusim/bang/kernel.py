@@ -25,8 +25,11 @@ from numba.core.registry import CPUDispatcher
 
 from mlusim.errors import KernelFault
 
+from .caching import jit
+from .context import Ctx
 from .dtypes import ElementType
 from .launcher import HOST_WORKERS, Launch, gdram_pointer
+from .pointer import Ptr
 
 log = logging.getLogger("mlusim.bang")
 
@@ -60,7 +63,7 @@ def func(fn=None):
     """`__mlu_func__`: a device function callable from kernels (compiled; plain Python in debug mode)."""
     if fn is None:
         return func
-    dispatcher = numba.njit(cache=True, nogil=True)(fn)
+    dispatcher = jit(fn)
     dispatcher.bang_device_function = True
     return dispatcher
 
@@ -89,6 +92,20 @@ def _reaches_barrier(fn, seen: set) -> bool:
                for n in names if _is_device_function(fn.__globals__.get(n)))
 
 
+def _device_functions(fn, found: dict) -> dict:
+    """The Python functions of the device functions fn reaches (recursively), by identity."""
+    for name in _code_names(fn.__code__):
+        value = fn.__globals__.get(name)
+        if _is_device_function(value) and value.py_func not in found:
+            found[value.py_func] = None
+            _device_functions(value.py_func, found)
+    return found
+
+
+def _device_function_code(fn) -> bytes:
+    return b"".join(f.__code__.co_code for f in _device_functions(fn, {}))
+
+
 def _as_python(fn, converted: dict):
     """fn with the device functions it names replaced by their Python versions (recursively): debug mode."""
     if fn in converted:
@@ -101,6 +118,17 @@ def _as_python(fn, converted: dict):
         if _is_device_function(value):
             scope[name] = _as_python(value.py_func, converted)
     return clone
+
+
+def _type_key(value):
+    """What decides the numba type of a kernel argument, cheaply."""
+    if isinstance(value, Ptr):
+        return ("ptr", value.etype.kind)
+    if isinstance(value, (int, float, bool)):
+        return type(value)
+    if isinstance(value, Ctx):
+        return Ctx  # every context has the same field types
+    return numba.typeof(value)
 
 
 @dataclass
@@ -138,8 +166,9 @@ class Kernel:
         self.debug = _env_flag("MLUSIM_BANG_DEBUG") if debug is None else bool(debug)
         self.workers = workers
         self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT if barrier_timeout is None else float(barrier_timeout)
-        self.jitted = numba.njit(cache=True, nogil=True)(fn)
+        self.jitted = jit(fn, salt=_device_function_code(fn))
         self._python_body = None
+        self._entries: dict = {}
         self.compiles: list[CompileRecord] = []
         self.launches: deque[LaunchRecord] = deque(maxlen=64)
 
@@ -181,6 +210,14 @@ class Kernel:
     # ---- compilation ---------------------------------------------------------------------------------------------
 
     def _compiled_body(self, sample_args: tuple):
+        """The compiled body's entry point for these argument types (compiling or loading it the first time).
+
+        Calling the entry point directly skips numba's per-call type dispatch, which would cost more than an
+        empty task; the argument types are fixed by the key."""
+        key = tuple(_type_key(a) for a in sample_args)
+        entry = self._entries.get(key)
+        if entry is not None:
+            return entry
         signature = tuple(numba.typeof(a) for a in sample_args)
         if signature not in self.jitted.overloads:
             hits_before = sum(self.jitted._cache_hits.values())
@@ -197,7 +234,9 @@ class Kernel:
             log.info("kernel %s %s in %.3f s", self.__name__, how, record.seconds)
             if _env_flag("MLUSIM_BANG_VERBOSE"):
                 print(f"mlusim.bang: kernel {self.__name__} {how} in {record.seconds:.3f} s", file=sys.stderr)
-        return self.jitted
+        entry = self.jitted.overloads[signature].entry_point
+        self._entries[key] = entry
+        return entry
 
     def python_body(self):
         """The body as plain Python (debug mode), device functions included."""

@@ -11,6 +11,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import numpy as np
 
@@ -20,7 +21,8 @@ from mlusim.errors import Fault, KernelFault
 from . import barriers as barrier_registry
 from .arenas import POOL, CoreArena, SramArena
 from .barriers import BarrierAborted, BarrierSet
-from .context import (ADDRESS_ALIGN, BARRIER_KEY, CAPACITY, LENGTH_ALIGN, LIMITS_WIDTH, PENDING_COUNT, Ctx)
+from .context import (ADDRESS_ALIGN, BARRIER_KEY, CAPACITY, LENGTH_ALIGN, LIMITS_WIDTH, PENDING_COUNT, SRAM_SHARED,
+                      Ctx)
 from .faults import KernelTrap
 from .dma import sync
 from .pointer import GDRAM, NRAM, SRAM, WRAM, Ptr
@@ -40,6 +42,12 @@ def _thread_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=HOST_WORKERS, thread_name_prefix="mlusim-bang")
         return _pool
+
+
+@lru_cache(maxsize=64)
+def shuffled(seed: int, count: int) -> tuple:
+    """The task order of a launch of `count` tasks under `seed` (a permutation, reproducible)."""
+    return tuple(int(t) for t in np.random.default_rng([seed, count]).permutation(count))
 
 
 def board_limits(spec) -> np.ndarray:
@@ -86,7 +94,7 @@ class Launch:
                                          self.spec.cores_per_cluster, self.spec.max_union)
         self.args = kernel.bind_arguments(device, args)
         self.limits = board_limits(self.spec)
-        self.rng = np.random.default_rng([device.config.seed, self.layout.task_dim])
+        self.seed = device.config.seed
         self.faults: list[tuple[int, BaseException]] = []
         self.failed = False
         self._fault_lock = threading.Lock()
@@ -109,7 +117,6 @@ class Launch:
 
     def run_task(self, body, task: int, arena: CoreArena, sram: SramArena) -> bool:
         """Run one task; record its fault. True when it completed."""
-        arena.begin_task()
         ctx = self.context(task, arena, sram)
         try:
             body(ctx, *self.args)
@@ -117,10 +124,9 @@ class Launch:
                 sync(ctx)
             return True
         except BaseException as exc:  # any failure inside a task is that task's fault
+            arena.state[PENDING_COUNT] = 0
             self.record_fault(task, exc)
             return False
-        finally:
-            arena.end_task(sram)
 
     def record_fault(self, task: int, exc: BaseException) -> None:
         with self._fault_lock:
@@ -141,15 +147,14 @@ class Launch:
         return modelled_us(self.spec, self.counts, self.layout.task_dim)
 
     def _run_pool(self, body, workers: int) -> list[np.ndarray]:
-        order = [int(t) for t in self.rng.permutation(self.layout.task_dim)]
-        self.schedule = order
+        order = shuffled(self.seed, self.layout.task_dim)
+        self.schedule = list(order)
         arenas = POOL.take_cores(self.spec, min(max(1, workers), len(order)))
         try:
             def run_chunk(arena: CoreArena, tasks) -> None:
                 for task in tasks:
                     if self.failed:
                         return
-                    arena.own_sram.repoison()
                     self.run_task(body, task, arena, arena.own_sram)
 
             started = time.perf_counter()
@@ -171,16 +176,18 @@ class Launch:
     def _run_rounds(self, body, timeout: float) -> list[np.ndarray]:
         lay = self.layout
         group = lay.group_size
-        round_order = [int(r) for r in self.rng.permutation(lay.rounds)]
+        round_order = shuffled(self.seed, lay.rounds)
         self.schedule = [r * group + m for r in round_order for m in range(group)]
         barrier_set = BarrierSet(group, lay.cores_per_cluster, timeout)
         self.limits[BARRIER_KEY] = barrier_registry.register(barrier_set)
+        self.limits[SRAM_SHARED] = 1
         arenas = POOL.take_cores(self.spec, group)
         srams = POOL.take_srams(self.spec, lay.union)
 
         def between_rounds() -> None:
+            used = max(arena.sram_used() for arena in arenas)
             for sram in srams:
-                sram.repoison()
+                sram.repoison(used)
 
         round_gate = threading.Barrier(group, action=between_rounds)
 
@@ -196,7 +203,7 @@ class Launch:
                     return
 
         try:
-            members = [int(m) for m in self.rng.permutation(group)]
+            members = list(shuffled(self.seed + 1, group))
             threads = [threading.Thread(target=run_member, args=(m,), name=f"mlusim-bang-core{m}", daemon=True)
                        for m in members[1:]]
             for thread in threads:

@@ -12,10 +12,11 @@ import operator
 import numpy as np
 from numba import types
 from numba.core import cgutils
-from numba import from_dtype, njit
+from numba import from_dtype
 from numba.extending import (NativeValue, box, intrinsic, make_attribute_wrapper, models, overload,
                              register_jitable, register_model, typeof_impl, unbox)
 
+from .caching import jit
 from .dtypes import (ELEMENT_TYPES, ElementType, ElementTypeToken, bfloat16_to_f32, f32_to_bfloat16, f32_to_half,
                      half_to_f32)
 from .faults import KernelTrap
@@ -167,42 +168,60 @@ def _ptr_sub(ptr, delta):
 
 # ---- element access ----------------------------------------------------------------------------------------------
 
-def load(ptr, index):
-    """Element `index` of `ptr` as float32 (float kinds) or int64 (integer kinds); unchecked."""
+def get(ptr, values, index):
+    """values[index] as float32 (float kinds) or int64 (integer kinds); `values` holds ptr's element kind."""
 
 
-def store(ptr, index, value):
-    """Write `value` (rounded to the element type) at `ptr[index]`; unchecked."""
+def put(ptr, values, index, value):
+    """values[index] = value rounded to ptr's element kind; `values` holds ptr's element kind."""
 
 
-@overload(load, inline="always")
-def _load(ptr, index):
+@overload(get, inline="always")
+def _get(ptr, values, index):
     if ptr.kind == "half":
-        return lambda ptr, index: half_to_f32(ptr.base[ptr.offset + index])
+        return lambda ptr, values, index: half_to_f32(values[index])
     if ptr.kind == "bfloat16":
-        return lambda ptr, index: bfloat16_to_f32(ptr.base[ptr.offset + index])
+        return lambda ptr, values, index: bfloat16_to_f32(values[index])
     if ptr.kind == "float32":
-        return lambda ptr, index: ptr.base[ptr.offset + index]
-    return lambda ptr, index: np.int64(ptr.base[ptr.offset + index])
+        return lambda ptr, values, index: values[index]
+    return lambda ptr, values, index: np.int64(values[index])
 
 
-@overload(store, inline="always")
-def _store(ptr, index, value):
+@overload(put, inline="always")
+def _put(ptr, values, index, value):
     if ptr.kind == "half":
-        def impl(ptr, index, value):
-            ptr.base[ptr.offset + index] = f32_to_half(value)
+        def impl(ptr, values, index, value):
+            values[index] = f32_to_half(value)
     elif ptr.kind == "bfloat16":
-        def impl(ptr, index, value):
-            ptr.base[ptr.offset + index] = f32_to_bfloat16(value)
+        def impl(ptr, values, index, value):
+            values[index] = f32_to_bfloat16(value)
     elif ptr.kind == "float32":
-        def impl(ptr, index, value):
-            ptr.base[ptr.offset + index] = np.float32(value)
+        def impl(ptr, values, index, value):
+            values[index] = np.float32(value)
     else:
         storage = ELEMENT_TYPES[ptr.kind].storage.type
 
-        def impl(ptr, index, value):
-            ptr.base[ptr.offset + index] = storage(np.int64(value))
+        def impl(ptr, values, index, value):
+            values[index] = storage(np.int64(value))
     return impl
+
+
+@register_jitable
+def span(ptr, count):
+    """The `count` stored elements at ptr as an array view (unchecked: call check_range first)."""
+    return ptr.base[ptr.offset:ptr.offset + count]
+
+
+@register_jitable
+def load(ptr, index):
+    """Element `index` of `ptr` as float32 or int64; unchecked."""
+    return get(ptr, ptr.base, ptr.offset + index)
+
+
+@register_jitable
+def store(ptr, index, value):
+    """Write `value` (rounded to the element type) at `ptr[index]`; unchecked."""
+    put(ptr, ptr.base, ptr.offset + index, value)
 
 
 def kind_name(ptr):
@@ -264,14 +283,14 @@ def address(ptr):
     return ptr.base.ctypes.data + ptr.offset * itemsize(ptr)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def ptr_load(ptr, index):
     """`ptr[index]`, checked (scalar read of any memory space)."""
     check_range(ptr + index, 1, "read")
     return load(ptr, index)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def ptr_store(ptr, index, value):
     """`ptr[index] = value`, checked (scalar write of any memory space)."""
     check_range(ptr + index, 1, "write")

@@ -8,6 +8,7 @@ clusterId is the cluster of the core they land on, a simulator choice). Mutable 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 BLOCK_TYPES = (1, 2, -1)
 UNION_TYPES = {4: 1, 8: 2, 16: 4, 32: 8, 64: 16}
@@ -53,9 +54,10 @@ class TaskLayout:
                 f"clusterId={self.cluster_id[task_id]}, coreId={self.core_id[task_id]}")
 
 
+@lru_cache(maxsize=256)
 def layout(dim: tuple[int, int, int], ktype: int, cluster_count: int, cores_per_cluster: int,
            max_union: int) -> TaskLayout:
-    """The task layout of `kernel<<<dim, ktype>>>` on a board; ValueError when the launch is invalid there."""
+    """The task layout of `kernel<<<dim, ktype>>>` on a board (cached; do not mutate); ValueError when invalid."""
     dx, dy, dz = dim
     union = union_of(ktype)
     if union:

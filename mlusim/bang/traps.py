@@ -1,17 +1,17 @@
 """`__assert` and `__bang_trap`/`__abort` for kernel bodies."""
-from numba import njit
 
+from .caching import jit
 from .faults import KernelAssert, KernelUserTrap
 
 
-@njit(cache=True, nogil=True)
+@jit
 def assert_(condition, message):
     """`__assert(condition)`: stop the task with cnrtErrorAssert when condition is false."""
     if not condition:
         raise KernelAssert("assertion failed: " + message)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def trap(message):
     """`__bang_trap()` / `__abort()`: stop the task with cnrtErrorKernelUserTrap."""
     raise KernelUserTrap("user trap: " + message)
