@@ -113,15 +113,19 @@ def opTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, w
 # ---- div / maximum / minimum / pow ------------------------------------------------------------------------------
 
 def _binary(c_name: str, kernel_op: str, handle, x_desc, x, y_desc, y, workspace, workspace_size, z_desc, z,
-            needed_workspace, query: str, flops_per_element: int = 1) -> None:
+            needed_workspace, query: str, flops_per_element: int = 1, names: str = "xyz") -> None:
+    """z = kernel_op(x, y) with broadcasting; `names` are the C names of the three tensors (xyz or abc)."""
     with OpCall(c_name, handle) as call:
-        xd, yd, zd = _broadcast_operands(c_name, x_desc, y_desc, z_desc, ("x_desc", "y_desc", "z_desc"))
-        x_view = call.input(xd, x, "x")
-        y_view = call.input(yd, y, "y")
-        z_view = call.output(zd, z, "z")
+        xd, yd, zd = _broadcast_operands(c_name, x_desc, y_desc, z_desc, tuple(f"{n}_desc" for n in names))
+        x_view = call.input(xd, x, names[0])
+        y_view = call.input(yd, y, names[1])
+        z_view = call.output(zd, z, names[2])
         call.workspace(workspace, workspace_size, needed_workspace(xd, yd, zd), query)
         call.submit(lambda: kernels.binary(kernel_op, x_view, y_view, z_view), flops=zd.size * flops_per_element,
                     dtype=zd.dtype)
+
+
+XYZ = ("x_desc", "y_desc", "z_desc")
 
 
 def _staged_workspace(x, y, z) -> int:
@@ -136,7 +140,7 @@ def _no_workspace(x, y, z) -> int:
 def getDivWorkspaceSize(handle, x_desc, y_desc, z_desc) -> int:
     """cnnlGetDivWorkspaceSize(handle, x_desc, y_desc, z_desc, size_t *size) -> size."""
     handle_arg(handle)
-    return _staged_workspace(*_broadcast_operands("cnnlDiv_v2", x_desc, y_desc, z_desc))
+    return _staged_workspace(*_broadcast_operands("cnnlDiv_v2", x_desc, y_desc, z_desc, XYZ))
 
 
 @api("cnnlDiv_v2")
@@ -160,7 +164,7 @@ def getMaximumWorkspaceSize(handle, c_desc) -> int:
 def maximum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size) -> None:
     """cnnlMaximum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size): c = max(a, b), broadcasting."""
     _binary("cnnlMaximum", "maximum", handle, a_desc, a, b_desc, b, workspace, workspace_size, c_desc, c,
-            _no_workspace, "cnnlGetMaximumWorkspaceSize")
+            _no_workspace, "cnnlGetMaximumWorkspaceSize", names="abc")
 
 
 @api("cnnlGetMinimumWorkspaceSize")
@@ -175,14 +179,14 @@ def getMinimumWorkspaceSize(handle, c_desc) -> int:
 def minimum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size) -> None:
     """cnnlMinimum(handle, a_desc, a, b_desc, b, c_desc, c, workspace, workspace_size): c = min(a, b), broadcasting."""
     _binary("cnnlMinimum", "minimum", handle, a_desc, a, b_desc, b, workspace, workspace_size, c_desc, c,
-            _no_workspace, "cnnlGetMinimumWorkspaceSize")
+            _no_workspace, "cnnlGetMinimumWorkspaceSize", names="abc")
 
 
 @api("cnnlGetPowWorkspaceSize")
 def getPowWorkspaceSize(handle, x_desc, y_desc, z_desc) -> int:
     """cnnlGetPowWorkspaceSize(handle, x_desc, y_desc, z_desc, size_t *size) -> size."""
     handle_arg(handle)
-    return _staged_workspace(*_broadcast_operands("cnnlPow", x_desc, y_desc, z_desc))
+    return _staged_workspace(*_broadcast_operands("cnnlPow", x_desc, y_desc, z_desc, XYZ))
 
 
 @api("cnnlPow")
