@@ -1,0 +1,186 @@
+"""Running one task on every rank of a clique: in rank processes kept alive for a whole test module, or in threads
+of this process with one simulated device per rank. A task is a function of `tasks.py` called as task(rank, *args);
+the runner returns each rank's result, or fails the test with the rank's traceback."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+#: Small slots make even small tests cross message-window boundaries.
+TEST_ENV = {"MLUSIM_CNCL_SLOT_BYTES": "4096", "MLUSIM_CNCL_TIMEOUT": "20", "MLUSIM_MEMORY": "256MiB",
+            "MLUSIM_DEVICE_COUNT": "1"}
+REPLY_TIMEOUT = 60.0
+
+
+class Rank:
+    """What a task sees: its rank, the clique size, its communicator, a queue, and buffer helpers."""
+
+    def __init__(self, rank: int, world: int, comm, device: int):
+        import cnrt
+
+        self.rank, self.world, self.comm, self.device = rank, world, comm, device
+        cnrt.setDevice(device)
+        self.queue = cnrt.queueCreate()
+        self.state: dict = {}
+
+    def enter(self) -> None:
+        import cnrt
+
+        cnrt.setDevice(self.device)
+
+    def upload(self, array: np.ndarray) -> int:
+        import cnrt
+
+        pointer = cnrt.malloc(max(array.nbytes, 1))
+        if array.nbytes:
+            cnrt.memcpy(pointer, np.ascontiguousarray(array), array.nbytes, cnrt.cnrtMemcpyHostToDev)
+        return pointer
+
+    def download(self, pointer: int, count: int, dtype) -> np.ndarray:
+        import cnrt
+
+        out = np.empty(count, dtype)
+        if out.nbytes:
+            cnrt.memcpy(out, pointer, out.nbytes, cnrt.cnrtMemcpyDevToHost)
+        return out
+
+    def sync(self) -> None:
+        import cnrt
+
+        cnrt.queueSync(self.queue)
+
+
+def _call(rank: Rank, name: str, args: tuple):
+    from tests.cncl import tasks
+
+    rank.enter()
+    return getattr(tasks, name)(rank, *args)
+
+
+def _serve(rank: int, world: int, clique_hex: str, env: dict, connection) -> None:
+    """The main function of one rank process."""
+    os.environ.update(env)
+    import cncl
+
+    comm = None
+    try:
+        comm, = cncl.initComms(1, [0], [rank], world, cncl.cnclCliqueId.fromhex(clique_hex))
+        context = Rank(rank, world, comm, 0)
+        connection.send(("ok", None))
+    except BaseException:
+        connection.send(("error", traceback.format_exc()))
+        return
+    while True:
+        request = connection.recv()
+        if request is None:
+            break
+        name, args = request
+        try:
+            connection.send(("ok", _call(context, name, args)))
+        except BaseException:
+            connection.send(("error", traceback.format_exc()))
+    cncl.destroyComms([comm], 1)
+
+
+class ProcessClique:
+    """`world` rank processes, one communicator each, kept for many tasks."""
+
+    def __init__(self, world: int, env: dict | None = None):
+        import cncl
+
+        self.world = world
+        context = multiprocessing.get_context("spawn")
+        settings = dict(TEST_ENV, **(env or {}))
+        clique = cncl.getCliqueId().hex()
+        self.connections, self.processes = [], []
+        for rank in range(world):
+            mine, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(rank, world, clique, settings, theirs), daemon=True)
+            process.start()
+            self.connections.append(mine)
+            self.processes.append(process)
+        self._collect("initComms")
+
+    def _collect(self, what: str) -> list:
+        results = []
+        for rank, connection in enumerate(self.connections):
+            if not connection.poll(REPLY_TIMEOUT):
+                raise AssertionError(f"rank {rank} did not answer {what} within {REPLY_TIMEOUT} s")
+            status, value = connection.recv()
+            if status != "ok":
+                raise AssertionError(f"rank {rank} failed in {what}:\n{value}")
+            results.append(value)
+        return results
+
+    def send(self, name: str, *args) -> None:
+        """Start a task on every rank without waiting."""
+        for connection in self.connections:
+            connection.send((name, args))
+
+    def run(self, name: str, *args) -> list:
+        self.send(name, *args)
+        return self._collect(name)
+
+    def run_each(self, name: str, per_rank_args: list) -> None:
+        for connection, args in zip(self.connections, per_rank_args):
+            connection.send((name, args))
+
+    def collect(self, what: str = "task") -> list:
+        return self._collect(what)
+
+    def close(self) -> None:
+        for connection in self.connections:
+            try:
+                connection.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for process in self.processes:
+            process.join(timeout=20)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+class ThreadClique:
+    """`world` communicators of one process on devices 0..world-1, each rank's task in its own thread."""
+
+    def __init__(self, world: int):
+        import cncl
+        from mlusim import device as devices
+
+        self.world = world
+        devices.configure(memory=256 << 20, device_count=world)
+        self.comms = cncl.initComms(world, list(range(world)), list(range(world)), world, None)
+        self.ranks = [None] * world
+        with ThreadPoolExecutor(world) as pool:
+            for rank, context in enumerate(pool.map(lambda r: Rank(r, world, self.comms[r], r), range(world))):
+                self.ranks[rank] = context
+
+    def run(self, name: str, *args) -> list:
+        with ThreadPoolExecutor(self.world) as pool:
+            futures = [pool.submit(_call, self.ranks[rank], name, args) for rank in range(self.world)]
+            results = []
+            for rank, future in enumerate(futures):
+                try:
+                    results.append(future.result(timeout=REPLY_TIMEOUT))
+                except BaseException:
+                    raise AssertionError(f"rank {rank} failed in {name}:\n{traceback.format_exc()}")
+            return results
+
+    def close(self) -> None:
+        import cncl
+        from mlusim import device as devices
+
+        live = [comm for comm in self.comms if not comm.destroyed]
+        cncl.destroyComms(live, len(live))
+        devices.configure()
+
+
+def shm_entries() -> set[str]:
+    return {name for name in os.listdir("/dev/shm") if name.startswith("mlusim-cncl-")}
+
+
