@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import queue
 import secrets
 import signal
 import subprocess
@@ -24,9 +25,6 @@ import sys
 import threading
 import time
 from typing import IO, Optional
-
-POLL_SECONDS = 0.05
-
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlusim run", description="Run N ranks of a script on this host.")
@@ -93,20 +91,18 @@ class Job:
                 self.forwarders.append(thread)
 
     def wait(self) -> int:
-        """Wait for every rank; on the first failure stop the others. Returns the job's exit status."""
+        """Wait for every rank; on the first failure stop the others. Returns the job's exit status (that of the
+        rank that failed first)."""
+        exits: "queue.SimpleQueue[tuple[int, int]]" = queue.SimpleQueue()
+        for rank, process in enumerate(self.processes):
+            threading.Thread(target=lambda r=rank, p=process: exits.put((r, p.wait())), daemon=True).start()
         failed: Optional[tuple[int, int]] = None
-        while True:
-            codes = [process.poll() for process in self.processes]
-            if failed is None:
-                for rank, code in enumerate(codes):
-                    if code not in (None, 0):
-                        failed = (rank, code)
-                        self._say(f"rank {rank} exited with status {_exit_status(code)}; stopping the other ranks")
-                        self.stop()
-                        break
-            if all(code is not None for code in codes):
-                break
-            time.sleep(POLL_SECONDS)
+        for _ in self.processes:
+            rank, code = exits.get()
+            if code != 0 and failed is None:
+                failed = (rank, code)
+                self._say(f"rank {rank} exited with status {_exit_status(code)}; stopping the other ranks")
+                threading.Thread(target=self.stop, daemon=True).start()
         for thread in self.forwarders:
             thread.join(timeout=5)
         return 0 if failed is None else _exit_status(failed[1])

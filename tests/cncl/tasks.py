@@ -309,3 +309,16 @@ def pid(ctx) -> int:
     import os
 
     return os.getpid()
+
+
+def exit_like_the_interpreter(ctx) -> None:
+    """Leave as a normal interpreter exit would: exit handlers (cncl's tells the peers), then exit."""
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    os._exit(0)
+
+
+def idle(ctx, seconds: float) -> None:
+    time.sleep(seconds)
