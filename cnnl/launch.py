@@ -21,6 +21,7 @@ import numpy as np
 from mlusim.errors import ArgumentFault, NullPointerFault
 from mlusim.queue import Command
 from mlusim.transfer import DeviceRange, acquire
+from mlusim.validate import as_size
 
 from . import dtypes as D
 from . import enums as E
@@ -95,7 +96,6 @@ class OpCall:
 
     def workspace(self, pointer, size, needed: int, query: str) -> None:
         """Check the caller's workspace against the `needed` bytes that `query` reports, and claim it."""
-        from mlusim.validate import as_size
         nbytes = as_size(size, "workspace_size")
         address = pointer_value(pointer, "workspace")
         if nbytes < needed:

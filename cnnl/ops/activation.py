@@ -155,8 +155,7 @@ def activationBackward(handle, activation_desc, alpha, y_desc, y, diff_y_desc, d
         mode, coef = ready(activation_desc, ActivationDescriptor, "activation_desc").kernel_mode()
         dyd, dxd = tensor_arg(diff_y_desc, "diff_y_desc"), tensor_arg(diff_x_desc, "diff_x_desc")
         checks.supported_dtype(dyd, "diff_y_desc", D.FLOATING, "cnnlActivationBackward")
-        given = {name: tensor_arg(desc, f"{name}_desc") for name, desc, pointer in (("x", x_desc, x),
-                                                                                  ("y", y_desc, y))
+        given = {name: tensor_arg(desc, f"{name}_desc") for name, desc in (("x", x_desc), ("y", y_desc))
                  if desc is not None}
         needs = ("y", "x") if mode in ("sigmoid", "tanh", "relu") else ("x",)
         if not any(name in given for name in needs):

@@ -33,17 +33,13 @@ def _select_inputs(condition_desc, then_desc, else_desc):
     return cond, then, other
 
 
-def _workspace(out_dims, cond, then, other) -> int:
-    return W.staged_inputs(out_dims, cond, then, other)
-
-
 @api("cnnlGetSelectV2WorkspaceSize")
 def getSelectV2WorkspaceSize(handle, condition_desc, then_desc, else_desc) -> int:
     """cnnlGetSelectV2WorkspaceSize(handle, condition_desc, then_desc, else_desc, size_t *size) -> size."""
     handle_arg(handle)
     cond, then, other = _select_inputs(condition_desc, then_desc, else_desc)
     dims = _broadcast_dims((cond, "condition_desc"), (then, "then_desc"), (other, "else_desc"))
-    return _workspace(dims, cond, then, other)
+    return W.staged_inputs(dims, cond, then, other)
 
 
 @api("cnnlSelectV2")
@@ -61,6 +57,6 @@ def selectV2(handle, condition_desc, condition, then_desc, then, else_desc, othe
         views = [call.input(d, p, a) for d, p, a in ((cond, condition, "condition"), (then_d, then, "then"),
                                                       (else_d, other, "else"))]
         out_view = call.output(out, output, "output")
-        call.workspace(workspace, workspace_size, _workspace(out.dims, cond, then_d, else_d),
+        call.workspace(workspace, workspace_size, W.staged_inputs(out.dims, cond, then_d, else_d),
                        "cnnlGetSelectV2WorkspaceSize")
         call.submit(lambda: kernels.select(*views, out_view), flops=out.size, dtype=out.dtype)
