@@ -97,10 +97,18 @@ def _float_pow(a, b, out):
         np.power(a, b, out=out)
 
 
+def _maximum(a, b, out):
+    np.maximum(a, b, out=out)
+
+
+def _minimum(a, b, out):
+    np.minimum(a, b, out=out)
+
+
 BINARY_OPS = {
     "div": (_float_div, _int_div),
-    "maximum": (np.maximum, np.maximum),
-    "minimum": (np.minimum, np.minimum),
+    "maximum": (_maximum, _maximum),
+    "minimum": (_minimum, _minimum),
     "pow": (_float_pow, _int_pow),
 }
 

@@ -19,8 +19,15 @@ def run_elementwise(block_fn, out, inputs, staged):
     """
     check_broadcast(out.shape, *(x.shape for x in inputs))
     inputs = detach_inputs(out, *inputs)
-    operands = [out] + [align_ndim(x, out.ndim) for x in inputs]
-    run_blocked(block_fn, out.shape, operands, staged=staged)
+    operands = [_drop_unit_axes(a, out.shape) for a in [out] + [align_ndim(x, out.ndim) for x in inputs]]
+    run_blocked(block_fn, tuple(n for n in out.shape if n != 1), operands, staged=staged)
+
+
+def _drop_unit_axes(array, shape):
+    """`array` without the axes where `shape` has extent 1: they hold no extra elements, and fewer axes mean
+    fewer, longer inner loops for numpy."""
+    index = tuple(0 if n == 1 else slice(None) for n in shape)
+    return array[index + (Ellipsis,)]
 
 
 def store_bool_result(compute_into, out_block):

@@ -22,6 +22,15 @@ def _reciprocal(x, out):
     np.divide(1, x, out=out)
 
 
+def _negate(x, out):
+    # not np.negative: numpy 2.4 returns wrong values from it for 4-byte types read with a 16-byte stride into a
+    # non-contiguous output. 0 - x (integers, wrapping) and x * -1 (floats, keeps -0.0) are exact negations.
+    if is_int(x.dtype):
+        np.subtract(x.dtype.type(0), x, out=out)
+    else:
+        np.multiply(x, x.dtype.type(-1), out=out)
+
+
 def _integer_identity(x, out):
     np.copyto(out, x)
 
@@ -29,7 +38,7 @@ def _integer_identity(x, out):
 # name -> (float implementation, integer implementation or None when float-only, single pass over memory)
 UNARY_OPS = {
     "abs": (np.abs, np.abs, True),
-    "neg": (np.negative, np.negative, True),
+    "neg": (_negate, _negate, True),
     "exp": (np.exp, None, True),
     "log": (np.log, None, True),
     "log2": (np.log2, None, True),

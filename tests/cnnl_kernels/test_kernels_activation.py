@@ -61,8 +61,11 @@ def derivative_reference(mode, x, y, coef):
 
 
 def cancellation(mode, x):
-    """Size of the terms the gelu forms cancel in their negative tail (1 + erf, 1 + tanh): the error scales with it."""
-    return np.abs(to_f64(x)) if mode in ("gelu", "gelu_tanh") else 0.0
+    """Size of the terms a formula cancels (1 + erf and 1 + tanh in the gelu tails, 1 + x(1 - s) in silu'):
+    rounding errors scale with them rather than with the result."""
+    if mode in ("gelu", "gelu_tanh"):
+        return np.abs(to_f64(x))
+    return 1.0 + np.abs(to_f64(x)) if mode == "silu" else 0.0
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -185,3 +185,12 @@ def test_large_contiguous_add_is_exact_in_float32():
     op_tensor("add", a, b, out)
     assert np.array_equal(out, a + b)
     assert math.isfinite(float(out.sum()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_neg_with_16_byte_input_stride_into_strided_output(dtype):
+    # numpy 2.4's own np.negative gets exactly this layout wrong; the kernel must not
+    x = np.arange(1, 41).astype(dtype)[::4]
+    out = np.zeros(30, dtype)[::3]
+    unary("neg", x, out)
+    assert out.tolist() == [-v for v in x.tolist()]
