@@ -10,8 +10,10 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import warnings
 
 from numba import objmode
+from numba.core.errors import NumbaWarning
 
 from .caching import jit
 from .context import BARRIER_KEY, BARRIERS
@@ -19,6 +21,9 @@ from .faults import KernelTrap
 from .dma import sync
 
 CLUSTER, ALL = 0, 1
+
+# The object-mode block only waits at the barrier; the rest of a kernel still runs without the GIL.
+warnings.filterwarnings("ignore", message=".*Code running in object mode won't allow parallel", category=NumbaWarning)
 
 
 class BarrierAborted(KernelTrap):

@@ -11,7 +11,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core.imputils import lower_constant
-from numba.extending import intrinsic, models, register_jitable, register_model, typeof_impl
+from numba.extending import NativeValue, intrinsic, models, register_jitable, register_model, typeof_impl, unbox
 
 import ml_dtypes
 
@@ -50,6 +50,11 @@ register_model(ElementTypeToken)(models.OpaqueModel)
 @typeof_impl.register(ElementType)
 def _typeof_element_type(value, context):
     return value._numba_type
+
+
+@unbox(ElementTypeToken)
+def _unbox_element_type(typ, obj, c):
+    return NativeValue(c.context.get_dummy_value())
 
 
 @lower_constant(ElementTypeToken)
