@@ -8,10 +8,9 @@ import cnnl
 import cnrt
 
 from ..cnnl_kernels.tolerances import assert_close
-from .helpers import NUMPY, as_float64, empty, random_values, raises_status, strided_layouts, sync, tensor
+from .helpers import NUMERIC, NUMPY, as_float64, empty, random_values, raises_status, strided_layouts, sync, tensor
 
-MATRIX_TYPES = [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_BFLOAT16, cnnl.CNNL_DTYPE_DOUBLE,
-                cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_INT8]
+MATRIX_TYPES = NUMERIC
 
 
 def product_bound(a, b, trans_a, trans_b):

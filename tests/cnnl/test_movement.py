@@ -60,7 +60,7 @@ def transpose_desc(permute):
 
 
 @pytest.mark.parametrize("permute", list(itertools.permutations(range(3))) + [(3, 1, 0, 2)])
-@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_INT8])
+@pytest.mark.parametrize("code", ALL)
 def test_transpose(handle, permute, code):
     dims = (2, 3, 4, 5)[:len(permute)]
     values = random_values(np.random.default_rng(0), dims, code)
@@ -114,7 +114,7 @@ def test_expand(handle):
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
-@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_BFLOAT16, cnnl.CNNL_DTYPE_BOOL])
+@pytest.mark.parametrize("code", ALL)
 def test_concat_and_split(handle, axis, code):
     rng = np.random.default_rng(1)
     pieces = []
@@ -291,8 +291,7 @@ def test_cast_type_must_match_the_tensors(handle):
         cnnl.castDataType(handle, x.desc, x.ptr, 999, y.desc, y.ptr)
 
 
-@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_INT64,
-                                  cnnl.CNNL_DTYPE_BOOL])
+@pytest.mark.parametrize("code", ALL)
 def test_select(handle, code):
     rng = np.random.default_rng(3)
     condition = rng.random((3, 1, 4)) < 0.5

@@ -8,7 +8,7 @@ import cnnl
 import cnrt
 
 from ..cnnl_kernels.tolerances import assert_close
-from .helpers import (FLOATS, NUMPY, as_float64, empty, random_values, raises_status, strided_layouts, sync,
+from .helpers import (ALL, FLOATS, INTS, NUMERIC, NUMPY, as_float64, empty, random_values, raises_status, strided_layouts, sync,
                       tensor)
 
 REFERENCES = {cnnl.CNNL_REDUCE_ADD: np.sum, cnnl.CNNL_REDUCE_AVG: np.mean, cnnl.CNNL_REDUCE_MUL: np.prod,
@@ -55,7 +55,7 @@ def test_reduce_any_axes(problem):
     assert_close(out.read(), want, NUMPY[code], ulps=4 * count, what=f"reduce {op}")
 
 
-@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_INT8, cnnl.CNNL_DTYPE_INT64])
+@pytest.mark.parametrize("code", INTS)
 @pytest.mark.parametrize("op", [cnnl.CNNL_REDUCE_ADD, cnnl.CNNL_REDUCE_MAX, cnnl.CNNL_REDUCE_MIN,
                                 cnnl.CNNL_REDUCE_MUL])
 def test_reduce_integers_with_a_squeezed_output(handle, code, op):
@@ -133,7 +133,7 @@ def test_reduce_bad_arguments(handle):
 
 @pytest.mark.parametrize("exclusive", [False, True])
 @pytest.mark.parametrize("reverse", [False, True])
-@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_INT32])
+@pytest.mark.parametrize("code", NUMERIC)
 def test_cumsum(handle, exclusive, reverse, code):
     values = random_values(np.random.default_rng(7), (3, 5, 2), code)
     x = tensor(values, code, strides=[1, 6, 3])
@@ -173,7 +173,7 @@ def run_topk(handle, x, k, dim, largest, lower_index_first=True, index_code=cnnl
 
 
 @pytest.mark.parametrize("largest", [True, False])
-@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_BFLOAT16, cnnl.CNNL_DTYPE_INT16])
+@pytest.mark.parametrize("code", ALL)
 @pytest.mark.parametrize("index_code", [cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_INT64])
 def test_topk(handle, largest, code, index_code):
     values = random_values(np.random.default_rng(8), (4, 9), code)
