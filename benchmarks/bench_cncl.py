@@ -1,0 +1,239 @@
+"""CNCL benchmark, nccl-tests style: allReduce, allGather, reduceScatter and broadcast from 8 B to 256 MiB with 2 and
+4 rank processes on this host (shared-memory transport), the host's memcpy bandwidth measured in the same run, and
+the same allReduce through MPI (mpi4py over OpenMPI, when installed) on the same device buffers.
+
+Columns follow nccl-tests: size (bytes), count (elements), type, redop, time (µs per call, the slowest rank's
+average), algbw = size / time, busbw = algbw x the collective's bus factor (allReduce 2(n-1)/n, allGather and
+reduceScatter (n-1)/n, broadcast 1), in GB/s. For allGather size is the received total, for reduceScatter the sent
+total.
+
+Run as `python benchmarks/bench_cncl.py` (or `mlusim bench cncl`); `run(report=print)` returns the result rows.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+KiB, MiB = 1024, 1024 * 1024
+SIZES = [8, 64, 512, 4 * KiB, 32 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB]
+WORLDS = (2, 4)
+COLLECTIVES = ("allReduce", "allGather", "reduceScatter", "broadcast")
+BUS_FACTOR = {"allReduce": lambda n: 2 * (n - 1) / n, "allGather": lambda n: (n - 1) / n,
+              "reduceScatter": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0}
+MEMCPY_TARGET = 0.5  # allReduce busbw at 64 MiB, 2 ranks, as a fraction of the host's memcpy bandwidth
+MPI_FROM = 1 * MiB   # cncl should be no slower than MPI from this size up
+
+
+def iterations(size: int) -> int:
+    return max(2, min(50, (32 * MiB) // max(size, 1)))
+
+
+def host_memcpy_gbps(nbytes: int = 64 * MiB, repeats: int = 7) -> float:
+    """numpy copy bandwidth of this host (bytes copied per second, GB/s), median of repeats."""
+    source = np.ones(nbytes, np.uint8)
+    target = np.zeros_like(source)
+    np.copyto(target, source)
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.copyto(target, source)
+        samples.append(time.perf_counter() - start)
+    return nbytes / sorted(samples)[len(samples) // 2] / 1e9
+
+
+# ---- the rank side ----------------------------------------------------------------------------------------------
+
+def _counts(collective: str, size: int, world: int) -> tuple[int, int, int]:
+    """(count argument, send elements, recv elements) of one call moving `size` bytes of float32."""
+    elements = max(size // 4, 1)
+    if collective == "allGather":
+        count = max(elements // world, 1)
+        return count, count, count * world
+    if collective == "reduceScatter":
+        count = max(elements // world, 1)
+        return count, count * world, count
+    return elements, elements, elements
+
+
+def _time_collective(cncl, cnrt, comm, queue, collective: str, size: int, world: int) -> tuple[float, int]:
+    count, send_elements, recv_elements = _counts(collective, size, world)
+    send, recv = cnrt.malloc(send_elements * 4), cnrt.malloc(recv_elements * 4)
+    cnrt.memset(send, 0, send_elements * 4)
+    cnrt.memset(recv, 0, recv_elements * 4)
+    calls = {
+        "allReduce": lambda: cncl.allReduce(send, recv, count, cncl.cnclFloat, cncl.cnclSum, comm, queue),
+        "allGather": lambda: cncl.allGather(send, recv, count, cncl.cnclFloat, comm, queue),
+        "reduceScatter": lambda: cncl.reduceScatter(send, recv, count, cncl.cnclFloat, cncl.cnclSum, comm, queue),
+        "broadcast": lambda: cncl.broadcast(send, recv, count, cncl.cnclFloat, 0, comm, queue),
+    }
+    call = calls[collective]
+    call()
+    cnrt.queueSync(queue)
+    repeats = iterations(size)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        call()
+    cnrt.queueSync(queue)
+    seconds = (time.perf_counter() - start) / repeats
+    cnrt.free(send)
+    cnrt.free(recv)
+    return seconds, count
+
+
+def _rank_main(rank: int, world: int, clique_hex: str, sizes: list, connection) -> None:
+    import cncl
+    import cnrt
+
+    comm, = cncl.initComms(1, [0], [rank], world, cncl.cnclCliqueId.fromhex(clique_hex))
+    queue = cnrt.queueCreate()
+    results = []
+    for collective in COLLECTIVES:
+        for size in sizes:
+            seconds, count = _time_collective(cncl, cnrt, comm, queue, collective, size, world)
+            results.append((collective, size, count, seconds))
+    connection.send(results)
+    cncl.destroyComms([comm], 1)
+
+
+def measure_cncl(world: int, sizes: list) -> list[dict]:
+    """One row per (collective, size): the slowest rank's time."""
+    import cncl
+
+    context = multiprocessing.get_context("spawn")
+    clique = cncl.getCliqueId().hex()
+    pipes, processes = [], []
+    for rank in range(world):
+        mine, theirs = context.Pipe()
+        process = context.Process(target=_rank_main, args=(rank, world, clique, sizes, theirs))
+        process.start()
+        pipes.append(mine)
+        processes.append(process)
+    per_rank = [pipe.recv() for pipe in pipes]
+    for process in processes:
+        process.join()
+    rows = []
+    for entries in zip(*per_rank):
+        collective, size, count, _ = entries[0]
+        seconds = max(entry[3] for entry in entries)
+        moved = count * 4 * (world if collective in ("allGather", "reduceScatter") else 1)
+        algbw = moved / seconds / 1e9
+        rows.append({"name": f"cncl {collective} {moved} B {world} ranks", "collective": collective,
+                     "ranks": world, "size": moved, "count": count, "time_us": seconds * 1e6, "algbw": algbw,
+                     "busbw": algbw * BUS_FACTOR[collective](world)})
+    return rows
+
+
+# ---- MPI ----------------------------------------------------------------------------------------------------------
+
+def _mpi_worker(sizes: list) -> None:
+    """Run under mpirun: MPI Allreduce (float32 sum) on buffers allocated as simulated device memory."""
+    from mpi4py import MPI
+
+    import cnrt
+    from mlusim.transfer import owning_device
+
+    world = MPI.COMM_WORLD
+    for size in sizes:
+        elements = max(size // 4, 1)
+        send, recv = cnrt.malloc(elements * 4), cnrt.malloc(elements * 4)
+        cnrt.memset(send, 0, elements * 4)
+        cnrt.memset(recv, 0, elements * 4)
+        send_view = owning_device(send, "send").memory.view(send, elements * 4).view(np.float32)
+        recv_view = owning_device(recv, "recv").memory.view(recv, elements * 4).view(np.float32)
+        world.Allreduce(send_view, recv_view)
+        repeats = iterations(size)
+        world.Barrier()
+        start = time.perf_counter()
+        for _ in range(repeats):
+            world.Allreduce(send_view, recv_view)
+        seconds = world.allreduce((time.perf_counter() - start) / repeats, op=MPI.MAX)
+        if world.rank == 0:
+            print(json.dumps({"size": elements * 4, "seconds": seconds}), flush=True)
+        cnrt.free(send)
+        cnrt.free(recv)
+
+
+def measure_mpi(world: int, sizes: list) -> dict[int, float] | None:
+    """{size: seconds} of MPI Allreduce with `world` ranks, or None when mpi4py or mpirun is missing."""
+    launcher = shutil.which("mpirun")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return None
+    if launcher is None:
+        return None
+    command = [launcher, "--oversubscribe", "-n", str(world)]
+    if os.geteuid() == 0:
+        command.insert(1, "--allow-run-as-root")
+    command += [sys.executable, os.path.abspath(__file__), "--mpi-worker", ",".join(map(str, sizes))]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"mpirun failed ({done.returncode}): {done.stderr[-2000:]}")
+    timings = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {entry["size"]: entry["seconds"] for entry in timings}
+
+
+# ---- report -------------------------------------------------------------------------------------------------------
+
+def _table(rows: list[dict]) -> list[str]:
+    lines = [f"{'collective':<14}{'ranks':>6}{'size':>12}{'count':>11}{'type':>7}{'redop':>7}{'time(us)':>12}"
+             f"{'algbw':>9}{'busbw':>9}"]
+    for row in rows:
+        redop = "sum" if row["collective"] in ("allReduce", "reduceScatter") else "none"
+        lines.append(f"{row['collective']:<14}{row['ranks']:>6}{row['size']:>12}{row['count']:>11}{'float':>7}"
+                     f"{redop:>7}{row['time_us']:>12.1f}{row['algbw']:>9.3f}{row['busbw']:>9.3f}")
+    return lines
+
+
+def run(report=print, sizes=None, worlds=WORLDS, with_mpi: bool = True) -> list[dict]:
+    sizes = list(sizes or SIZES)
+    memcpy = host_memcpy_gbps()
+    report(f"host memcpy bandwidth (numpy copy of 64 MiB): {memcpy:.2f} GB/s")
+    rows: list[dict] = []
+    for world in worlds:
+        measured = measure_cncl(world, sizes)
+        for line in _table(measured):
+            report(line)
+        rows += measured
+    checks: list[dict] = []
+    target_row = next((r for r in rows if r["collective"] == "allReduce" and r["ranks"] == 2
+                       and r["size"] == 64 * MiB), None)
+    if target_row is not None:
+        ratio = target_row["busbw"] / memcpy
+        checks.append({"name": "allReduce busbw / host memcpy bandwidth (64 MiB, 2 ranks)", "ours":
+                       target_row["busbw"], "reference": memcpy, "ratio": ratio, "target": MEMCPY_TARGET,
+                       "pass": ratio >= MEMCPY_TARGET})
+    if with_mpi:
+        mpi = measure_mpi(2, [s for s in sizes if s >= 8])
+        if mpi is None:
+            report("MPI comparison skipped: mpi4py or mpirun is not installed")
+        else:
+            report(f"{'allReduce 2 ranks':<20}{'size':>12}{'cncl us':>12}{'MPI us':>12}{'MPI/cncl':>10}")
+            for row in rows:
+                if row["collective"] != "allReduce" or row["ranks"] != 2 or row["size"] not in mpi:
+                    continue
+                mpi_us = mpi[row["size"]] * 1e6
+                ratio = mpi_us / row["time_us"]
+                report(f"{'':<20}{row['size']:>12}{row['time_us']:>12.1f}{mpi_us:>12.1f}{ratio:>10.2f}")
+                checks.append({"name": f"MPI time / cncl time, allReduce {row['size']} B", "ours": row["time_us"],
+                               "reference": mpi_us, "ratio": ratio, "target": 1.0 if row["size"] >= MPI_FROM else None,
+                               "pass": ratio >= 1.0 if row["size"] >= MPI_FROM else None})
+    for check in checks:
+        if check["pass"] is not None:
+            report(f"{check['name']}: {check['ratio']:.2f} (target >= {check['target']}) "
+                   f"{'ok' if check['pass'] else 'BELOW TARGET'}")
+    return rows + checks
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--mpi-worker":
+        _mpi_worker([int(s) for s in sys.argv[2].split(",")])
+    else:
+        run()
