@@ -64,13 +64,17 @@ class OpCall:
             span.block.space.unpin(span.block)
         self.spans = []
 
+    def _claim(self, span: DeviceRange, arg: str) -> None:
+        """Hold the pin of `span` for this call; it must be on the handle's device."""
+        self.spans.append(span)
+        if span.device is not self.handle.device:
+            raise ArgumentFault(f"0x{span.address:x} is on device {span.device.index} but the handle is bound to "
+                                f"device {self.handle.device.index}", arg)
+
     def _pin(self, desc: TensorDescriptor, pointer, arg: str) -> Optional[DeviceRange]:
         span = acquire_tensor(desc, pointer, arg)
         if span is not None:
-            self.spans.append(span)
-            if span.device is not self.handle.device:
-                raise ArgumentFault(f"0x{span.address:x} is on device {span.device.index} but the handle is bound "
-                                    f"to device {self.handle.device.index}", arg)
+            self._claim(span, arg)
         return span
 
     def input(self, desc: TensorDescriptor, pointer, arg: str) -> np.ndarray:
@@ -106,27 +110,21 @@ class OpCall:
         if address == 0:
             raise NullPointerFault(f"workspace is NULL but workspace_size is {nbytes}", "workspace", 0)
         span = acquire(address, nbytes, "workspace")
-        self.spans.append(span)
-        if span.device is not self.handle.device:
-            raise ArgumentFault(f"0x{address:x} is on device {span.device.index} but the handle is bound to device "
-                                f"{self.handle.device.index}", "workspace")
+        self._claim(span, "workspace")
         self.writes.append((span.address, span.nbytes))
 
     def device_scalar(self, pointer, dtype: int, arg: str) -> np.ndarray:
         """A read-only 1-element view of a scalar in device memory (CNNL_POINTER_MODE_DEVICE)."""
         desc = TensorDescriptor()
         desc.assign(E.CNNL_LAYOUT_ARRAY, dtype, (1,), (1,))
-        if pointer_value(pointer, arg) == 0:
-            raise NullPointerFault("null device pointer for the scalar", arg, 0)
         return self.input(desc, pointer, arg)
 
-    def submit(self, run: Callable[[], None], flops: float, dtype: int, extra_bytes: int = 0) -> None:
+    def submit(self, run: Callable[[], None], flops: float, dtype: int) -> None:
         """Enqueue the op on the handle's queue; the queue owns the pins from here on."""
         queue = self.handle.queue
-        nbytes = self.bytes_moved + extra_bytes
+        model_us = roofline_us(queue.device.spec, self.bytes_moved, flops, dtype)
         command = Command("op", self.name, run, reads=tuple(self.reads), writes=tuple(self.writes),
-                          model_us=roofline_us(queue.device.spec, nbytes, flops, dtype), blocks=tuple(
-                              span.block for span in self.spans),
-                          info={"flops": float(flops), "bytes": int(nbytes), "dtype": D.name(dtype)})
+                          model_us=model_us, blocks=tuple(span.block for span in self.spans),
+                          info={"flops": float(flops), "bytes": self.bytes_moved, "dtype": D.name(dtype)})
         self.spans = []
         queue.enqueue(command)

@@ -69,7 +69,8 @@ def _broadcast_operands(op_name, a_desc, b_desc, c_desc, names=("a_desc", "b_des
     return a, b, c
 
 
-def _op_tensor_workspace(a, b, c) -> int:
+def _staged_workspace(a, b, c) -> int:
+    """Dense output-shaped copies of the broadcast or strided inputs (see cnnl.workspace)."""
     return W.staged_inputs(c.dims, a, b)
 
 
@@ -77,7 +78,7 @@ def _op_tensor_workspace(a, b, c) -> int:
 def getOpTensorWorkspaceSize(handle, a_desc, b_desc, c_desc) -> int:
     """cnnlGetOpTensorWorkspaceSize(handle, a_desc, b_desc, c_desc, size_t *size) -> size."""
     handle_arg(handle)
-    return _op_tensor_workspace(*_broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc))
+    return _staged_workspace(*_broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc))
 
 
 def _compute_dtype_fits(compute: int, storage: int) -> bool:
@@ -103,7 +104,7 @@ def opTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, w
         a_view = call.input(ad, a, "a")
         b_view = call.input(bd, b, "b")
         c_view = call.output(cd, c, "c", read=scale_c != 0)
-        call.workspace(workspace, workspace_size, _op_tensor_workspace(ad, bd, cd), "cnnlGetOpTensorWorkspaceSize")
+        call.workspace(workspace, workspace_size, _staged_workspace(ad, bd, cd), "cnnlGetOpTensorWorkspaceSize")
         name = _OP_TENSOR_NAMES[descriptor.op]
         flops = cd.size * (1 + (scale_a != 1) + (scale_b != 1) + 2 * (scale_c != 0))
         call.submit(lambda: kernels.op_tensor(name, a_view, b_view, c_view, scale_a, scale_b, scale_c),
@@ -126,10 +127,6 @@ def _binary(c_name: str, kernel_op: str, handle, x_desc, x, y_desc, y, workspace
 
 
 XYZ = ("x_desc", "y_desc", "z_desc")
-
-
-def _staged_workspace(x, y, z) -> int:
-    return W.staged_inputs(z.dims, x, y)
 
 
 def _no_workspace(x, y, z) -> int:

@@ -8,8 +8,6 @@ out = alpha * reduction + beta * out (alpha/beta NULL = 1/0).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from mlusim.errors import ArgumentFault, NotSupportedFault
@@ -109,7 +107,6 @@ class _Plan:
                                 f"{list(self.keep_dims)}", "output_desc")
         if any(x.dims[a] == 0 for a in self.axes):
             raise ArgumentFault("a reduced axis has extent 0", "input_desc")
-        self.count = math.prod(x.dims[a] for a in self.axes)
         self.indices = desc.indices
         self.index_dtype = _INDEX_DTYPES[desc.indices_type]
 
