@@ -119,3 +119,24 @@ def test_descriptor_arguments_must_be_descriptors(handle, bad):
     x = tensor(np.ones(2, np.float32))
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="input_desc"):
         copy(handle, bad, x.ptr, x.desc, x.ptr)
+
+
+def failing_copy(src, dst):
+    raise RuntimeError("injected kernel failure")
+
+
+def test_a_failure_of_queued_work_is_reported_by_the_next_sync(handle, monkeypatch):
+    monkeypatch.setattr(cnnl.kernels, "copy", failing_copy)
+    x, y = tensor(np.ones(2, np.float32)), empty([2])
+    copy(handle, x.desc, x.ptr, y.desc, y.ptr)
+    with pytest.raises(cnrt.CnrtError, match="injected kernel failure"):
+        sync(handle)
+
+
+def test_in_blocking_mode_a_failing_op_is_execution_failed_at_the_call(monkeypatch):
+    devices.configure(memory=64 << 20, blocking=True)
+    monkeypatch.setattr(cnnl.kernels, "copy", failing_copy)
+    h = cnnl.create()
+    x, y = tensor(np.ones(2, np.float32)), empty([2])
+    with raises_status(cnnl.CNNL_STATUS_EXECUTION_FAILED):
+        copy(h, x.desc, x.ptr, y.desc, y.ptr)
