@@ -184,3 +184,46 @@ def shm_entries() -> set[str]:
     return {name for name in os.listdir("/dev/shm") if name.startswith("mlusim-cncl-")}
 
 
+
+
+def several_ranks_per_process(process_index: int, processes: int, per_process: int, clique_hex: str, env: dict,
+                              connection) -> None:
+    """Main function of a process holding `per_process` ranks (one device each) of a multi-process clique:
+    one allReduce and one allGather issued for all its ranks from one thread; sends back the failures."""
+    os.environ.update(env, MLUSIM_DEVICE_COUNT=str(per_process))
+    import cncl
+    import cnrt
+
+    try:
+        world = processes * per_process
+        ranks = [process_index * per_process + local for local in range(per_process)]
+        comms = cncl.initComms(per_process, list(range(per_process)), ranks, world,
+                               cncl.cnclCliqueId.fromhex(clique_hex))
+        count = 3001
+        buffers = []
+        for device, rank in enumerate(ranks):
+            cnrt.setDevice(device)
+            buffers.append((cnrt.malloc(count * 4), cnrt.malloc(count * 4 * world)))
+            cnrt.memcpy(buffers[-1][0], np.arange(count, dtype=np.float32) * (rank + 1), count * 4,
+                        cnrt.cnrtMemcpyHostToDev)
+        for device, comm in enumerate(comms):
+            send, gathered = buffers[device]
+            cncl.allGather(send, gathered, count, cncl.cnclFloat, comm, None)
+            cncl.allReduce(send, send, count, cncl.cnclFloat, cncl.cnclSum, comm, None)
+        failures = []
+        for device, rank in enumerate(ranks):
+            cnrt.setDevice(device)
+            cnrt.syncDevice()
+            total = np.empty(count, np.float32)
+            cnrt.memcpy(total, buffers[device][0], count * 4, cnrt.cnrtMemcpyDevToHost)
+            if not np.array_equal(total, np.arange(count, dtype=np.float32) * (world * (world + 1) // 2)):
+                failures.append(f"allReduce on rank {rank}")
+            gathered = np.empty(count * world, np.float32)
+            cnrt.memcpy(gathered, buffers[device][1], gathered.nbytes, cnrt.cnrtMemcpyDevToHost)
+            want = np.concatenate([np.arange(count, dtype=np.float32) * (r + 1) for r in range(world)])
+            if not np.array_equal(gathered, want):
+                failures.append(f"allGather on rank {rank}")
+        cncl.destroyComms(comms, per_process)
+        connection.send(("ok", failures))
+    except BaseException:
+        connection.send(("error", traceback.format_exc()))

@@ -46,3 +46,26 @@ def test_grouped_send_recv_patterns(clique):
 def test_soak_several_queues(clique):
     assert clique.run("soak", 100, 3, 129) == [[]] * clique.world
 
+
+
+def test_several_ranks_per_process():
+    import multiprocessing
+
+    import cncl
+    from tests.cncl.ranks import TEST_ENV, several_ranks_per_process
+
+    before = shm_entries()
+    context = multiprocessing.get_context("spawn")
+    clique = cncl.getCliqueId().hex()
+    pipes, processes = [], []
+    for index in range(2):
+        mine, theirs = context.Pipe()
+        process = context.Process(target=several_ranks_per_process, args=(index, 2, 2, clique, TEST_ENV, theirs))
+        process.start()
+        pipes.append(mine)
+        processes.append(process)
+    results = [pipe.recv() if pipe.poll(60) else ("error", "no answer") for pipe in pipes]
+    for process in processes:
+        process.join(timeout=20)
+    assert results == [("ok", []), ("ok", [])]
+    assert shm_entries() == before
