@@ -10,10 +10,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-import warnings
 
 from numba import objmode
-from numba.core.errors import NumbaWarning
 
 from .caching import jit
 from .context import BARRIER_KEY, BARRIERS
@@ -23,7 +21,6 @@ from .dma import sync
 CLUSTER, ALL = 0, 1
 
 # The object-mode block only waits at the barrier; the rest of a kernel still runs without the GIL.
-warnings.filterwarnings("ignore", message=".*Code running in object mode won't allow parallel", category=NumbaWarning)
 
 
 class BarrierAborted(KernelTrap):
@@ -168,7 +165,9 @@ def arrive(key: int, task_id: int, cluster_dim: int, scope: int) -> None:
     barriers.arrive(task_id, scope)
 
 
-@jit
+# Compiled without nogil (numba warns about object mode under nogil); a kernel calling it still runs without
+# the GIL, which only the object-mode wait takes.
+@jit(nogil=False)
 def sync_cluster(ctx):
     """`__sync_cluster()`: wait for the cores of this cluster (and complete this core's async copies)."""
     sync(ctx)
@@ -180,7 +179,7 @@ def sync_cluster(ctx):
     ctx.state[BARRIERS] += 1
 
 
-@jit
+@jit(nogil=False)
 def sync_all(ctx):
     """`__sync_all()`: wait for every core of this union task (and complete this core's async copies)."""
     sync(ctx)

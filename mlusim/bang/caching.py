@@ -24,10 +24,10 @@ class _SaltedCache(FunctionCache):
         return super()._index_key(sig, codegen) + (self._salt,)
 
 
-def jit(fn=None, *, salt: bytes = b""):
+def jit(fn=None, *, salt: bytes = b"", nogil: bool = True):
     """numba.njit(nogil=True) with the salted on-disk cache (the decorator of every compiled bang function)."""
     if fn is None:
-        return lambda f: jit(f, salt=salt)
-    dispatcher = numba.njit(nogil=True)(fn)
+        return lambda f: jit(f, salt=salt, nogil=nogil)
+    dispatcher = numba.njit(nogil=nogil)(fn)
     dispatcher._cache = _SaltedCache(fn, salt)
     return dispatcher
