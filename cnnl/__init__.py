@@ -5,14 +5,19 @@ parameters are returned; arrays with their counts are one sequence; host scalars
 pointers are ints. A failure raises `CnnlError` whose `.code` is the cnnlStatus_t value. Every op validates its
 arguments at the call and enqueues one command on the handle's queue.
 """
-from . import dtypes as _dtypes
-from . import enums as _enums
 from . import status as _status
 from . import handle, tensor  # noqa: F401  (register the API functions)
 from .ops import activation, binary, cast, fill, matmul, movement, reduce, scan, select, topk, unary  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
+from .ops.activation import ActivationDescriptor as cnnlActivationDescriptor_t  # noqa: F401
+from .ops.binary import OpTensorDescriptor as cnnlOpTensorDescriptor_t  # noqa: F401
+from .ops.matmul import MatMulAlgo as cnnlMatMulAlgo_t  # noqa: F401
+from .ops.matmul import MatMulDescriptor as cnnlMatMulDescriptor_t  # noqa: F401
+from .ops.matmul import MatMulHeuristicResult as cnnlMatMulHeuristicResult_t  # noqa: F401
+from .ops.movement import TransposeDescriptor as cnnlTransposeDescriptor_t  # noqa: F401
+from .ops.reduce import ReduceDescriptor as cnnlReduceDescriptor_t  # noqa: F401
 from .status import CnnlError, api as _api  # noqa: F401
 from .tensor import TensorDescriptor as cnnlTensorDescriptor_t  # noqa: F401
 
