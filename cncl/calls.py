@@ -2,7 +2,7 @@
 the buffers, and build the queue Command whose run() is this rank's side of the exchange."""
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 
@@ -136,11 +136,14 @@ class Operation:
         self.comm.submit(self.queue, build)  # a queue that refuses the command releases its pins
 
 
-def check_overlap(name: str, send: np.ndarray, recv: np.ndarray, in_place_at: Optional[int]) -> None:
-    """Buffers that overlap must be exactly the documented in-place form (send address == in_place_at)."""
-    if not send.size or not recv.size or not np.may_share_memory(send, recv):
+def check_overlap(call: Call, in_place_offset: int) -> None:
+    """send_buffer and recv_buffer may overlap only in the documented in-place form: send_buffer ==
+    recv_buffer + in_place_offset (bytes)."""
+    if not call.spans.get("send_buffer") or not call.spans.get("recv_buffer"):
         return
-    if in_place_at is not None and send.ctypes.data == in_place_at:
+    (send, send_bytes), = call.spans["send_buffer"]
+    (recv, recv_bytes), = call.spans["recv_buffer"]
+    if send + send_bytes <= recv or recv + recv_bytes <= send or send == recv + in_place_offset:
         return
-    raise CnclError(CNCL_RET_ERR_ARGUMENTS, f"{name}: send_buffer and recv_buffer overlap but are not the in-place "
+    raise CnclError(CNCL_RET_ERR_ARGUMENTS, f"{call.name}: send_buffer and recv_buffer overlap but are not the in-place "
                                             f"form of the call")

@@ -28,7 +28,7 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
         dtype, op, elements = dtype_arg(data_type), op_arg(reduce_op), as_size(count, "count")
         send = call.buffer(send_buffer, elements, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
-        check_overlap(call.name, send, recv, recv.ctypes.data)
+        check_overlap(call, 0)
         signature = Signature(ALL_REDUCE, call.comm.next_collective(), dtype.code, op, count=elements)
         nrank, scratch = call.comm.nrank, call.comm.scratch
         call.submit(signature, _model(call, ALL_REDUCE, send.nbytes),
@@ -43,8 +43,7 @@ def _broadcast(name: str, send_buffer, recv_buffer, count, data_type, root, comm
         is_root = call.comm.rank == origin
         send = call.buffer(send_buffer, elements, dtype, "send_buffer") if is_root else None
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
-        if send is not None:
-            check_overlap(name, send, recv, recv.ctypes.data)
+        check_overlap(call, 0)
         signature = Signature(BROADCAST, call.comm.next_collective(), dtype.code, root=origin, count=elements)
         nrank = call.comm.nrank
         call.submit(signature, _model(call, BROADCAST, recv.nbytes),
@@ -76,8 +75,7 @@ def reduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: int,
         origin = call.rank_arg(root, "root")
         send = call.buffer(send_buffer, elements, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer") if call.comm.rank == origin else None
-        if recv is not None:
-            check_overlap(call.name, send, recv, recv.ctypes.data)
+        check_overlap(call, 0)
         signature = Signature(REDUCE, call.comm.next_collective(), dtype.code, op, origin, elements)
         nrank, scratch = call.comm.nrank, call.comm.scratch
         call.submit(signature, _model(call, REDUCE, send.nbytes),
@@ -95,7 +93,7 @@ def allGather(send_buffer, recv_buffer, count: int, data_type: int, comm, queue)
         nrank, rank = call.comm.nrank, call.comm.rank
         send = call.buffer(send_buffer, elements, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements * nrank, dtype, "recv_buffer")
-        check_overlap(call.name, send, recv, recv.ctypes.data + rank * elements * dtype.size)
+        check_overlap(call, rank * elements * dtype.size)
         signature = Signature(ALL_GATHER, call.comm.next_collective(), dtype.code, count=elements)
         call.submit(signature, _model(call, ALL_GATHER, recv.nbytes),
                     lambda ex: algorithms.all_gather(ex, nrank, send, recv, dtype),
@@ -113,7 +111,7 @@ def reduceScatter(send_buffer, recv_buffer, count: int, data_type: int, reduce_o
         send = call.buffer(send_buffer, elements * nrank, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
         # the in-place form is recv == send + rank * count, i.e. send starts rank * count before recv
-        check_overlap(call.name, send, recv, recv.ctypes.data - rank * elements * dtype.size)
+        check_overlap(call, -rank * elements * dtype.size)
         signature = Signature(REDUCE_SCATTER, call.comm.next_collective(), dtype.code, op, count=elements)
         call.submit(signature, _model(call, REDUCE_SCATTER, send.nbytes),
                     lambda ex: algorithms.reduce_scatter(ex, nrank, send, recv, op, dtype, scratch),
@@ -130,7 +128,7 @@ def alltoAll(send_buffer, recv_buffer, count: int, data_type: int, comm, queue) 
         nrank = call.comm.nrank
         send = call.buffer(send_buffer, elements * nrank, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements * nrank, dtype, "recv_buffer")
-        check_overlap(call.name, send, recv, recv.ctypes.data)
+        check_overlap(call, 0)
         signature = Signature(ALL_TO_ALL, call.comm.next_collective(), dtype.code, count=elements)
         call.submit(signature, _model(call, ALL_TO_ALL, send.nbytes),
                     lambda ex: algorithms.all_to_all(ex, nrank, send, recv, dtype),
