@@ -74,9 +74,15 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
         mine = pieces[ex.rank]
         for peer in peers:
             ex.send(peer, send[pieces[peer]])
-        _gather_and_reduce(ex, nrank, send[mine], recv[mine], op, dtype, scratch)
-        for peer in peers:
-            ex.send(peer, recv[mine])
+        # The reduced piece goes straight into the message to the first peer (hot in cache), is copied from there
+        # to the other peers and to recv: cheaper than reducing into cold recv memory and copying it out.
+        own = send[mine]
+        reduced = ex.reserve(peers[0], own.nbytes).view(own.dtype)
+        _gather_and_reduce(ex, nrank, own, reduced, op, dtype, scratch)
+        ex.publish(peers[0])
+        for peer in peers[1:]:
+            ex.send(peer, reduced)
+        np.copyto(recv[mine], reduced)
         for peer in peers:
             np.copyto(recv[pieces[peer]], _receive_as(ex, peer, recv[pieces[peer]]))
             ex.release(peer)

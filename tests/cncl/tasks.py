@@ -322,3 +322,17 @@ def exit_like_the_interpreter(ctx) -> None:
 
 def idle(ctx, seconds: float) -> None:
     time.sleep(seconds)
+
+
+def all_reduce_cpu_time(ctx, count: int, delay: float) -> tuple:
+    """Wait `delay` seconds, then one allReduce: (wall seconds, CPU seconds of this process) of the call + sync."""
+    import resource
+
+    time.sleep(delay)
+    buffer = ctx.upload(np.ones(count, np.float32))
+    before, began = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+    cncl.allReduce(buffer, buffer, count, cncl.cnclFloat, cncl.cnclSum, ctx.comm, ctx.queue)
+    ctx.sync()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cnrt.free(buffer)
+    return time.monotonic() - began, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -125,3 +125,14 @@ def test_abort_comm_unblocks_a_waiting_collective():
         cncl.freeComm(comms[1])
     finally:
         devices.configure()
+
+
+def test_waiting_for_a_slow_peer_does_not_spin(shm_unchanged):
+    clique = _open(2)
+    try:
+        clique.run_each("all_reduce_cpu_time", [(1000, 0.0), (1000, 1.5)])
+        (wall, cpu), _ = clique.collect()
+    finally:
+        clique.close()
+    assert wall > 1.2
+    assert cpu < 0.15 * wall, f"rank 0 used {cpu:.2f} s of CPU while waiting {wall:.2f} s"
