@@ -77,8 +77,7 @@ class cnclComm:
         self.collectives_issued += 1
         return self.collectives_issued
 
-    def submit(self, queue: Queue, build: Callable[[Callable[[Callable[[Exchange], None], Signature], float],
-                                                    object], object]) -> None:
+    def submit(self, queue: Queue, build: Callable[[Callable], object]) -> None:
         """Issue one operation on `queue`. `build(run)` makes the queue Command; the command's work calls
         `run(body, signature)` which takes this operation's turn and runs `body(exchange)`."""
         with self._turn:
@@ -148,7 +147,7 @@ class cnclComm:
         with self._turn:
             if ticket == self._next:
                 self._advance_past(ticket)
-            else:
+            elif ticket > self._next:
                 self._cancelled.add(ticket)
 
     def pool(self) -> ThreadPoolExecutor:

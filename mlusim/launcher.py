@@ -137,6 +137,9 @@ class Job:
 
 def main(argv: list[str]) -> int:
     """Entry point of `mlusim run` (argv without the subcommand). Returns the exit status."""
+    argv = list(argv)
+    if argv[:1] == ["--"]:  # `mlusim run -- -n 2 script.py`
+        argv = argv[1:]
     options = _parser().parse_args(argv)
     if options.nproc < 1:
         _parser().error("-n must be at least 1")
