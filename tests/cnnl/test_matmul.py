@@ -98,7 +98,7 @@ def batch_problems(draw):
             draw(st.sampled_from(["dense", "padded", "transposed"])), draw(st.integers(0, 1000)))
 
 
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 @given(batch_problems())
 def test_batch_matmul_broadcasts_batch_dims(problem):
     a_batch, b_batch, m, k, n, trans_a, trans_b, code, layout, seed = problem

@@ -23,7 +23,7 @@ def layout_pair(draw):
             draw(st.integers(0, 2**16)))
 
 
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 @given(layout_pair())
 def test_copy_any_strides_to_any_strides(problem):
     dims, src_layout, dst_layout, code, seed = problem
@@ -174,7 +174,7 @@ def slices(draw):
     return dims, begin, end, stride, draw(st.integers(0, 1000))
 
 
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 @given(slices())
 def test_strided_slice_follows_python_slices(problem):
     dims, begin, end, stride, seed = problem
