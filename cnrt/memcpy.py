@@ -51,10 +51,13 @@ def _direction(dst, src, direction) -> int:
         want_dst, want_src = ("a device address" if e else "a host buffer" for e in _EXPECTED[value])
         raise DirectionFault(f"{_DIRECTION_NAMES[value]} needs dst = {want_dst} and src = {want_src}, got dst = "
                              f"{_kind(dst)} and src = {_kind(src)}", "dir")
-    if value == C.cnrtMemcpyDevToDev and owning_device(int(dst), "dst") is not owning_device(int(src), "src"):
+    return value
+
+
+def _check_same_device(direction: int, dst_side, src_side) -> None:
+    if direction == C.cnrtMemcpyDevToDev and dst_side.device is not src_side.device:
         raise DirectionFault("dst and src are on different devices: use cnrtMemcpyPeer or cnrtMemcpyPeerToPeer",
                              "dir")
-    return value
 
 
 def _host_side(buffer, nbytes: int, arg: str, writable: bool) -> np.ndarray:
@@ -109,6 +112,7 @@ def _enqueue_copy(name: str, dst, src, nbytes, direction, queue, synchronous: bo
     with _Sides() as sides:
         dst_side = sides.side(dst, size, "dst", writable=True)
         src_side = sides.side(src, size, "src", writable=False)
+        _check_same_device(effective, dst_side, src_side)
         owner = _device_of_copy(src_side, dst_side) if effective == C.cnrtMemcpyDevToHost \
             else _device_of_copy(dst_side, src_side)
         if target_queue is None:
@@ -180,6 +184,7 @@ def memcpy2D(dst, dpitch: int, src, spitch: int, width: int, height: int, dir: i
     with _Sides() as sides:
         dst_side = sides.side(dst, dst_extent, "dst", writable=True)
         src_side = sides.side(src, src_extent, "src", writable=False)
+        _check_same_device(effective, dst_side, src_side)
         owner = _device_of_copy(dst_side, src_side)
         queue = owner.default_queue if owner is not None else queue_arg(None)
         model = cost.copy_us(queue.device.spec, _COST_KIND[effective], row * rows)

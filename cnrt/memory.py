@@ -58,7 +58,11 @@ def memFreeAsync(ptr: int, queue) -> None:
     address = int(ptr)
     memory = owning_device(address, "ptr").memory
     memory.block_at(address, "ptr")
-    target.enqueue(Command("free", "memFreeAsync", lambda: memory.free(address, "ptr")))
+
+    def release() -> None:
+        memory.free(address, "ptr")
+
+    target.enqueue(Command("free", "cnrtMemFreeAsync", release))
 
 
 @api("cnrtMemGetInfo")

@@ -121,7 +121,11 @@ def invokeHostFunc(queue, fn, userData=None) -> None:
     if not callable(fn):
         raise ArgumentFault(f"expected a callable, got {type(fn).__name__}", "fn")
     target = queue_arg(queue)
-    target.enqueue(Command("host_func", getattr(fn, "__name__", "host function"), lambda: fn(userData)))
+
+    def call() -> None:  # the host function's return value is not a modelled time
+        fn(userData)
+
+    target.enqueue(Command("host_func", getattr(fn, "__name__", "host function"), call))
 
 
 def notifier_arg(notifier, arg: str = "notifier") -> Notifier:

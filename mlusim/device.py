@@ -21,7 +21,7 @@ from typing import Optional
 
 from .arch import BOARDS, DEFAULT_BOARD, BoardSpec, board
 from .errors import DeviceIdFault, QueueFault
-from .memory import ADDRESS_SPAN, AddressSpace
+from .memory import ADDRESS_BITS, ADDRESS_SPAN, AddressSpace
 from .queue import Queue, wait_all
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
@@ -104,6 +104,7 @@ class Device:
         self._lock = threading.Lock()
         self._queues: dict[int, Queue] = {}
         self._fault: Optional[QueueFault] = None
+        self._retired: list[Queue] = []
         self.default_queue = self.create_queue(label="default queue")
 
     def __repr__(self) -> str:
@@ -116,9 +117,11 @@ class Device:
         return queue
 
     def destroy_queue(self, queue: Queue) -> None:
+        """Destroy `queue`; its queued work still runs and device syncs still wait for it."""
         queue.destroy()
         with self._lock:
             self._queues.pop(queue.ident, None)
+            self._retired = [q for q in self._retired if q.busy()] + [queue]
 
     def queues(self) -> list[Queue]:
         with self._lock:
@@ -135,7 +138,14 @@ class Device:
             return fault
 
     def wait_idle(self) -> None:
-        wait_all(self.queues())
+        with self._lock:
+            pending = list(self._queues.values()) + self._retired
+        wait_all(pending)
+
+    def busy(self) -> bool:
+        with self._lock:
+            pending = list(self._queues.values()) + self._retired
+        return any(queue.busy() for queue in pending)
 
     def synchronize(self) -> None:
         """Wait for every queue of the device, then raise the device's sticky error (cnrtSyncDevice)."""
@@ -143,9 +153,6 @@ class Device:
         fault = self.take_fault()
         if fault is not None:
             raise fault
-
-    def busy(self) -> bool:
-        return any(queue.busy() for queue in self.queues())
 
     def reset(self) -> None:
         """Drain and destroy every queue, free all memory, clear errors (cnrtDeviceReset)."""
@@ -195,6 +202,8 @@ def current_config() -> Config:
 
 
 def devices() -> list[Device]:
+    if _config is not None:
+        return _devices
     with _table_lock:
         if _config is None:
             configure()
@@ -211,8 +220,8 @@ def get(index: int, arg: str = "device") -> Device:
 
 def owner_of(address: int) -> Optional[Device]:
     """The device whose address range holds `address`, or None."""
-    index = address // ADDRESS_SPAN - 1
-    table = devices()
+    index = (address >> ADDRESS_BITS) - 1
+    table = _devices if _config is not None else devices()
     if 0 <= index < len(table):
         return table[index]
     return None

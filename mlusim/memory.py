@@ -21,7 +21,8 @@ from .errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, N
 
 ALIGNMENT = 256
 GUARD = ALIGNMENT
-ADDRESS_SPAN = 1 << 40
+ADDRESS_BITS = 40
+ADDRESS_SPAN = 1 << ADDRESS_BITS
 POISON_BYTE = 0xFF
 #: Freed blocks remembered for use-after-free reports.
 FREED_HISTORY = 4096

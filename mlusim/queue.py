@@ -146,8 +146,10 @@ class Queue:
             command = inbox.get()
             if command is None:
                 return
-            self._execute(command)
-            self.completed += 1
+            try:
+                self._execute(command)
+            finally:  # whatever happened, the command is done: a sync must never hang on it
+                self.completed += 1
             if self._waiters:
                 with self._done:
                     self._done.notify_all()
@@ -165,6 +167,12 @@ class Queue:
             command.model_start = self.model_clock_us
             try:
                 modelled = command.run() if command.run is not None else None
+                command.host_end = time.perf_counter()
+                if modelled is not None:
+                    command.model_us = float(modelled)
+                self.model_clock_us = command.model_end = command.model_start + command.model_us
+                for observer in self.observers:
+                    observer(command)
             except BaseException as exc:  # any failure of queued work becomes the queue's sticky error
                 command.host_end = time.perf_counter()
                 command.model_end = command.model_start
@@ -172,13 +180,6 @@ class Queue:
                                          command_kind=command.kind)
                 if not self.blocking:  # in blocking mode the error is raised at the call itself
                     self.device.record_fault(self._fault)
-                return
-            command.host_end = time.perf_counter()
-            if modelled is not None:
-                command.model_us = modelled
-            self.model_clock_us = command.model_end = command.model_start + command.model_us
-            for observer in self.observers:
-                observer(command)
         finally:
             self._unpin(command)
 

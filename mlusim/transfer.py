@@ -62,11 +62,11 @@ def _bytes_of(side: Side) -> np.ndarray:
 
 
 def _ranges(*sides: Side) -> tuple:
-    return tuple((s.address, s.nbytes) for s in sides if isinstance(s, DeviceRange))
+    return tuple([(s.address, s.nbytes) for s in sides if type(s) is DeviceRange])
 
 
 def _blocks(*sides: Side) -> tuple:
-    return tuple(s.block for s in sides if isinstance(s, DeviceRange))
+    return tuple([s.block for s in sides if type(s) is DeviceRange])
 
 
 def copy_command(name: str, dst: Side, src: Side, model_us: float) -> Command:

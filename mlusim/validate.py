@@ -11,6 +11,8 @@ from .errors import ArgumentFault
 
 def is_address(value: Any) -> bool:
     """True for a device pointer: a Python or numpy integer (not a bool)."""
+    if type(value) is int:
+        return True
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 

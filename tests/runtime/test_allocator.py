@@ -1,0 +1,113 @@
+"""The GDRAM allocator: alignment, exact accounting, reuse, coalescing, exhaustion, poison."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from mlusim.errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, OutOfBoundsFault,
+                           OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
+from mlusim.memory import ALIGNMENT, AddressSpace, footprint
+
+BASE = 1 << 40
+
+
+def space(capacity=1 << 20):
+    return AddressSpace(0, BASE, capacity)
+
+
+def test_blocks_are_aligned_and_disjoint_and_accounting_is_exact():
+    memory = space()
+    blocks = [memory.allocate(n) for n in (1, 100, 256, 257, 4096)]
+    assert all(b.start % ALIGNMENT == 0 for b in blocks)
+    ends = sorted((b.start, b.start + b.size) for b in blocks)
+    assert all(a[1] < b[0] for a, b in zip(ends, ends[1:]))
+    free, total = memory.info()
+    assert total == 1 << 20
+    assert free == total - sum(footprint(n) for n in (1, 100, 256, 257, 4096))
+
+
+def test_freed_space_is_reused():
+    memory = space()
+    first = memory.allocate(1000)
+    memory.allocate(1000)
+    memory.free(first.start)
+    assert memory.allocate(900).start == first.start
+
+
+def test_neighbouring_holes_coalesce_so_the_whole_capacity_is_usable_again():
+    memory = space(64 * 1024)
+    blocks = [memory.allocate(4000) for _ in range(10)]
+    for block in blocks[::2]:
+        memory.free(block.start)
+    assert memory.fragments() > 1
+    for block in blocks[1::2]:
+        memory.free(block.start)
+    assert memory.fragments() == 1
+    assert memory.info()[0] == 64 * 1024
+    whole = memory.allocate(64 * 1024 - 2 * ALIGNMENT)
+    assert whole.size == 64 * 1024 - 2 * ALIGNMENT
+
+
+def test_exhaustion_is_out_of_memory_and_leaves_state_intact():
+    memory = space(16 * 1024)
+    memory.allocate(8 * 1024)
+    before = memory.info()
+    with pytest.raises(OutOfMemoryFault, match="largest free range"):
+        memory.allocate(8 * 1024)
+    assert memory.info() == before
+
+
+def test_fresh_blocks_are_poisoned():
+    block = space().allocate(64)
+    assert (block.data == 0xFF).all()
+    assert np.isnan(block.data.view(np.float32)).all()
+    assert np.isnan(block.data.view(np.float16).astype(np.float32)).all()
+
+
+def test_poison_can_be_turned_off():
+    memory = AddressSpace(0, BASE, 1 << 20, poison=False)
+    assert (memory.allocate(64).data == 0).all()
+
+
+def test_each_bad_address_gets_its_own_fault():
+    memory = space()
+    block = memory.allocate(1000)
+    follower = memory.allocate(1000)
+    with pytest.raises(OutOfBoundsFault, match="past the end"):
+        memory.resolve(block.start + 900, 200)
+    with pytest.raises(NegativeOffsetFault, match="before the start"):
+        memory.resolve(follower.start - 8, 4)
+    with pytest.raises(NotBlockStartFault):
+        memory.free(block.start + 8)
+    memory.free(block.start)
+    with pytest.raises(UseAfterFreeFault):
+        memory.resolve(block.start + 4, 4)
+    with pytest.raises(DoubleFreeFault):
+        memory.free(block.start)
+    with pytest.raises(UnknownAddressFault):
+        memory.resolve(BASE + (1 << 30), 4)
+
+
+def test_a_zero_length_range_may_end_a_block():
+    memory = space()
+    block = memory.allocate(64)
+    assert memory.resolve(block.start + 64, 0) == (block, 64)
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 20000)), max_size=60))
+def test_random_alloc_free_sequences_keep_the_invariants(operations):
+    memory = space(256 * 1024)
+    live = []
+    for allocate, size in operations:
+        if allocate or not live:
+            try:
+                live.append(memory.allocate(size))
+            except OutOfMemoryFault:
+                pass
+        else:
+            memory.free(live.pop(size % len(live)).start)
+        spans = sorted((b.start, b.start + b.footprint) for b in live)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+        assert memory.info()[0] == 256 * 1024 - sum(b.footprint for b in live)
+    for block in live:
+        memory.free(block.start)
+    assert memory.fragments() == 1 and memory.info()[0] == 256 * 1024

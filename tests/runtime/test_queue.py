@@ -1,0 +1,166 @@
+"""Queues: asynchrony, order, overlap, cross-queue waits, sticky errors, blocking mode, special handles."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import cnrt
+
+from .helpers import download, raises_code
+
+
+def test_work_is_asynchronous_and_query_reports_not_ready():
+    queue = cnrt.queueCreate()
+    release = threading.Event()
+    cnrt.invokeHostFunc(queue, lambda _: release.wait(10), None)
+    assert cnrt.queueQuery(queue) == cnrt.cnrtErrorNotReady
+    assert cnrt.getLastError() == cnrt.cnrtErrorNotReady
+    release.set()
+    cnrt.queueSync(queue)
+    assert cnrt.queueQuery(queue) == cnrt.cnrtSuccess
+
+
+def test_commands_of_one_queue_run_in_order():
+    queue = cnrt.queueCreate()
+    seen = []
+    for index in range(500):
+        cnrt.invokeHostFunc(queue, seen.append, index)
+    cnrt.queueSync(queue)
+    assert seen == list(range(500))
+
+
+def test_host_function_gets_its_user_data():
+    queue = cnrt.queueCreate()
+    box = {}
+    cnrt.invokeHostFunc(queue, lambda data: box.update(data), {"answer": 42})
+    cnrt.queueSync(queue)
+    assert box == {"answer": 42}
+
+
+def test_different_queues_overlap():
+    first, second = cnrt.queueCreate(), cnrt.queueCreate()
+    handshake = threading.Event()
+    met = []
+    cnrt.invokeHostFunc(first, lambda _: met.append(handshake.wait(5)), None)
+    cnrt.invokeHostFunc(second, lambda _: handshake.set(), None)
+    cnrt.queueSync(first)
+    assert met == [True], "the second queue never ran while the first was busy"
+
+
+def test_queue_wait_notifier_orders_two_queues():
+    producer, consumer = cnrt.queueCreate(), cnrt.queueCreate()
+    notifier = cnrt.notifierCreate()
+    release = threading.Event()
+    order = []
+    cnrt.invokeHostFunc(producer, lambda _: (release.wait(10), order.append("produce")), None)
+    cnrt.placeNotifier(notifier, producer)
+    cnrt.queueWaitNotifier(notifier, consumer, 0)
+    cnrt.invokeHostFunc(consumer, lambda _: order.append("consume"), None)
+    time.sleep(0.05)
+    assert order == [] and cnrt.queueQuery(consumer) == cnrt.cnrtErrorNotReady
+    release.set()
+    cnrt.queueSync(consumer)
+    assert order == ["produce", "consume"]
+
+
+def test_waiting_on_a_notifier_never_placed_is_a_no_op():
+    queue = cnrt.queueCreate()
+    cnrt.queueWaitNotifier(cnrt.notifierCreate(), queue, 0)
+    cnrt.queueSync(queue)
+    raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.queueWaitNotifier, cnrt.notifierCreate(), queue, 1)
+
+
+def test_error_in_queued_work_is_sticky_until_the_next_sync():
+    queue = cnrt.queueCreate()
+    pointer = cnrt.malloc(16)
+
+    def explode(_):
+        raise RuntimeError("host function exploded")
+
+    cnrt.invokeHostFunc(queue, explode, None)
+    cnrt.memsetAsync(pointer, 3, 16, queue)
+    error = raises_code(cnrt.cnrtErrorUnknown, cnrt.queueSync, queue)
+    assert "exploded" in str(error) and "1 later command" in str(error)
+    assert (download(pointer, 16, np.uint8) == 0xFF).all(), "a command after the failure still ran"
+    cnrt.queueSync(queue)  # reported once; the queue works again
+    cnrt.memsetAsync(pointer, 3, 16, queue)
+    cnrt.queueSync(queue)
+    assert (download(pointer, 16, np.uint8) == 3).all()
+    assert "exploded" in str(raises_code(cnrt.cnrtErrorUnknown, cnrt.syncDevice))
+    cnrt.syncDevice()
+
+
+def test_query_raises_a_sticky_error_without_clearing_it():
+    queue = cnrt.queueCreate()
+    cnrt.invokeHostFunc(queue, lambda _: 1 / 0, None)
+    while True:
+        try:
+            if cnrt.queueQuery(queue) == cnrt.cnrtSuccess:
+                raise AssertionError("query reported success for a failed queue")
+        except cnrt.CnrtError:
+            break
+    raises_code(cnrt.cnrtErrorUnknown, cnrt.queueSync, queue)
+
+
+def test_blocking_mode_reports_errors_at_the_call(blocking):
+    queue = cnrt.queueCreate()
+    with pytest.raises(cnrt.CnrtError, match="division by zero"):
+        cnrt.invokeHostFunc(queue, lambda _: 1 / 0, None)
+    data = np.arange(16, dtype=np.float32)
+    pointer = cnrt.malloc(64)
+    out = np.zeros_like(data)
+    cnrt.memcpyAsync(pointer, data, 64, queue, cnrt.cnrtMemcpyHostToDev)
+    cnrt.memcpyAsync(out, pointer, 64, queue, cnrt.cnrtMemcpyDevToHost)
+    np.testing.assert_array_equal(out, data)  # no sync needed: each call ran when made
+    cnrt.syncDevice()
+
+
+def test_destroyed_and_foreign_handles_are_invalid_resource_handles():
+    queue = cnrt.queueCreate()
+    cnrt.queueDestroy(queue)
+    error = raises_code(cnrt.cnrtErrorInvalidResourceHandle, cnrt.queueSync, queue)
+    assert "destroyed" in str(error)
+    raises_code(cnrt.cnrtErrorInvalidResourceHandle, cnrt.queueDestroy, queue)
+    raises_code(cnrt.cnrtErrorInvalidResourceHandle, cnrt.queueSync, "queue")
+    raises_code(cnrt.cnrtErrorInvalidResourceHandle, cnrt.queueDestroy, None)
+    raises_code(cnrt.cnrtErrorInvalidResourceHandle, cnrt.memsetAsync, cnrt.malloc(4), 0, 4, queue)
+
+
+def test_destroy_lets_queued_work_finish():
+    queue = cnrt.queueCreate()
+    done = []
+    cnrt.invokeHostFunc(queue, lambda _: (time.sleep(0.05), done.append(1)), None)
+    cnrt.queueDestroy(queue)
+    cnrt.syncDevice()
+    assert done == [1]
+
+
+def test_special_queue_handles():
+    default = cnrt.queues.queue_arg(None)
+    assert cnrt.queues.queue_arg(cnrt.cnrtQueueLegacy) is default
+    mine = cnrt.queues.queue_arg(cnrt.cnrtQueuePerThread)
+    assert mine is not default and cnrt.queues.queue_arg(cnrt.cnrtQueuePerThread) is mine
+    other = []
+    thread = threading.Thread(target=lambda: other.append(cnrt.queues.queue_arg(cnrt.cnrtQueuePerThread)))
+    thread.start()
+    thread.join()
+    assert other[0] is not mine
+    cnrt.memsetAsync(cnrt.malloc(8), 0, 8, cnrt.cnrtQueuePerThread)
+    cnrt.queueSync(cnrt.cnrtQueuePerThread)
+
+
+def test_priorities_are_clamped_to_the_range():
+    least, greatest = cnrt.deviceGetQueuePriorityRange()
+    assert cnrt.queueGetPriority(cnrt.queueCreateWithPriority(0, -100)) == greatest
+    assert cnrt.queueGetPriority(cnrt.queueCreateWithPriority(0, 100)) == least
+    raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.queueCreateWithPriority, 7, 0)
+
+
+def test_both_api_generations_name_the_same_functions():
+    assert cnrt.createQueue is cnrt.queueCreate is cnrt.cnrtQueueCreate is cnrt.cnrtCreateQueue
+    assert cnrt.syncQueue is cnrt.queueSync is cnrt.cnrtSyncQueue
+    assert cnrt.destroyQueue is cnrt.queueDestroy
+    queue = cnrt.createQueue()
+    cnrt.syncQueue(queue)
+    cnrt.destroyQueue(queue)
