@@ -1,0 +1,28 @@
+"""The mlusim command."""
+import subprocess
+import sys
+
+import pytest
+
+from mlusim import cli
+
+
+def test_info_lists_the_devices(capsys, two_devices):
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "2 simulated device(s), board MLU370-X4" in out
+    assert out.count("MLU370-X4") >= 3
+    assert "NRAM 768 KiB" in out
+
+
+def test_info_runs_as_a_console_command_with_the_board_from_the_environment():
+    env = {"MLUSIM_ARCH": "MLU590-H8", "PATH": ""}
+    result = subprocess.run([sys.executable, "-m", "mlusim.cli", "info"], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "MLU590-H8" in result.stdout and "65,536 MiB" in result.stdout
+
+
+def test_unknown_bench_suite_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "no-such-suite"])
