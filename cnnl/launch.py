@@ -8,9 +8,9 @@ Usage inside an op (after its descriptors and arguments were validated):
         call.workspace(workspace, workspace_size, needed, "cnnlGetOpTensorWorkspaceSize")
         call.submit(lambda: kernel(a, c), flops=c_desc.size, dtype=c_desc.dtype)
 
-If anything fails before `submit`, the pins taken so far are released. The modelled duration is a roofline:
-max(bytes / GDRAM bandwidth, flops / peak rate of the data type) + the board's launch latency. The flops and bytes
-are kept in `Command.info` for the cost model.
+If anything fails before `submit`, the pins taken so far are released. The modelled duration comes from
+`mlusim.cost.op_us` (a roofline over the board's GDRAM bandwidth and the peak of the unit the op runs on: the tensor
+unit for matmul-like ops, the vector unit otherwise). The flops, bytes, data type and unit are kept in `Command.info`.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from mlusim import cost
 from mlusim.errors import ArgumentFault, NullPointerFault
 from mlusim.queue import Command
 from mlusim.transfer import DeviceRange, acquire
@@ -29,15 +30,20 @@ from .handle import Handle, handle_arg
 from .tensor import TensorDescriptor
 from .views import acquire_tensor, pointer_value, self_overlapping, tensor_view
 
-US_PER_S = 1e6
+#: Ops whose arithmetic runs on the tensor unit (MACs); every other op runs on the vector unit.
+TENSOR_UNIT_OPS = frozenset({"cnnlMatMul", "cnnlMatMul_v2", "cnnlBatchMatMulBCast", "cnnlBatchMatMulBCast_v2",
+                             "cnnlBatchMatMul", "cnnlConvolutionForward", "cnnlConvolutionBackwardData",
+                             "cnnlConvolutionBackwardFilter", "cnnlDeconvolution"})
 
 
-def roofline_us(spec, nbytes: int, flops: float, dtype: int) -> float:
-    """Modelled device time of an op moving `nbytes` and doing `flops` on `dtype` data (µs)."""
-    peak = spec.peak_ops(D.cost_class(dtype)) or spec.peak_ops("float")
-    if dtype == E.CNNL_DTYPE_DOUBLE:
-        peak /= 4.0  # no float64 MACs: emulated at a quarter of the float32 rate
-    return max(nbytes / spec.gdram_bandwidth, flops / peak) * US_PER_S + spec.kernel_launch_us
+def rate_key(dtype: int) -> str:
+    """The mlusim.cost rate key ("half", "float", "double", ...) of a cnnlDataType_t."""
+    return "double" if dtype == E.CNNL_DTYPE_DOUBLE else D.cost_class(dtype)
+
+
+def unit_of(name: str) -> str:
+    """The execution unit (mlusim.cost.TENSOR or VECTOR) an op of C name `name` computes on."""
+    return cost.TENSOR if name in TENSOR_UNIT_OPS else cost.VECTOR
 
 
 class OpCall:
@@ -119,12 +125,15 @@ class OpCall:
         desc.assign(E.CNNL_LAYOUT_ARRAY, dtype, (1,), (1,))
         return self.input(desc, pointer, arg)
 
-    def submit(self, run: Callable[[], None], flops: float, dtype: int) -> None:
-        """Enqueue the op on the handle's queue; the queue owns the pins from here on."""
+    def submit(self, run: Callable[[], None], flops: float, dtype: int, unit: Optional[str] = None) -> None:
+        """Enqueue the op on the handle's queue; the queue owns the pins from here on. `unit` (mlusim.cost.TENSOR
+        or VECTOR) defaults to the op's unit by name (`unit_of`)."""
         queue = self.handle.queue
-        model_us = roofline_us(queue.device.spec, self.bytes_moved, flops, dtype)
+        unit = unit or unit_of(self.name)
+        model_us = cost.op_us(queue.device.spec, flops, self.bytes_moved, rate_key(dtype), unit)
         command = Command("op", self.name, run, reads=tuple(self.reads), writes=tuple(self.writes),
                           model_us=model_us, blocks=tuple(span.block for span in self.spans),
-                          info={"flops": float(flops), "bytes": self.bytes_moved, "dtype": D.name(dtype)})
+                          info={"flops": float(flops), "bytes": self.bytes_moved, "dtype": D.name(dtype),
+                                "rate": rate_key(dtype), "unit": unit})
         self.spans = []
         queue.enqueue(command)

@@ -4,18 +4,42 @@ Every queued thing is a `Command`: it names the device ranges it reads and write
 cannot be freed under it, and carries its modelled device duration. A queue runs its commands in order on one worker
 thread (or inline, in blocking mode). When a command raises, the queue keeps the first error (sticky), skips the
 commands after it, and reports it, with the number skipped, at its next sync; the device keeps it too until its sync.
+
+Modelled device clock (mlusim.cost gives the durations; docs/cost.md): each queue has its own clock, so work on
+different queues overlaps on the device. A command starts at the later of its queue's clock and the modelled time its
+host thread had seen when it enqueued the command (the host clock, raised by every sync): work the host queues after
+waiting for a queue cannot start before that queue's work ended. queueWaitNotifier carries the notifier's time over.
 """
 from __future__ import annotations
 
 import itertools
 import threading
 import time
+import os
 from queue import SimpleQueue
 from typing import Callable, Iterable, Optional
 
 from .errors import HandleFault, QueueFault
 
 _queue_ids = itertools.count(1)
+
+
+class _HostClock(threading.local):
+    """Per host thread: the latest modelled device time (µs) the thread has waited for."""
+
+    us = 0.0
+
+
+host_clock = _HostClock()
+
+#: Callables `(queue, command)` called after every finished command of every queue (mlusim.trace installs one).
+command_hooks: list[Callable[["Queue", "Command"], None]] = []
+
+
+def host_waited_until(model_us: float) -> None:
+    """Record that the calling host thread has waited for the device to reach `model_us` (a sync or a wait)."""
+    if host_clock.us < model_us:
+        host_clock.us = model_us
 
 
 class Command:
@@ -26,7 +50,7 @@ class Command:
     """
 
     __slots__ = ("kind", "name", "run", "reads", "writes", "model_us", "blocks", "waits_for",
-                 "host_start", "host_end", "model_start", "model_end", "info")
+                 "host_start", "host_end", "model_start", "model_end", "info", "not_before_us")
 
     def __init__(self, kind: str, name: str, run: Optional[Callable[[], Optional[float]]] = None,
                  reads: tuple = (), writes: tuple = (), model_us: float = 0.0, blocks: tuple = (),
@@ -42,6 +66,7 @@ class Command:
         self.host_start = self.host_end = 0.0
         self.model_start = self.model_end = 0.0
         self.info = info
+        self.not_before_us = 0.0
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name}>"
@@ -121,6 +146,7 @@ class Queue:
         if self.destroyed:
             self._unpin(command)
             raise HandleFault(f"{self.label} was destroyed", "queue")
+        command.not_before_us = host_clock.us
         if self.blocking:
             with self._submit_lock:
                 self.submitted += 1
@@ -164,7 +190,10 @@ class Queue:
                 self._skipped += 1
                 return
             command.host_start = time.perf_counter()
-            command.model_start = self.model_clock_us
+            model_start = self.model_clock_us
+            if command.not_before_us > model_start:
+                model_start = command.not_before_us
+            command.model_start = self.model_clock_us = model_start
             try:
                 modelled = command.run() if command.run is not None else None
                 command.host_end = time.perf_counter()
@@ -173,6 +202,8 @@ class Queue:
                 self.model_clock_us = command.model_end = command.model_start + command.model_us
                 for observer in self.observers:
                     observer(command)
+                for hook in command_hooks:
+                    hook(self, command)
             except BaseException as exc:  # any failure of queued work becomes the queue's sticky error
                 command.host_end = time.perf_counter()
                 command.model_end = command.model_start
@@ -195,15 +226,15 @@ class Queue:
     def wait_idle(self) -> None:
         """Block the calling thread until every command submitted so far has run."""
         target = self.submitted
-        if self.completed >= target:
-            return
-        with self._done:
-            self._waiters += 1
-            try:
-                while self.completed < target:
-                    self._done.wait()
-            finally:
-                self._waiters -= 1
+        if self.completed < target:
+            with self._done:
+                self._waiters += 1
+                try:
+                    while self.completed < target:
+                        self._done.wait()
+                finally:
+                    self._waiters -= 1
+        host_waited_until(self.model_clock_us)
 
     def take_fault(self) -> Optional[QueueFault]:
         """The sticky error, with the count of skipped commands; clears it."""
@@ -261,3 +292,8 @@ class Queue:
 def wait_all(queues: Iterable[Queue]) -> None:
     for queue in list(queues):
         queue.wait_idle()
+
+
+if os.environ.get("MLUSIM_TRACE"):
+    from . import trace as _trace
+    _trace.record_from_environment()

@@ -1,12 +1,10 @@
 """What a launch did (bytes per copy direction, vector elements, MACs) and the modelled device time it implies.
 
-Model (an estimate; a later cost-model issue moves it to mlusim/cost.py):
-    copy_us    = bytes of copies touching GDRAM / gdram_bandwidth
-               + bytes of on-chip copies / (cores_used * clock * ONCHIP_BYTES_PER_CYCLE)
-    compute_us = vector elements / (cores_used * clock * macs_per_cycle["float"])
-               + sum over kinds of MACs / (cores_used * clock * macs_per_cycle[kind])
-    time_us    = kernel_launch_us + max(copy_us, compute_us)        (copies and compute overlap: a roofline)
-cores_used = min(taskDim, the board's core count).
+The time is `mlusim.cost.kernel_us` (an estimate): launch + waves x max(copy, compute) of the average task, with
+the waves of the task schedule (Block: taskDim / cores; UnionN: rounds / the board's N-cluster slots). When every
+task runs in one wave this is
+    launch + max(GDRAM bytes / gdram_bandwidth + on-chip bytes / (tasks x clock x 64 B),
+                 vector elements / (tasks x clock x float lanes) + sum of MACs / (tasks x clock x MACs/cycle)).
 """
 from __future__ import annotations
 
@@ -14,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mlusim import cost
+
 from .context import BARRIERS, COPY_BYTES, COPY_COUNT, KIND_INDEX, MACS, VECTOR_ELEMENTS
 from .dma import DIRECTIONS
 
-#: On-chip (NRAM/WRAM/SRAM) copy bytes per core per cycle (a simulator choice).
-ONCHIP_BYTES_PER_CYCLE = 64
 _MAC_RATE_KEY = {"float32": "float", "half": "half", "bfloat16": "bfloat16", "int8": "int8", "uint8": "int8",
                  "int16": "int16", "int32": "int16"}
 _OFFCHIP = {"GDRAM", "LDRAM"}
@@ -68,13 +66,11 @@ def counts_from_state(rows: list[np.ndarray], tasks: int) -> WorkCounts:
                       vector_elements=int(total[VECTOR_ELEMENTS]), macs=macs, barriers=int(total[BARRIERS]))
 
 
-def modelled_us(spec, counts: WorkCounts, task_dim: int) -> float:
-    """Modelled device time of a launch in µs (see the module docstring)."""
-    cores = max(1, min(task_dim, spec.core_count))
-    cycles_per_s = cores * spec.clock_hz
-    copy_s = counts.gdram_bytes / spec.gdram_bandwidth + counts.onchip_bytes / (cycles_per_s * ONCHIP_BYTES_PER_CYCLE)
-    compute_s = counts.vector_elements / (cycles_per_s * max(1, spec.macs_per_cycle.get("float", 1)))
-    for kind, macs in counts.macs.items():
-        rate = spec.macs_per_cycle.get(_MAC_RATE_KEY[kind], 0) or spec.macs_per_cycle.get("float", 1)
-        compute_s += macs / (cycles_per_s * rate)
-    return spec.kernel_launch_us + max(copy_s, compute_s) * 1e6
+def modelled_us(spec, counts: WorkCounts, task_dim: int, union: int = 0) -> float:
+    """Modelled device time of a launch in µs (`union`: N of a UnionN launch, 0 for Block; see the module doc)."""
+    macs = {}
+    for kind, count in counts.macs.items():
+        key = _MAC_RATE_KEY[kind]
+        macs[key] = macs.get(key, 0) + count
+    return cost.kernel_us(spec, task_dim, union, counts.gdram_bytes, counts.onchip_bytes, counts.vector_elements,
+                          macs)
