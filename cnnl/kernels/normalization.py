@@ -1,0 +1,229 @@
+"""Normalisations: batch norm (training, inference, backward), layer norm, RMS norm and group norm (forward and
+backward), the numerics of `cnnlBatchNorm*`, `cnnlLayerNorm*`, `cnnlRmsNorm*`, `cnnlGroupNorm*`.
+
+Every one normalises rows of a matrix: x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps) (RMS norm: no
+mean, rstd = 1 / sqrt(mean(x^2) + eps)); variances are biased (divided by the row length). The backward of a row
+normalisation with upstream gradient g = dy * weight is dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) (RMS
+norm without the mean(g) term). Statistics accumulate in float32 (float64 for double) with numpy's pairwise sums;
+half and bfloat16 are computed in float32 and rounded once. Row blocks run on the kernel thread pool.
+"""
+import math
+
+import numpy as np
+
+from .dtypes import compute_dtype
+from .parallel import STAGED_BLOCK, map_parallel
+from .staging import load, store
+
+
+def _row_blocks(rows, cols):
+    step = max(1, STAGED_BLOCK // max(cols, 1))
+    return [slice(start, min(start + step, rows)) for start in range(0, rows, step)]
+
+
+def _as_matrix(array, rows):
+    """`array` as a (rows, -1) view when its strides allow, else a copy (for inputs)."""
+    return array.reshape(rows, -1)
+
+
+class _Output:
+    """A (rows, cols) matrix to write an output through: a view of `out` when possible, else a buffer stored back."""
+
+    def __init__(self, out, rows, dtype):
+        self.out = out
+        try:
+            self.matrix = out.reshape((rows, -1), copy=False) if out.dtype == dtype else None
+        except ValueError:
+            self.matrix = None
+        if self.matrix is None:
+            self.matrix = np.empty((rows, out.size // rows if rows else 0), dtype)
+
+    def finish(self):
+        if not np.shares_memory(self.matrix, self.out):
+            store(self.matrix.reshape(self.out.shape), self.out)
+
+
+def _stats(values, centered, eps):
+    mean = values.mean(axis=-1, keepdims=True) if centered else np.zeros((values.shape[0], 1), values.dtype)
+    centred = values - mean if centered else values
+    variance = np.einsum("ij,ij->i", centred, centred)[:, None] / max(values.shape[1], 1)
+    return mean, 1.0 / np.sqrt(variance + values.dtype.type(eps)), centred
+
+
+def rows_forward(x, y, rows, eps, centered, weight=None, bias=None, mean_out=None, rstd_out=None):
+    """Normalise each of `rows` rows of x into y, then y = y * weight + bias (weight and bias span a row, or None);
+    the row means and rstds go to `mean_out` / `rstd_out` (each `rows` elements, or None)."""
+    dtype = compute_dtype(x.dtype)
+    source = _as_matrix(x, rows)
+    target = _Output(y, rows, dtype)
+    w = None if weight is None else load(weight, dtype).reshape(1, -1)
+    b = None if bias is None else load(bias, dtype).reshape(1, -1)
+    means, rstds = np.empty((rows, 1), dtype), np.empty((rows, 1), dtype)
+
+    def run(block):
+        mean, rstd, centred = _stats(load(source[block], dtype), centered, eps)
+        result = centred * rstd
+        if w is not None:
+            result *= w
+        if b is not None:
+            result += b
+        target.matrix[block] = result
+        means[block], rstds[block] = mean, rstd
+
+    map_parallel(run, _row_blocks(rows, source.shape[1]))
+    target.finish()
+    for values, out in ((means, mean_out), (rstds, rstd_out)):
+        if out is not None:
+            store(values.reshape(out.shape), out)
+
+
+def rows_backward(x, dy, dx, rows, centered, mean, rstd, weight=None, dweight=None, dbias=None):
+    """dx of `rows_forward` for upstream dy, from the saved row `mean` (None for RMS norm) and `rstd`; with weight,
+    dweight = sum over rows of dy * x_hat and dbias = sum of dy (each written when not None)."""
+    dtype = compute_dtype(x.dtype)
+    source, grads = _as_matrix(x, rows), _as_matrix(dy, rows)
+    target = _Output(dx, rows, dtype)
+    w = None if weight is None else load(weight, dtype).reshape(1, -1)
+    means = np.zeros((rows, 1), dtype) if mean is None else load(mean, dtype).reshape(rows, 1)
+    rstds = load(rstd, dtype).reshape(rows, 1)
+
+    def run(block):
+        x_hat = (load(source[block], dtype) - means[block]) * rstds[block]
+        g = load(grads[block], dtype)
+        scaled = g * w if w is not None else g
+        correction = x_hat * (np.einsum("ij,ij->i", scaled, x_hat)[:, None] / max(x_hat.shape[1], 1))
+        if centered:
+            correction += scaled.mean(axis=-1, keepdims=True)
+        target.matrix[block] = (scaled - correction) * rstds[block]
+        return (g * x_hat).sum(axis=0), g.sum(axis=0)
+
+    partials = map_parallel(run, _row_blocks(rows, source.shape[1]))
+    target.finish()
+    if dweight is not None:
+        store(np.sum([p[0] for p in partials], axis=0).reshape(dweight.shape), dweight)
+    if dbias is not None:
+        store(np.sum([p[1] for p in partials], axis=0).reshape(dbias.shape), dbias)
+
+
+# ---- batch norm: per-channel statistics over every other axis --------------------------------------------------
+
+def _channel_shape(ndim, axis, channels):
+    shape = [1] * ndim
+    shape[axis] = channels
+    return tuple(shape)
+
+
+def _scaled_store(values, out, alpha, beta):
+    if alpha != 1:
+        values = values * values.dtype.type(alpha)
+    if beta != 0:
+        values = values + load(out, values.dtype) * values.dtype.type(beta)
+    store(values, out)
+
+
+def batch_norm_training(x, weight, bias, y, channel_axis, eps, momentum, running_mean=None, running_var=None,
+                        save_mean=None, save_invstd=None, alpha=1.0, beta=0.0):
+    """y = alpha * ((x - mean) * invstd * weight + bias) + beta * y with batch statistics per channel; updates
+    running_mean/var = (1 - momentum) * running + momentum * batch (the unbiased variance) when given."""
+    dtype = compute_dtype(x.dtype)
+    channels = x.shape[channel_axis]
+    axes = tuple(a for a in range(x.ndim) if a != channel_axis)
+    count = x.size // channels if channels else 0
+    shape = _channel_shape(x.ndim, channel_axis, channels)
+    values = load(x, dtype)
+    mean = values.mean(axis=axes, dtype=np.float64)
+    centred = values - mean.astype(dtype).reshape(shape)
+    variance = np.einsum(centred, list(range(x.ndim)), centred, list(range(x.ndim)), [channel_axis],
+                         dtype=np.float64) / max(count, 1)
+    invstd = 1.0 / np.sqrt(variance + eps)
+    scale = (invstd * load(weight, np.float64).reshape(-1)).astype(dtype).reshape(shape)
+    _scaled_store(centred * scale + load(bias, dtype).reshape(shape), y, alpha, beta)
+    if running_mean is not None:
+        store((1 - momentum) * load(running_mean, np.float64) + momentum * mean, running_mean)
+    if running_var is not None:
+        unbiased = variance * count / max(count - 1, 1)
+        store((1 - momentum) * load(running_var, np.float64) + momentum * unbiased, running_var)
+    if save_mean is not None:
+        store(mean, save_mean)
+    if save_invstd is not None:
+        store(invstd, save_invstd)
+
+
+def batch_norm_inference(x, weight, bias, mean, var, y, channel_axis, eps, alpha=1.0, beta=0.0):
+    """y = alpha * ((x - mean) / sqrt(var + eps) * weight + bias) + beta * y with the given (running) statistics."""
+    dtype = compute_dtype(x.dtype)
+    shape = _channel_shape(x.ndim, channel_axis, x.shape[channel_axis])
+    invstd = 1.0 / np.sqrt(load(var, np.float64) + eps)
+    scale = invstd * load(weight, np.float64)
+    shift = load(bias, np.float64) - load(mean, np.float64) * scale
+    _scaled_store(load(x, dtype) * scale.astype(dtype).reshape(shape) + shift.astype(dtype).reshape(shape),
+                  y, alpha, beta)
+
+
+def batch_norm_backward(x, dy, weight, save_mean, save_invstd, dx, dweight, dbias, channel_axis,
+                        alphas=(1.0, 0.0), param_alphas=(1.0, 0.0)):
+    """Gradients of batch_norm_training from its saved mean and invstd: dx = weight * invstd / m *
+    (m * dy - sum(dy) - x_hat * sum(dy * x_hat)), dweight = sum(dy * x_hat), dbias = sum(dy); each output is
+    blended as alpha * gradient + beta * output ((alpha, beta) pairs for dx and for the parameters)."""
+    dtype = compute_dtype(x.dtype)
+    channels = x.shape[channel_axis]
+    axes = tuple(a for a in range(x.ndim) if a != channel_axis)
+    count = x.size // channels if channels else 0
+    shape = _channel_shape(x.ndim, channel_axis, channels)
+    invstd = load(save_invstd, dtype).reshape(shape)
+    x_hat = (load(x, dtype) - load(save_mean, dtype).reshape(shape)) * invstd
+    grads = load(dy, dtype)
+    grad_bias = grads.sum(axis=axes, dtype=np.float64)
+    grad_weight = np.einsum(grads, list(range(x.ndim)), x_hat, list(range(x.ndim)), [channel_axis],
+                            dtype=np.float64)
+    scale = (load(weight, dtype).reshape(shape) * invstd) / dtype.type(max(count, 1))
+    result = scale * (grads * dtype.type(count) - grad_bias.astype(dtype).reshape(shape)
+                      - x_hat * grad_weight.astype(dtype).reshape(shape))
+    _scaled_store(result, dx, *alphas)
+    if dweight is not None:
+        _scaled_store(grad_weight, dweight, *param_alphas)
+    if dbias is not None:
+        _scaled_store(grad_bias, dbias, *param_alphas)
+
+
+# ---- group norm: rows are (sample, group); the affine transform is per channel ---------------------------------
+
+def group_norm_forward(x, weight, bias, y, groups, eps, mean_out=None, rstd_out=None):
+    """y = (x normalised over each (sample, group of channels and all spatial positions)) * weight[c] + bias[c];
+    x is (N, C, *spatial)."""
+    dtype = compute_dtype(x.dtype)
+    batch, channels = x.shape[0], x.shape[1]
+    normalised = np.empty(x.shape, dtype)
+    rows_forward(x, normalised, batch * groups, eps, True, mean_out=mean_out, rstd_out=rstd_out)
+    shape = _channel_shape(x.ndim, 1, channels)
+    result = normalised
+    if weight is not None:
+        result *= load(weight, dtype).reshape(shape)
+    if bias is not None:
+        result += load(bias, dtype).reshape(shape)
+    store(result, y)
+
+
+def group_norm_backward(x, dy, weight, mean, rstd, dx, dweight, dbias, groups):
+    """Gradients of group_norm_forward from its saved per-(sample, group) mean and rstd."""
+    dtype = compute_dtype(x.dtype)
+    batch, channels = x.shape[0], x.shape[1]
+    rows = batch * groups
+    shape = _channel_shape(x.ndim, 1, channels)
+    grads = load(dy, dtype)
+    scaled = grads * load(weight, dtype).reshape(shape) if weight is not None else grads
+    rows_backward(x, np.ascontiguousarray(scaled), dx, rows, True, mean, rstd)
+    if dweight is not None or dbias is not None:
+        means = load(mean, dtype).reshape(batch, groups, 1)
+        rstds = load(rstd, dtype).reshape(batch, groups, 1)
+        x_hat = ((load(x, dtype).reshape(batch, groups, -1) - means) * rstds).reshape(x.shape)
+        axes = (0,) + tuple(range(2, x.ndim))
+        if dweight is not None:
+            store((grads * x_hat).sum(axis=axes), dweight)
+        if dbias is not None:
+            store(grads.sum(axis=axes), dbias)
+
+
+def row_count(shape, axis):
+    """The number of rows when normalising over dims[axis:]."""
+    return math.prod(shape[:axis])
