@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from typing import Callable, Optional
 
@@ -46,3 +47,38 @@ def format_rows(rows: list[dict]) -> list[str]:
         lines.append(f"{r['name']:<44} {r['ours']:>9.4g} {r['unit']:<2} {ref:>12} {ratio:>7} {target:>9}  {result}"
                      + (f"  {r['note']}" if r["note"] else ""))
     return lines
+
+
+class Progress:
+    """A one-line progress bar on stderr (redrawn in place on a terminal; a line per tenth elsewhere)."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, stream=None):
+        self.total = max(1, total)
+        self.done = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = getattr(self.stream, "isatty", lambda: False)()
+        self._last_tenth = -1
+
+    def step(self, label: str) -> None:
+        """Announce the item about to run as `label`; count the previous one done."""
+        self._draw(label)
+        self.done += 1
+
+    def _draw(self, label: str) -> None:
+        filled = self.WIDTH * self.done // self.total
+        bar = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total} {label}"
+        if self.live:
+            self.stream.write("\r" + bar[:120].ljust(120))
+            self.stream.flush()
+        elif 10 * self.done // self.total > self._last_tenth:
+            self._last_tenth = 10 * self.done // self.total
+            self.stream.write(bar + "\n")
+            self.stream.flush()
+
+    def finish(self) -> None:
+        self.done = self.total
+        if self.live:
+            self.stream.write("\r" + " " * 120 + "\r")
+            self.stream.flush()

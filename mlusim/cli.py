@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
@@ -12,15 +11,16 @@ from typing import Callable, Optional, Sequence
 from . import arch
 from . import device as devices
 
-#: Benchmark suites, by name -> file in the repository's benchmarks/ folder.
+#: Benchmark suites, by name -> file in the repository's benchmarks/ folder. "ops" is the all-ops suite (the main job).
 SUITES = {
+    "ops": "suite.py",
     "runtime": "bench_runtime.py",
     "cnnl": "bench_cnnl.py",
     "kernels": "bench_cnnl_kernels.py",
     "bang": "bench_bang.py",
     "cncl": "bench_cncl.py",
 }
-DEFAULT_SUITES = ("runtime", "cnnl", "bang")
+DEFAULT_SUITES = ("ops",)
 
 
 def _mib(nbytes: int) -> str:
@@ -57,46 +57,93 @@ def benchmarks_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def load_suite(name: str) -> Callable:
-    """The `run(report=...)` function of a benchmark suite file."""
-    path = benchmarks_dir() / SUITES[name]
+def load_benchmark_module(filename: str, module_name: str):
+    """Import a file of the benchmarks/ folder (which also goes on sys.path, for its sibling imports)."""
+    path = benchmarks_dir() / filename
     if not path.exists():
-        raise FileNotFoundError(f"benchmark suite {name!r} not found at {path}")
+        raise FileNotFoundError(f"benchmark file {filename!r} not found at {path}")
     if str(path.parent) not in sys.path:
         sys.path.insert(0, str(path.parent))
-    spec = importlib.util.spec_from_file_location(f"mlusim_bench_{name}", path)
+    spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.run
+    return module
 
 
-def bench(suites: Sequence[str], output: Optional[Path]) -> int:
-    results = {}
-    for name in suites:
-        print(f"== {name} ==", flush=True)
-        rows = load_suite(name)(report=lambda line: print(line, flush=True))
-        results[name] = rows
-        print(flush=True)
+def load_suite(name: str) -> Callable:
+    """The `run(report=...)` function of a benchmark suite file."""
+    return load_benchmark_module(SUITES[name], f"mlusim_bench_{name}").run
+
+
+def _csv_list(text: Optional[str]) -> Optional[list[str]]:
+    return None if text is None else [part for part in text.split(",") if part.strip()]
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def bench(args) -> int:
+    """`mlusim bench`: run the chosen suites; the ops suite takes the op/size/repeat options and writes the CSV,
+    JSON and plot outputs."""
+    report_module = load_benchmark_module("report.py", "mlusim_bench_report")
+    results: dict[str, list[dict]] = {}
+    for name in args.suites:
+        if len(args.suites) > 1:
+            _say(f"== {name} ==")
+        if name == "ops":
+            results[name] = load_suite(name)(report=_say, ops=_csv_list(args.ops), sizes=_csv_list(args.sizes),
+                                             repeats=args.repeats, warmup=args.warmup,
+                                             collectives=args.collectives, progress=not args.no_progress)
+        else:
+            results[name] = load_suite(name)(report=_say)
+        _say("")
+    ops_rows = results.get("ops", [])
+    meta = {"board": devices.current_config().arch, "suites": list(results), "sizes": args.sizes,
+            "repeats": args.repeats, "warmup": args.warmup}
+    if args.csv:
+        _say(f"CSV written to {report_module.write_csv(ops_rows, args.csv)}")
+    if args.json:
+        _say(f"JSON written to {report_module.write_json(results, args.json, meta)}")
+    if args.plot:
+        written = report_module.write_plot(ops_rows, args.plot, f"mlusim bench on {meta['board']}: modelled MLU "
+                                                                f"time vs host time")
+        _say(f"plot written to {written}" if written else "plot skipped: matplotlib not installed "
+                                                          "(pip install 'mlusim[plot]')")
     failed = [(suite, row.get("name", "?")) for suite, rows in results.items() for row in rows
               if row.get("pass") is False]
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(results, indent=1, default=str))
-        print(f"results written to {output}")
-    print(f"{sum(len(r) for r in results.values())} measurements, {len(failed)} below target"
-          + (": " + ", ".join(f"{s}/{n}" for s, n in failed) if failed else ""))
+    _say(f"{sum(len(r) for r in results.values())} measurements"
+         + (f", {len(failed)} below target: " + ", ".join(f"{s}/{n}" for s, n in failed) if failed else ""))
     return 0
+
+
+def _add_bench_parser(commands) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "bench", help="benchmark every op: host time and modelled MLU time, as a table (and CSV, JSON, plot)",
+        description="Benchmark suites. The default suite, ops, runs every cnnl op (and memcpy, a BANG kernel, "
+                    "collectives with --collectives) and prints host time, modelled MLU time (an estimate) and "
+                    "the ratio to numpy.")
+    parser.add_argument("suites", nargs="*", default=list(DEFAULT_SUITES),
+                        help=f"suites to run (default: {' '.join(DEFAULT_SUITES)}; all: {' '.join(SUITES)})")
+    parser.add_argument("--ops", help="ops suite: comma-separated op names or parts of them (e.g. matmul,add)")
+    parser.add_argument("--sizes", default="small,medium", help="ops suite: comma-separated of small, medium, "
+                                                                "large (default small,medium)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median; default 5)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed runs before them (default 2)")
+    parser.add_argument("--collectives", action="store_true", help="ops suite: add cncl allReduce over 2 devices")
+    parser.add_argument("--board", help="simulated board (default: MLUSIM_ARCH or MLU370-X4)")
+    parser.add_argument("--csv", type=Path, help="write the ops table to this CSV file")
+    parser.add_argument("--json", type=Path, help="write all results to this JSON file")
+    parser.add_argument("--plot", type=Path, help="write a PNG plot of modelled vs host time (needs matplotlib)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="mlusim", description="A software Cambricon MLU.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="print the simulated devices, like a device monitor")
-    bench_parser = commands.add_parser("bench", help="run benchmark suites and print their tables")
-    bench_parser.add_argument("suites", nargs="*", default=list(DEFAULT_SUITES),
-                              help=f"suites to run (default: {' '.join(DEFAULT_SUITES)}; all: {' '.join(SUITES)})")
-    bench_parser.add_argument("--board", help="simulated board (default: MLUSIM_ARCH or MLU370-X4)")
-    bench_parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    bench_parser = _add_bench_parser(commands)
     run_parser = commands.add_parser("run", help="start N ranks of a script, like torchrun")
     run_parser.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -107,11 +154,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "bench":
         unknown = [s for s in args.suites if s not in SUITES]
         if unknown:
-            parser.error(f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(SUITES)}")
+            bench_parser.error(f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(SUITES)}")
+        if args.repeats < 1 or args.warmup < 0:
+            bench_parser.error("--repeats must be >= 1 and --warmup >= 0")
         if args.board:
-            os.environ["MLUSIM_ARCH"] = arch.board(args.board).name
+            try:
+                os.environ["MLUSIM_ARCH"] = arch.board(args.board).name
+            except KeyError as error:
+                bench_parser.error(str(error.args[0]))
             devices.configure()
-        return bench(args.suites, args.json)
+        if "ops" in args.suites:
+            suite = load_benchmark_module(SUITES["ops"], "mlusim_bench_ops")
+            try:
+                suite.select_cases(_csv_list(args.ops))
+                suite.check_sizes(_csv_list(args.sizes))
+            except ValueError as error:  # an unknown op or size name
+                bench_parser.error(str(error))
+        return bench(args)
     from . import launcher
     return launcher.main(args.rest)
 

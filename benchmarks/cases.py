@@ -1,0 +1,462 @@
+"""The table of benchmark cases of `mlusim bench`: every cnnl op, memcpy, a BANG kernel and collectives.
+
+A case names its op, the cnnl (or cnrt) function it calls, the data types it runs in, its shape at each size, and a
+`build(arena, shape, dtype)` that puts its operands in device memory through cnrt and returns two functions: the
+device call (enqueued on the arena's queue) and the numpy reference doing the same work on the host. Adding an op is
+adding a row to `CASES`.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+import ml_dtypes
+import numpy as np
+
+import cnnl
+import cnrt
+
+SIZES = ("small", "medium", "large")
+
+#: dtype name -> (cnnlDataType_t, numpy dtype)
+DTYPES = {
+    "float": (cnnl.CNNL_DTYPE_FLOAT, np.dtype(np.float32)),
+    "half": (cnnl.CNNL_DTYPE_HALF, np.dtype(np.float16)),
+    "bfloat16": (cnnl.CNNL_DTYPE_BFLOAT16, np.dtype(ml_dtypes.bfloat16)),
+    "int32": (cnnl.CNNL_DTYPE_INT32, np.dtype(np.int32)),
+    "bool": (cnnl.CNNL_DTYPE_BOOL, np.dtype(np.bool_)),
+}
+
+ELEMENTWISE = {"small": (256, 256), "medium": (1024, 1024), "large": (4096, 4096)}
+MATMUL = {"small": (256, 256, 256), "medium": (1024, 1024, 1024), "large": (4096, 4096, 4096)}
+BATCH_MATMUL = {"small": (8, 128, 128, 128), "medium": (16, 512, 512, 512), "large": (32, 1024, 1024, 1024)}
+BYTES = {"small": (1 << 18,), "medium": (1 << 22,), "large": (1 << 26,)}
+VECTOR = {"small": (1 << 16,), "medium": (1 << 20,), "large": (1 << 24,)}
+FLOATS = ("float", "half")
+
+
+class Tensor:
+    """A dense device tensor: descriptor, pointer, dims, dtype name."""
+
+    def __init__(self, desc, ptr: int, dims: tuple, dtype: str):
+        self.desc, self.ptr, self.dims, self.dtype = desc, ptr, dims, dtype
+
+
+class Arena:
+    """The device side of one measurement: a handle on a fresh queue, tensors from host arrays, and cleanup."""
+
+    def __init__(self):
+        self.queue = cnrt.queueCreate()
+        self.handle = cnnl.create()
+        cnnl.setQueue(self.handle, self.queue)
+        self.rng = np.random.default_rng(0)
+        self._pointers: list[int] = []
+
+    def malloc(self, nbytes: int) -> int:
+        pointer = cnrt.malloc(max(int(nbytes), 1))
+        self._pointers.append(pointer)
+        return pointer
+
+    def workspace(self, nbytes: int) -> tuple[Optional[int], int]:
+        """(pointer or None, size) of a workspace of `nbytes`."""
+        return (self.malloc(nbytes) if nbytes else None), nbytes
+
+    @staticmethod
+    def descriptor(dims, dtype: str):
+        desc = cnnl.createTensorDescriptor()
+        cnnl.setTensorDescriptor(desc, cnnl.CNNL_LAYOUT_ARRAY, DTYPES[dtype][0], list(dims))
+        return desc
+
+    def host(self, dims, dtype: str, positive: bool = False) -> np.ndarray:
+        """Random host values of `dtype` (in (0.5, 1.5) when `positive`)."""
+        values = self.rng.random(dims, dtype=np.float32)
+        values = values + 0.5 if positive else values * 2 - 1
+        if dtype == "bool":
+            return values > 0
+        if dtype == "int32":
+            return (values * 1000).astype(np.int32)
+        return values.astype(DTYPES[dtype][1])
+
+    def upload(self, array: np.ndarray, dtype: str) -> Tensor:
+        """A device tensor holding `array` (copied through cnrt.memcpy)."""
+        array = np.ascontiguousarray(array)
+        pointer = self.malloc(array.nbytes)
+        cnrt.memcpy(pointer, array, array.nbytes, cnrt.cnrtMemcpyHostToDev)
+        return Tensor(self.descriptor(array.shape, dtype), pointer, array.shape, dtype)
+
+    def random(self, dims, dtype: str, positive: bool = False) -> tuple[Tensor, np.ndarray]:
+        """A device tensor of random values and its host copy."""
+        values = self.host(dims, dtype, positive)
+        return self.upload(values, dtype), values
+
+    def empty(self, dims, dtype: str) -> Tensor:
+        dims = tuple(dims)
+        nbytes = int(np.prod(dims)) * DTYPES[dtype][1].itemsize
+        return Tensor(self.descriptor(dims, dtype), self.malloc(nbytes), dims, dtype)
+
+    def free(self) -> None:
+        cnrt.queueSync(self.queue)
+        for pointer in self._pointers:
+            cnrt.free(pointer)
+        cnnl.destroy(self.handle)
+        cnrt.queueDestroy(self.queue)
+
+
+Build = Callable[[Arena, tuple, str], tuple[Callable[[], None], Callable[[], object]]]
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One benchmarked op: `build(arena, shape, dtype)` -> (device call, numpy reference)."""
+
+    op: str
+    function: str
+    build: Build
+    shapes: Mapping[str, tuple] = field(default_factory=lambda: ELEMENTWISE)
+    dtypes: tuple = FLOATS
+    kinds: tuple = ("op",)       # the command kinds whose modelled time the case measures
+    reference: str = "numpy"     # what the host reference is, when not the same numpy op
+
+
+# ---- builders: one per op family ----------------------------------------------------------------------------------
+
+def unary(function: Callable, numpy_op: Callable, *leading, positive: bool = False) -> Build:
+    """y = f(x) with `function(handle, *leading, x_desc, x, y_desc, y)`."""
+    def build(arena, shape, dtype):
+        (x, values), y = arena.random(shape, dtype, positive), arena.empty(shape, dtype)
+        out = np.empty_like(values)
+        return (lambda: function(arena.handle, *leading, x.desc, x.ptr, y.desc, y.ptr),
+                lambda: numpy_op(values, out=out))
+    return build
+
+
+def op_tensor(op: int, numpy_op: Callable) -> Build:
+    def build(arena, shape, dtype):
+        (a, av), (b, bv), c = arena.random(shape, dtype), arena.random(shape, dtype), arena.empty(shape, dtype)
+        desc = cnnl.createOpTensorDescriptor()
+        cnnl.setOpTensorDescriptor(desc, op, DTYPES[dtype][0], cnnl.CNNL_NOT_PROPAGATE_NAN)
+        workspace, size = arena.workspace(cnnl.getOpTensorWorkspaceSize(arena.handle, a.desc, b.desc, c.desc))
+        out = np.empty_like(av)
+        return (lambda: cnnl.opTensor(arena.handle, desc, 1, a.desc, a.ptr, 1, b.desc, b.ptr, workspace, size, 0,
+                                      c.desc, c.ptr),
+                lambda: numpy_op(av, bv, out=out))
+    return build
+
+
+def binary(function: Callable, numpy_op: Callable, query: Optional[Callable] = None, prefer: bool = True,
+           positive: bool = False) -> Build:
+    """z = f(x, y) in the (handle, [prefer,] x_desc, x, y_desc, y, workspace, size, z_desc, z) form."""
+    def build(arena, shape, dtype):
+        (x, xv), (y, yv) = arena.random(shape, dtype, positive), arena.random(shape, dtype, positive)
+        z = arena.empty(shape, dtype)
+        workspace, size = arena.workspace(query(arena.handle, x.desc, y.desc, z.desc) if query else 0)
+        leading = (cnnl.CNNL_COMPUTATION_HIGH_PRECISION,) if prefer else ()
+        out = np.empty_like(xv)
+        return (lambda: function(arena.handle, *leading, x.desc, x.ptr, y.desc, y.ptr, workspace, size, z.desc,
+                                 z.ptr),
+                lambda: numpy_op(xv, yv, out=out))
+    return build
+
+
+def extremum(function: Callable, query: Callable, numpy_op: Callable) -> Build:
+    """c = max/min(a, b) in the (handle, a_desc, a, b_desc, b, c_desc, c, workspace, size) form."""
+    def build(arena, shape, dtype):
+        (a, av), (b, bv), c = arena.random(shape, dtype), arena.random(shape, dtype), arena.empty(shape, dtype)
+        workspace, size = arena.workspace(query(arena.handle, c.desc))
+        out = np.empty_like(av)
+        return (lambda: function(arena.handle, a.desc, a.ptr, b.desc, b.ptr, c.desc, c.ptr, workspace, size),
+                lambda: numpy_op(av, bv, out=out))
+    return build
+
+
+def logic_op(arena, shape, dtype):
+    (a, av), (b, bv) = arena.random(shape, dtype), arena.random(shape, dtype)
+    c = arena.empty(shape, "bool")
+    op = cnnl.CNNL_LOGIC_OP_LT
+    workspace, size = arena.workspace(cnnl.getLogicOpWorkspaceSize(arena.handle, a.desc, b.desc, c.desc))
+    out = np.empty(shape, np.bool_)
+    return (lambda: cnnl.logicOp(arena.handle, op, a.desc, a.ptr, b.desc, b.ptr, workspace, size, c.desc, c.ptr),
+            lambda: np.less(av, bv, out=out))
+
+
+def _activation_descriptor(mode: int):
+    desc = cnnl.createActivationDescriptor()
+    cnnl.setActivationDescriptor(desc, mode, cnnl.CNNL_NOT_PROPAGATE_NAN, 0.0)
+    return desc
+
+
+def _sigmoid(values: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-values))
+
+
+def activation_forward(mode: int, numpy_op: Callable) -> Build:
+    def build(arena, shape, dtype):
+        (x, values), y = arena.random(shape, dtype), arena.empty(shape, dtype)
+        desc = _activation_descriptor(mode)
+        return (lambda: cnnl.activationForward(arena.handle, desc, None, x.desc, x.ptr, None, y.desc, y.ptr),
+                lambda: numpy_op(values))
+    return build
+
+
+def sigmoid_backward(arena, shape, dtype):
+    (y, yv), (dy, dyv), dx = arena.random(shape, dtype, True), arena.random(shape, dtype), arena.empty(shape, dtype)
+    desc = _activation_descriptor(cnnl.CNNL_ACTIVATION_SIGMOID)
+    return (lambda: cnnl.activationBackward(arena.handle, desc, None, y.desc, y.ptr, dy.desc, dy.ptr, None, None,
+                                            None, dx.desc, dx.ptr),
+            lambda: dyv * yv * (1 - yv))
+
+
+def cast_to(target: str) -> Build:
+    def build(arena, shape, dtype):
+        (x, values), y = arena.random(shape, dtype), arena.empty(shape, target)
+        cast = getattr(cnnl, f"CNNL_CAST_{dtype.upper()}_TO_{target.upper()}")
+        return (lambda: cnnl.castDataType(arena.handle, x.desc, x.ptr, cast, y.desc, y.ptr),
+                lambda: values.astype(DTYPES[target][1]))
+    return build
+
+
+def fill(arena, shape, dtype):
+    y = arena.empty(shape, dtype)
+    out = np.empty(shape, DTYPES[dtype][1])
+    return (lambda: cnnl.fill_v3(arena.handle, cnnl.CNNL_POINTER_MODE_HOST, 1.5, y.desc, y.ptr),
+            lambda: out.fill(1.5))
+
+
+def matmul(arena, shape, dtype):
+    m, k, n = shape
+    (a, av), (b, bv), c = arena.random((m, k), dtype), arena.random((k, n), dtype), arena.empty((m, n), dtype)
+    a32, b32 = av.astype(np.float32), bv.astype(np.float32)
+    out = np.empty((m, n), np.float32)
+    return (lambda: cnnl.matMul(arena.handle, False, False, 1.0, a.desc, a.ptr, b.desc, b.ptr, 0.0, c.desc, c.ptr),
+            lambda: np.matmul(a32, b32, out=out))
+
+
+def matmul_v2(arena, shape, dtype):
+    """cnnlMatMul_v2 with the algorithm the heuristic picks (d = a b, beta 0)."""
+    m, k, n = shape
+    (a, av), (b, bv) = arena.random((m, k), dtype), arena.random((k, n), dtype)
+    c, d = arena.empty((m, n), dtype), arena.empty((m, n), dtype)
+    desc, algo, result = cnnl.matMulDescCreate(), cnnl.matMulAlgoCreate(), cnnl.createMatMulHeuristicResult()
+    cnnl.getMatMulAlgoHeuristic(arena.handle, desc, a.desc, b.desc, c.desc, d.desc, None, 1, [result])
+    workspace, size = arena.workspace(cnnl.getMatMulHeuristicResult(result, algo))
+    a32, b32 = av.astype(np.float32), bv.astype(np.float32)
+    out = np.empty((m, n), np.float32)
+    return (lambda: cnnl.matMul_v2(arena.handle, desc, algo, 1.0, a.desc, a.ptr, b.desc, b.ptr, 0.0, c.desc, c.ptr,
+                                   workspace, size, d.desc, d.ptr),
+            lambda: np.matmul(a32, b32, out=out))
+
+
+def _batch_operands(arena, shape, dtype):
+    batch, m, k, n = shape
+    (a, av), (b, bv) = arena.random((batch, m, k), dtype), arena.random((batch, k, n), dtype)
+    out = np.empty((batch, m, n), np.float32)
+    a32, b32 = av.astype(np.float32), bv.astype(np.float32)
+    return a, b, arena.empty((batch, m, n), dtype), lambda: np.matmul(a32, b32, out=out)
+
+
+def batch_matmul_v2(arena, shape, dtype):
+    """cnnlBatchMatMulBCast_v2 with the algorithm the heuristic picks (beta 0)."""
+    a, b, c, reference = _batch_operands(arena, shape, dtype)
+    desc, algo, result = cnnl.matMulDescCreate(), cnnl.matMulAlgoCreate(), cnnl.createMatMulHeuristicResult()
+    cnnl.getBatchMatMulAlgoHeuristic(arena.handle, desc, a.desc, b.desc, c.desc, None, 1, result)
+    workspace, size = arena.workspace(cnnl.getBatchMatMulHeuristicResult(result, algo))
+    return (lambda: cnnl.batchMatMulBCast_v2(arena.handle, desc, algo, 1.0, a.desc, a.ptr, b.desc, b.ptr, 0.0,
+                                             c.desc, c.ptr, workspace, size),
+            reference)
+
+
+def batch_matmul(arena, shape, dtype):
+    a, b, c, reference = _batch_operands(arena, shape, dtype)
+    workspace, size = arena.workspace(cnnl.getBatchMatMulBCastWorkspaceSize(arena.handle, a.desc, b.desc, c.desc))
+    return (lambda: cnnl.batchMatMulBCast(arena.handle, False, False, a.desc, a.ptr, b.desc, b.ptr, workspace, size,
+                                          c.desc, c.ptr),
+            reference)
+
+
+def copy(arena, shape, dtype):
+    (x, values), y = arena.random(shape, dtype), arena.empty(shape, dtype)
+    out = np.empty_like(values)
+    return (lambda: cnnl.copy(arena.handle, x.desc, x.ptr, y.desc, y.ptr), lambda: np.copyto(out, values))
+
+
+def expand(arena, shape, dtype):
+    (x, values), y = arena.random((1,) + tuple(shape[1:]), dtype), arena.empty(shape, dtype)
+    out = np.empty(shape, values.dtype)
+    return (lambda: cnnl.expand(arena.handle, x.desc, x.ptr, y.desc, y.ptr),
+            lambda: np.copyto(out, np.broadcast_to(values, shape)))
+
+
+def transpose(with_workspace: bool) -> Build:
+    """A 2-D transpose through cnnlTranspose_v2 (with its workspace) or cnnlTranspose."""
+    def build(arena, shape, dtype):
+        (x, values), y = arena.random(shape, dtype), arena.empty(tuple(reversed(shape)), dtype)
+        desc = cnnl.createTransposeDescriptor()
+        cnnl.setTransposeDescriptor(desc, [1, 0])
+        if with_workspace:
+            workspace, size = arena.workspace(cnnl.getTransposeWorkspaceSize(arena.handle, x.desc, desc))
+            call = lambda: cnnl.transpose_v2(arena.handle, desc, x.desc, x.ptr, y.desc, y.ptr, workspace, size)  # noqa
+        else:
+            call = lambda: cnnl.transpose(arena.handle, desc, x.desc, x.ptr, y.desc, y.ptr)  # noqa: E731
+        return call, lambda: values.T.copy()
+    return build
+
+
+def _halves(shape) -> tuple:
+    rows, columns = shape
+    return (rows, columns // 2)
+
+
+def concat(arena, shape, dtype):
+    (a, av), (b, bv), out = arena.random(_halves(shape), dtype), arena.random(_halves(shape), dtype), \
+        arena.empty(shape, dtype)
+    workspace, size = arena.workspace(cnnl.getConcatWorkspaceSize(arena.handle, 2))
+    return (lambda: cnnl.concat(arena.handle, 1, [a.desc, b.desc], [a.ptr, b.ptr], workspace, size, out.desc,
+                                out.ptr),
+            lambda: np.concatenate([av, bv], axis=1))
+
+
+def split(arena, shape, dtype):
+    (x, values), a, b = arena.random(shape, dtype), arena.empty(_halves(shape), dtype), \
+        arena.empty(_halves(shape), dtype)
+    workspace, size = arena.workspace(cnnl.getSplitWorkspaceSize(arena.handle, 2))
+    half = shape[1] // 2
+    return (lambda: cnnl.split(arena.handle, 1, x.desc, x.ptr, workspace, size, [a.desc, b.desc], [a.ptr, b.ptr]),
+            lambda: (values[:, :half].copy(), values[:, half:].copy()))
+
+
+def strided_slice(arena, shape, dtype):
+    rows, columns = shape
+    (x, values), y = arena.random(shape, dtype), arena.empty((rows // 2, columns // 2), dtype)
+    return (lambda: cnnl.stridedSlice(arena.handle, x.desc, x.ptr, [0, 0], [rows, columns], [2, 2], y.desc, y.ptr),
+            lambda: values[::2, ::2].copy())
+
+
+def reduce_sum(arena, shape, dtype):
+    (x, values), y = arena.random(shape, dtype), arena.empty((shape[0], 1), dtype)
+    desc = cnnl.createReduceDescriptor()
+    cnnl.setReduceDescriptor(desc, [1], cnnl.CNNL_REDUCE_ADD, cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_NOT_PROPAGATE_NAN,
+                             cnnl.CNNL_REDUCE_NO_INDICES, cnnl.CNNL_32BIT_INDICES)
+    workspace, size = arena.workspace(cnnl.getReduceOpWorkspaceSize(arena.handle, x.desc, y.desc, desc))
+    return (lambda: cnnl.reduce(arena.handle, desc, workspace, size, None, x.desc, x.ptr, 0, None, None, y.desc,
+                                y.ptr),
+            lambda: values.sum(axis=1, keepdims=True, dtype=np.float32))
+
+
+def cumsum(arena, shape, dtype):
+    (x, values), y = arena.random(shape, dtype), arena.empty(shape, dtype)
+    return (lambda: cnnl.cumsum(arena.handle, x.desc, x.ptr, 1, False, False, cnnl.CNNL_NOT_PROPAGATE_NAN, y.desc,
+                                y.ptr),
+            lambda: np.cumsum(values, axis=1, dtype=np.float32))
+
+
+def select(arena, shape, dtype):
+    (condition, cv), (then, tv), (other, ov) = (arena.random(shape, "bool"), arena.random(shape, dtype),
+                                                arena.random(shape, dtype))
+    out = arena.empty(shape, dtype)
+    workspace, size = arena.workspace(cnnl.getSelectV2WorkspaceSize(arena.handle, condition.desc, then.desc,
+                                                                    other.desc))
+    return (lambda: cnnl.selectV2(arena.handle, condition.desc, condition.ptr, then.desc, then.ptr, other.desc,
+                                  other.ptr, workspace, size, out.desc, out.ptr),
+            lambda: np.where(cv, tv, ov))
+
+
+def top_k(arena, shape, dtype):
+    k = 8
+    (x, values) = arena.random(shape, dtype)
+    top, indices = arena.empty((shape[0], k), dtype), arena.empty((shape[0], k), "int32")
+    workspace, size = arena.workspace(cnnl.getTopKTensorWorkspaceSize(arena.handle, x.desc, k, 1, True, top.desc,
+                                                                      indices.desc))
+    return (lambda: cnnl.topKTensor_v3(arena.handle, x.desc, x.ptr, k, 1, True, True, True, workspace, size,
+                                       top.desc, top.ptr, indices.desc, indices.ptr),
+            lambda: np.argpartition(values, -k, axis=1)[:, -k:])
+
+
+# ---- beyond cnnl: copies and a BANG kernel ------------------------------------------------------------------------
+
+def memcpy(direction: str) -> Build:
+    """cnrt.memcpyAsync of `shape[0]` bytes in `direction` (H2D, D2H, D2D), against numpy's copyto."""
+    def build(arena, shape, dtype):
+        nbytes = shape[0]
+        host_src, host_dst = np.ones(nbytes, np.uint8), np.zeros(nbytes, np.uint8)
+        first, second = arena.malloc(nbytes), arena.malloc(nbytes)
+        cnrt.memcpy(first, host_src, nbytes, cnrt.cnrtMemcpyHostToDev)
+        dst, src, kind = {"H2D": (first, host_src, cnrt.cnrtMemcpyHostToDev),
+                          "D2H": (host_dst, first, cnrt.cnrtMemcpyDevToHost),
+                          "D2D": (second, first, cnrt.cnrtMemcpyDevToDev)}[direction]
+        return (lambda: cnrt.memcpyAsync(dst, src, nbytes, arena.queue, kind),
+                lambda: np.copyto(host_dst, host_src))
+    return build
+
+
+def bang_vector_add(arena, shape, dtype):
+    """The Union1 vector-add kernel of examples/vector_add.py over every core of the board."""
+    examples = str(Path(__file__).resolve().parents[1] / "examples")
+    if examples not in sys.path:
+        sys.path.insert(0, examples)
+    from vector_add import union1_dim, vector_add
+    n = shape[0]
+    (x, xv), (y, yv), z = arena.random((n,), dtype), arena.random((n,), dtype), arena.empty((n,), dtype)
+    dim = union1_dim()
+    out = np.empty_like(xv)
+    return (lambda: vector_add[dim, cnrt.cnrtFuncTypeUnion1, arena.queue](x.ptr, y.ptr, z.ptr, n),
+            lambda: np.add(xv, yv, out=out))
+
+
+CASES: tuple[Case, ...] = (
+    Case("abs", "cnnlAbs", unary(cnnl.abs, np.abs)),
+    Case("neg", "cnnlNegTensor", unary(cnnl.negTensor, np.negative)),
+    Case("exp", "cnnlExp_v2", unary(cnnl.exp_v2, np.exp, cnnl.CNNL_COMPUTATION_HIGH_PRECISION)),
+    Case("log", "cnnlLog_v2", unary(cnnl.log_v2, np.log, cnnl.CNNL_COMPUTATION_HIGH_PRECISION, cnnl.CNNL_LOG_E,
+                                    positive=True)),
+    Case("sqrt", "cnnlSqrt_v2", unary(cnnl.sqrt_v2, np.sqrt, cnnl.CNNL_COMPUTATION_HIGH_PRECISION, positive=True)),
+    Case("rsqrt", "cnnlRsqrt_v2", unary(cnnl.rsqrt_v2, lambda x, out: np.divide(1, np.sqrt(x, out=out), out=out),
+                                        cnnl.CNNL_COMPUTATION_HIGH_PRECISION, positive=True)),
+    Case("square", "cnnlSquare", unary(cnnl.square, np.square)),
+    Case("reciprocal", "cnnlReciprocal", unary(cnnl.reciprocal, np.reciprocal, positive=True)),
+    Case("sin", "cnnlSin_v2", unary(cnnl.sin_v2, np.sin, cnnl.CNNL_COMPUTATION_HIGH_PRECISION)),
+    Case("cos", "cnnlCos_v2", unary(cnnl.cos_v2, np.cos, cnnl.CNNL_COMPUTATION_HIGH_PRECISION)),
+    Case("floor", "cnnlFloor", unary(cnnl.floor, np.floor)),
+    Case("ceil", "cnnlCeil", unary(cnnl.ceil, np.ceil)),
+    Case("round", "cnnlRound", unary(cnnl.round, np.rint)),
+    Case("sign", "cnnlSign", unary(cnnl.sign, np.sign)),
+    Case("add", "cnnlOpTensor", op_tensor(cnnl.CNNL_OP_TENSOR_ADD, np.add)),
+    Case("mul", "cnnlOpTensor", op_tensor(cnnl.CNNL_OP_TENSOR_MUL, np.multiply)),
+    Case("div", "cnnlDiv_v2", binary(cnnl.div_v2, np.divide, cnnl.getDivWorkspaceSize, positive=True)),
+    Case("pow", "cnnlPow", binary(cnnl.pow, np.power, cnnl.getPowWorkspaceSize, positive=True)),
+    Case("maximum", "cnnlMaximum", extremum(cnnl.maximum, cnnl.getMaximumWorkspaceSize, np.maximum)),
+    Case("minimum", "cnnlMinimum", extremum(cnnl.minimum, cnnl.getMinimumWorkspaceSize, np.minimum)),
+    Case("logic lt", "cnnlLogicOp", logic_op),
+    Case("relu", "cnnlActivationForward", activation_forward(cnnl.CNNL_ACTIVATION_RELU, lambda x: np.maximum(x, 0))),
+    Case("sigmoid", "cnnlActivationForward", activation_forward(cnnl.CNNL_ACTIVATION_SIGMOID, _sigmoid)),
+    Case("sigmoid backward", "cnnlActivationBackward", sigmoid_backward),
+    Case("cast to half", "cnnlCastDataType", cast_to("half"), dtypes=("float",)),
+    Case("cast to float", "cnnlCastDataType", cast_to("float"), dtypes=("half", "bfloat16")),
+    Case("fill", "cnnlFill_v3", fill),
+    Case("matmul", "cnnlMatMul", matmul, shapes=MATMUL, dtypes=("float", "half", "bfloat16"),
+         reference="np.matmul float32"),
+    Case("matmul v2", "cnnlMatMul_v2", matmul_v2, shapes=MATMUL, dtypes=("half",), reference="np.matmul float32"),
+    Case("batch matmul", "cnnlBatchMatMulBCast", batch_matmul, shapes=BATCH_MATMUL, dtypes=("float", "half"),
+         reference="np.matmul float32"),
+    Case("batch matmul v2", "cnnlBatchMatMulBCast_v2", batch_matmul_v2, shapes=BATCH_MATMUL, dtypes=("half",),
+         reference="np.matmul float32"),
+    Case("copy", "cnnlCopy", copy),
+    Case("expand", "cnnlExpand", expand),
+    Case("transpose", "cnnlTranspose_v2", transpose(with_workspace=True)),
+    Case("transpose v1", "cnnlTranspose", transpose(with_workspace=False), dtypes=("float",)),
+    Case("concat", "cnnlConcat", concat),
+    Case("split", "cnnlSplit", split),
+    Case("strided slice", "cnnlStridedSlice", strided_slice),
+    Case("reduce sum", "cnnlReduce", reduce_sum, dtypes=("float",)),
+    Case("cumsum", "cnnlCumsum", cumsum),
+    Case("select", "cnnlSelectV2", select),
+    Case("topk 8", "cnnlTopKTensor_v3", top_k, dtypes=("float",), reference="np.argpartition"),
+    Case("memcpy H2D", "cnrtMemcpyAsync", memcpy("H2D"), shapes=BYTES, dtypes=("uint8",), kinds=("memcpy",),
+         reference="np.copyto"),
+    Case("memcpy D2H", "cnrtMemcpyAsync", memcpy("D2H"), shapes=BYTES, dtypes=("uint8",), kinds=("memcpy",),
+         reference="np.copyto"),
+    Case("memcpy D2D", "cnrtMemcpyAsync", memcpy("D2D"), shapes=BYTES, dtypes=("uint8",), kinds=("memcpy",),
+         reference="np.copyto"),
+    Case("bang vector add", "vector_add", bang_vector_add, shapes=VECTOR, dtypes=("float",), kinds=("kernel",)),
+)
