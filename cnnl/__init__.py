@@ -8,7 +8,7 @@ arguments at the call and enqueues one command on the handle's queue.
 from . import status as _status
 from . import handle, tensor  # noqa: F401  (register the API functions)
 from .ops import activation, binary, cast, fill, matmul, movement, reduce, scan, select, topk, unary  # noqa: F401
-from .ops import batch_norm, convolution, layer_norm, pooling, softmax  # noqa: F401  (neural-network ops)
+from .ops import batch_norm, convolution, indexing, layer_norm, losses, pooling, random, softmax  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
@@ -19,6 +19,7 @@ from .ops.matmul import MatMulAlgo as cnnlMatMulAlgo_t  # noqa: F401
 from .ops.matmul import MatMulDescriptor as cnnlMatMulDescriptor_t  # noqa: F401
 from .ops.matmul import MatMulHeuristicResult as cnnlMatMulHeuristicResult_t  # noqa: F401
 from .ops.pooling import PoolingDescriptor as cnnlPoolingDescriptor_t  # noqa: F401
+from .ops.random import RandGenerator as cnnlRandGenerator_t  # noqa: F401
 from .ops.movement import TransposeDescriptor as cnnlTransposeDescriptor_t  # noqa: F401
 from .ops.reduce import ReduceDescriptor as cnnlReduceDescriptor_t  # noqa: F401
 from .status import CnnlError, api as _api  # noqa: F401
