@@ -1,0 +1,118 @@
+"""`mlusim bench` end to end on the small size set: every case runs, the table, CSV, JSON and plot outputs."""
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mlusim import cli
+
+suite = cli.load_benchmark_module("suite.py", "mlusim_bench_ops_test")
+report = cli.load_benchmark_module("report.py", "mlusim_bench_report_test")
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """The whole suite at the small size, once, with every output asked for."""
+    folder = tmp_path_factory.mktemp("bench")
+    paths = {name: folder / f"bench.{name}" for name in ("csv", "json", "png")}
+    captured = []
+    original = cli._say
+    cli._say = captured.append
+    try:
+        cli.main(["bench", "--sizes", "small", "--repeats", "1", "--warmup", "0", "--collectives", "--no-progress",
+                  "--csv", str(paths["csv"]), "--json", str(paths["json"]), "--plot", str(paths["png"])])
+    finally:
+        cli._say = original
+    return captured, paths
+
+
+def test_every_case_and_data_type_gets_a_row(small_run):
+    _, paths = small_run
+    with paths["csv"].open() as handle:
+        rows = list(csv.DictReader(handle))
+    expected = [(case.op, dtype) for case, _, dtype in suite.plan(suite.CASES, ["small"])]
+    assert [(r["op"], r["dtype"]) for r in rows] == expected + [("allReduce 2 ranks", "float")]
+    assert set(rows[0]) == set(report.COLUMNS)
+    for row in rows:
+        assert float(row["host_ms"]) > 0 and float(row["model_us"]) > 0 and float(row["numpy_ms"]) > 0
+        assert row["bound"] in ("compute", "memory", "launch", "copy", "kernel", "link")
+        assert row["board"] == "MLU370-X4"
+
+
+def test_the_table_lists_host_and_modelled_time_per_op(small_run):
+    lines, _ = small_run
+    header = next(line for line in lines if line.startswith("op "))
+    for column in ("host ms", "noise", "MLU us", "MLU rate", "bound", "numpy ms", "host/np"):
+        assert column in header
+    assert any("estimate" in line for line in lines)
+    matmul = next(line for line in lines if line.startswith("matmul ") and " half " in line)
+    assert "256x256x256" in matmul
+
+
+def test_json_holds_meta_and_the_rows(small_run):
+    _, paths = small_run
+    document = json.loads(paths["json"].read_text())
+    assert document["meta"]["board"] == "MLU370-X4" and "estimate" in document["meta"]["note"]
+    rows = document["results"]["ops"]
+    assert rows and {"op", "host_ms", "model_us", "rate", "ratio"} <= set(rows[0])
+
+
+def test_the_plot_is_a_png_or_says_why_not(small_run):
+    lines, paths = small_run
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "plot skipped: matplotlib not installed" in " ".join(lines)
+    else:
+        assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_without_matplotlib_the_plot_is_skipped(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert report.write_plot([], tmp_path / "p.png", "title") is None
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_a_large_half_matmul_is_compute_bound_near_the_efficiency_of_the_peak():
+    row = suite.measure(next(c for c in suite.CASES if c.op == "matmul"), "medium", "half", repeats=1, warmup=0)
+    assert row["bound"] == "compute" and row["rate_unit"] == "TFLOPS"
+    from mlusim import arch, cost
+    peak = arch.board("MLU370-X4").peak_ops("half") / 1e12
+    assert 0.7 * cost.TENSOR_EFFICIENCY * peak < row["rate"] <= cost.TENSOR_EFFICIENCY * peak
+
+
+def test_op_selection():
+    assert [c.op for c in suite.select_cases(["matmul"])] == ["matmul"]
+    assert [c.op for c in suite.select_cases(["batch"])] == ["batch matmul", "batch matmul v2"]
+    assert [c.op for c in suite.select_cases(["cnnlCopy"])] == ["copy"]
+    with pytest.raises(ValueError, match="no benchmark case matches"):
+        suite.select_cases(["no such op"])
+    with pytest.raises(ValueError, match="unknown size"):
+        suite.check_sizes(["huge"])
+
+
+def test_every_cnnl_op_has_a_case_or_is_reported():
+    uncovered = suite.uncovered_functions()
+    covered = {case.function for case in suite.CASES}
+    assert not covered & set(uncovered)
+    assert "cnnlMatMul" in covered and "cnnlGetOpTensorWorkspaceSize" not in uncovered
+
+
+def test_bad_options_are_usage_errors(capsys):
+    for argv in (["bench", "--ops", "nothing"], ["bench", "--sizes", "huge"], ["bench", "--board", "MLU999"],
+                 ["bench", "--repeats", "0"], ["bench", "nosuchsuite"]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(argv)
+        assert exit_info.value.code == 2
+    assert "unknown board" in capsys.readouterr().err
+
+
+def test_the_command_line_runs_with_a_board_choice():
+    done = subprocess.run([sys.executable, "-m", "mlusim.cli", "bench", "--ops", "copy", "--sizes", "small",
+                           "--repeats", "1", "--board", "MLU590-M9"], capture_output=True, text=True, timeout=300,
+                          check=True)
+    assert "board MLU590-M9" in done.stdout
+    assert "copy" in done.stdout and "2 measurements" in done.stdout
+    assert "1/2" in done.stderr  # the progress bar
