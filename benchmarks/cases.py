@@ -32,6 +32,7 @@ DTYPES = {
 ELEMENTWISE = {"small": (256, 256), "medium": (1024, 1024), "large": (4096, 4096)}
 MATMUL = {"small": (256, 256, 256), "medium": (1024, 1024, 1024), "large": (4096, 4096, 4096)}
 BATCH_MATMUL = {"small": (8, 128, 128, 128), "medium": (16, 512, 512, 512), "large": (32, 1024, 1024, 1024)}
+CONVOLUTION = {"small": (1, 16, 16, 32, 32), "medium": (8, 32, 32, 64, 64), "large": (32, 56, 56, 64, 64)}
 BYTES = {"small": (1 << 18,), "medium": (1 << 22,), "large": (1 << 26,)}
 VECTOR = {"small": (1 << 16,), "medium": (1 << 20,), "large": (1 << 24,)}
 FLOATS = ("float", "half")
@@ -64,9 +65,9 @@ class Arena:
         return (self.malloc(nbytes) if nbytes else None), nbytes
 
     @staticmethod
-    def descriptor(dims, dtype: str):
+    def descriptor(dims, dtype: str, layout: int = cnnl.CNNL_LAYOUT_ARRAY):
         desc = cnnl.createTensorDescriptor()
-        cnnl.setTensorDescriptor(desc, cnnl.CNNL_LAYOUT_ARRAY, DTYPES[dtype][0], list(dims))
+        cnnl.setTensorDescriptor(desc, layout, DTYPES[dtype][0], list(dims))
         return desc
 
     def host(self, dims, dtype: str, positive: bool = False) -> np.ndarray:
@@ -79,22 +80,23 @@ class Arena:
             return (values * 1000).astype(np.int32)
         return values.astype(DTYPES[dtype][1])
 
-    def upload(self, array: np.ndarray, dtype: str) -> Tensor:
+    def upload(self, array: np.ndarray, dtype: str, layout: int = cnnl.CNNL_LAYOUT_ARRAY) -> Tensor:
         """A device tensor holding `array` (copied through cnrt.memcpy)."""
         array = np.ascontiguousarray(array)
         pointer = self.malloc(array.nbytes)
         cnrt.memcpy(pointer, array, array.nbytes, cnrt.cnrtMemcpyHostToDev)
-        return Tensor(self.descriptor(array.shape, dtype), pointer, array.shape, dtype)
+        return Tensor(self.descriptor(array.shape, dtype, layout), pointer, array.shape, dtype)
 
-    def random(self, dims, dtype: str, positive: bool = False) -> tuple[Tensor, np.ndarray]:
+    def random(self, dims, dtype: str, positive: bool = False,
+               layout: int = cnnl.CNNL_LAYOUT_ARRAY) -> tuple[Tensor, np.ndarray]:
         """A device tensor of random values and its host copy."""
         values = self.host(dims, dtype, positive)
-        return self.upload(values, dtype), values
+        return self.upload(values, dtype, layout), values
 
-    def empty(self, dims, dtype: str) -> Tensor:
+    def empty(self, dims, dtype: str, layout: int = cnnl.CNNL_LAYOUT_ARRAY) -> Tensor:
         dims = tuple(dims)
         nbytes = int(np.prod(dims)) * DTYPES[dtype][1].itemsize
-        return Tensor(self.descriptor(dims, dtype), self.malloc(nbytes), dims, dtype)
+        return Tensor(self.descriptor(dims, dtype, layout), self.malloc(nbytes), dims, dtype)
 
     def free(self) -> None:
         cnrt.queueSync(self.queue)
@@ -373,6 +375,43 @@ def top_k(arena, shape, dtype):
             lambda: np.argpartition(values, -k, axis=1)[:, -k:])
 
 
+def convolution(arena, shape, dtype):
+    """A 3x3 convolution, stride 1, padding 1, NHWC; reference: im2col and a float32 tensordot."""
+    batch, height, width, channels, outputs = shape
+    nhwc = cnnl.CNNL_LAYOUT_NHWC
+    (x, xv) = arena.random((batch, height, width, channels), dtype, layout=nhwc)
+    (w, wv) = arena.random((outputs, 3, 3, channels), dtype, layout=nhwc)
+    y = arena.empty((batch, height, width, outputs), dtype, layout=nhwc)
+    conv = cnnl.createConvolutionDescriptor()
+    cnnl.setConvolutionDescriptor(conv, 4, [1, 1, 1, 1], [1, 1], [1, 1], 1, cnnl.CNNL_DTYPE_FLOAT)
+    algo = cnnl.getConvolutionForwardAlgorithm(arena.handle, conv, x.desc, w.desc, y.desc, 0)
+    workspace, size = arena.workspace(cnnl.getConvolutionForwardWorkspaceSize(arena.handle, x.desc, w.desc, y.desc,
+                                                                              None, conv, algo))
+    padded = np.pad(xv.astype(np.float32), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    w32 = wv.astype(np.float32)
+
+    def reference():
+        windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))  # N H W C 3 3
+        return np.tensordot(windows, w32, axes=([3, 4, 5], [3, 1, 2]))
+
+    return (lambda: cnnl.convolutionForward(arena.handle, conv, algo, None, x.desc, x.ptr, w.desc, w.ptr, None, None,
+                                            workspace, size, None, y.desc, y.ptr),
+            reference)
+
+
+def softmax(arena, shape, dtype):
+    """Softmax over the last dimension of a 2-D tensor."""
+    (x, values), y = arena.random(shape, dtype), arena.empty(shape, dtype)
+
+    def reference():
+        shifted = np.exp(values - values.max(axis=-1, keepdims=True))
+        return shifted / shifted.sum(axis=-1, keepdims=True)
+
+    return (lambda: cnnl.softmaxForward(arena.handle, cnnl.CNNL_SOFTMAX_ACCURATE, cnnl.CNNL_SOFTMAX_MODE_LOW_DIMENSION,
+                                        None, x.desc, x.ptr, None, y.desc, y.ptr),
+            reference)
+
+
 # ---- beyond cnnl: copies and a BANG kernel ------------------------------------------------------------------------
 
 def memcpy(direction: str) -> Build:
@@ -441,6 +480,9 @@ CASES: tuple[Case, ...] = (
          reference="np.matmul float32"),
     Case("batch matmul v2", "cnnlBatchMatMulBCast_v2", batch_matmul_v2, shapes=BATCH_MATMUL, dtypes=("half",),
          reference="np.matmul float32"),
+    Case("conv 3x3", "cnnlConvolutionForward", convolution, shapes=CONVOLUTION, dtypes=("float", "half"),
+         reference="im2col + np.tensordot float32"),
+    Case("softmax", "cnnlSoftmaxForward", softmax),
     Case("copy", "cnnlCopy", copy),
     Case("expand", "cnnlExpand", expand),
     Case("transpose", "cnnlTranspose_v2", transpose(with_workspace=True)),
