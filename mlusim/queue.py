@@ -7,8 +7,8 @@ commands after it, and reports it, with the number skipped, at its next sync; th
 
 Modelled device clock (mlusim.cost gives the durations; docs/cost.md): each queue has its own clock, so work on
 different queues overlaps on the device. A command starts at the later of its queue's clock and the modelled time its
-host thread had seen when it enqueued the command (the host clock, raised by every sync): work the host queues after
-waiting for a queue cannot start before that queue's work ended. queueWaitNotifier carries the notifier's time over.
+host thread had seen of the device when it enqueued the command (the device's host clock, raised by every sync): work
+the host queues after waiting for a queue cannot start before that queue's work ended. queueWaitNotifier carries the notifier's time over.
 """
 from __future__ import annotations
 
@@ -24,22 +24,33 @@ from .errors import HandleFault, QueueFault
 _queue_ids = itertools.count(1)
 
 
-class _HostClock(threading.local):
-    """Per host thread: the latest modelled device time (µs) the thread has waited for."""
+class HostClock(threading.local):
+    """Of one device, per host thread: the latest modelled time (µs) of the device the thread has waited for."""
 
     us = 0.0
 
+    def waited_until(self, model_us: float) -> None:
+        """The calling thread has waited for the device to reach `model_us` (a sync, or a wait on a notifier)."""
+        if self.us < model_us:
+            self.us = model_us
 
-host_clock = _HostClock()
+
+_host_clock_lock = threading.Lock()
+
+
+def host_clock_of(device) -> HostClock:
+    """The host clock of `device` (made on first use; a new device starts from 0)."""
+    clock = getattr(device, "host_clock", None)
+    if clock is None:
+        with _host_clock_lock:
+            clock = getattr(device, "host_clock", None)
+            if clock is None:
+                clock = device.host_clock = HostClock()
+    return clock
+
 
 #: Callables `(queue, command)` called after every finished command of every queue (mlusim.trace installs one).
 command_hooks: list[Callable[["Queue", "Command"], None]] = []
-
-
-def host_waited_until(model_us: float) -> None:
-    """Record that the calling host thread has waited for the device to reach `model_us` (a sync or a wait)."""
-    if host_clock.us < model_us:
-        host_clock.us = model_us
 
 
 class Command:
@@ -119,6 +130,7 @@ class Queue:
         self.submitted = 0
         self.completed = 0
         self.model_clock_us = 0.0
+        self.host_clock = host_clock_of(device)
         self.observers: list[Callable[[Command], None]] = []
         self._inbox: SimpleQueue = SimpleQueue()
         self._submit_lock = threading.Lock()
@@ -146,7 +158,7 @@ class Queue:
         if self.destroyed:
             self._unpin(command)
             raise HandleFault(f"{self.label} was destroyed", "queue")
-        command.not_before_us = host_clock.us
+        command.not_before_us = self.host_clock.us
         if self.blocking:
             with self._submit_lock:
                 self.submitted += 1
@@ -234,7 +246,7 @@ class Queue:
                         self._done.wait()
                 finally:
                     self._waiters -= 1
-        host_waited_until(self.model_clock_us)
+        self.host_clock.waited_until(self.model_clock_us)
 
     def take_fault(self) -> Optional[QueueFault]:
         """The sticky error, with the count of skipped commands; clears it."""
