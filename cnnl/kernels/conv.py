@@ -16,7 +16,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .dtypes import compute_dtype
-from .parallel import map_parallel, thread_count
+from .parallel import map_parallel
 from .staging import load, store
 
 #: target bytes of one block's window matrix (keeps it in L2 while the GEMM reads it)

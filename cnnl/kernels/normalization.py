@@ -7,8 +7,6 @@ normalisation with upstream gradient g = dy * weight is dx = rstd * (g - mean(g)
 norm without the mean(g) term). Statistics accumulate in float32 (float64 for double) with numpy's pairwise sums;
 half and bfloat16 are computed in float32 and rounded once. Row blocks run on the kernel thread pool.
 """
-import math
-
 import numpy as np
 
 from .dtypes import compute_dtype
@@ -223,7 +221,3 @@ def group_norm_backward(x, dy, weight, mean, rstd, dx, dweight, dbias, groups):
         if dbias is not None:
             store(grads.sum(axis=axes), dbias)
 
-
-def row_count(shape, axis):
-    """The number of rows when normalising over dims[axis:]."""
-    return math.prod(shape[:axis])

@@ -92,7 +92,10 @@ def max_pool_forward(x, out, windows, indices=None, propagate_nan=True, alpha=1.
                 arg = np.broadcast_to(windows.input_index(position), best.shape).copy() if where is not None else None
                 continue
             wins = candidate > best
-            wins |= (np.isnan(candidate) & ~np.isnan(best)) if propagate_nan else (np.isnan(best) & ~np.isnan(candidate))
+            if propagate_nan:
+                wins |= np.isnan(candidate) & ~np.isnan(best)
+            else:
+                wins |= np.isnan(best) & ~np.isnan(candidate)
             np.copyto(best, candidate, where=wins)
             if arg is not None:
                 np.copyto(arg, windows.input_index(position), where=wins)
@@ -155,7 +158,8 @@ def avg_pool_backward(dy, dx, windows, include_padding, alpha=1.0, beta=0.0):
 
 
 def _adaptive_matrix(size, extent, dtype):
-    """(extent, size) averaging matrix of adaptive pooling: bin i covers [floor(i*size/extent), ceil((i+1)*size/extent))."""
+    """(extent, size) averaging matrix of adaptive pooling: bin i covers
+    [floor(i * size / extent), ceil((i + 1) * size / extent))."""
     matrix = np.zeros((extent, size), dtype)
     for i in range(extent):
         start, stop = (i * size) // extent, -((-(i + 1) * size) // extent)

@@ -17,7 +17,6 @@ from mlusim.validate import as_enum, as_int, as_number
 from .. import checks
 from .. import enums as E
 from ..descriptors import Descriptor, live
-from ..handle import handle_arg
 from ..kernels import random as K
 from ..launch import OpCall
 from ..status import api
