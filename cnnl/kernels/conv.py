@@ -15,12 +15,21 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import blas_threads
 from .dtypes import compute_dtype
-from .parallel import map_parallel
+from .parallel import map_parallel, thread_count
 from .staging import load, store
 
-#: target bytes of one block's window matrix (keeps it in L2 while the GEMM reads it)
+#: target bytes of one block's window matrix when window copies run apart from the GEMM
 BLOCK_BYTES = 1 << 20
+#: target bytes of one block's window matrix when each pool thread copies and multiplies its own blocks (stays in
+#: L2 while the GEMM reads it)
+FUSED_BLOCK_BYTES = 1 << 19
+#: at most this many output channels per group, the window copies cost as much as the GEMM: copy and multiply
+#: block by block on every core; above it, copy in parallel and run one big multi-threaded GEMM
+FUSED_MAX_CHANNELS = 128
+#: fewest GEMM rows per fused block
+FUSED_MIN_ROWS = 256
 
 
 def output_extent(size, pad_before, pad_after, kernel, stride, dilation):
@@ -121,6 +130,8 @@ def conv_forward(x, w, out, pads, strides, dilations, groups, alpha=1.0, beta=0.
         pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in strides) and xp.flags.c_contiguous
         if pointwise and groups == 1 and result.flags.c_contiguous:
             np.matmul(xp.reshape(-1, channels_in), wmat.T, out=result.reshape(-1, channels_out))
+        elif groups == 1 and channels_out <= FUSED_MAX_CHANNELS and blas_threads.available():
+            _fused_window_gemm(_windows(xp, kernel, out_spatial, strides, dilations), wmat, result)
         else:
             windows = _windows(xp, kernel, out_spatial, strides, dilations)
             for gi, go in zip(_group_slices(groups, channels_in), _group_slices(groups, channels_out)):
@@ -131,6 +142,38 @@ def conv_forward(x, w, out, pads, strides, dilations, groups, alpha=1.0, beta=0.
                 else:
                     target[...] = (matrix @ wmat[go].T).reshape(target.shape)
     _epilogue(result, out, alpha, beta, bias)
+
+
+def _fused_window_gemm(windows, wmat, result):
+    """result (N, *So, Co) = im2col(windows) @ wmat.T, each pool thread copying blocks of output lines (a line is
+    one index of the batch and the first spatial axis) into a small matrix and multiplying it with single-threaded
+    BLAS, so the copies of one core overlap the GEMMs of the other."""
+    batch, first = windows.shape[0], windows.shape[1]
+    out_spatial = result.shape[1:-1]
+    per_line = math.prod(out_spatial[1:]) if len(out_spatial) > 1 else 1
+    columns = wmat.shape[1]
+    total_lines = batch * first
+    lines = max(1, FUSED_BLOCK_BYTES // (per_line * columns * windows.itemsize), -(-FUSED_MIN_ROWS // per_line))
+    lines = min(lines, -(-total_lines // thread_count()))
+    starts = list(range(0, total_lines, lines))
+    flat = result.reshape(-1, result.shape[-1])
+    weights = np.ascontiguousarray(wmat.T)
+
+    def run(chunk):
+        buffer = np.empty((lines * per_line, columns), windows.dtype)
+        with blas_threads.single_threaded_blas():
+            for start in chunk:
+                stop, row, line = min(start + lines, total_lines), 0, start
+                while line < stop:  # the block's lines may span images
+                    n, a = divmod(line, first)
+                    b = min(first, a + stop - line)
+                    count = (b - a) * per_line
+                    buffer[row:row + count].reshape(windows[n, a:b].shape)[...] = windows[n, a:b]
+                    row, line = row + count, line + b - a
+                np.matmul(buffer[:row], weights, out=flat[start * per_line:stop * per_line])
+
+    runs = [list(chunk) for chunk in np.array_split(np.array(starts), thread_count()) if len(chunk)]
+    map_parallel(run, runs)
 
 
 def _depthwise_forward(xp, w, result, kernel, out_spatial, strides, dilations):
