@@ -78,16 +78,28 @@ def launch(kernel, dim, ktype, args, queue) -> None:
         raise ArgumentFault(f"expected a sequence of kernel arguments, got {type(args).__name__}", "args")
     arguments = tuple(args)
     name = getattr(kernel, "__name__", type(kernel).__name__)
+    command = Command("kernel", name, None, model_us=cost.launch_us(device.spec),
+                      info={"dim": checked_dim, "ktype": checked_type})
     launcher = getattr(kernel, "__mlusim_launch__", None)
     if launcher is not None:
         def run():
-            return launcher(device, checked_dim, checked_type, arguments)
+            modelled = launcher(device, checked_dim, checked_type, arguments)
+            _record_work(command, kernel)
+            return modelled
     else:
         def run():
             kernel(*arguments)
-    target.enqueue(Command("kernel", name, run, model_us=cost.launch_us(device.spec),
-                           blocks=_pin_pointer_args(arguments),
-                           info={"dim": checked_dim, "ktype": checked_type}))
+    command.run = run
+    command.blocks = _pin_pointer_args(arguments)
+    target.enqueue(command)
+
+
+def _record_work(command: Command, kernel) -> None:
+    """Put a BANG launch's work counts into the command's info (bytes and flops, for the bench and traces)."""
+    record = getattr(kernel, "last_launch", None)
+    counts = getattr(record, "counts", None)
+    if counts is not None:
+        command.info.update(bytes=counts.gdram_bytes, flops=2 * counts.total_macs, work=counts.as_dict())
 
 
 @api("cnrtInvokeKernel")

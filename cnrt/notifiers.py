@@ -46,6 +46,7 @@ def waitNotifier(notifier) -> None:
     placement = notifier_arg(notifier).current
     if placement is not None:
         placement.event.wait()
+        placement.queue.host_clock.waited_until(placement.model_time_us)  # a wait is a sync for the model
 
 
 @api("cnrtQueryNotifier")

@@ -22,7 +22,7 @@ from typing import Optional
 from .arch import BOARDS, DEFAULT_BOARD, BoardSpec, board
 from .errors import DeviceIdFault, QueueFault
 from .memory import ADDRESS_BITS, ADDRESS_SPAN, AddressSpace
-from .queue import Queue, wait_all
+from .queue import HostClock, Queue, wait_all
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
           "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
@@ -105,6 +105,7 @@ class Device:
         self._queues: dict[int, Queue] = {}
         self._fault: Optional[QueueFault] = None
         self._retired: list[Queue] = []
+        self.host_clock = HostClock()
         self.default_queue = self.create_queue(label="default queue")
 
     def __repr__(self) -> str:

@@ -13,15 +13,18 @@ the host queues after waiting for a queue cannot start before that queue's work 
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import time
-import os
+from collections import deque
 from queue import SimpleQueue
 from typing import Callable, Iterable, Optional
 
-from .errors import HandleFault, QueueFault
+from .errors import HandleFault, IllegalStateFault, QueueFault
 
 _queue_ids = itertools.count(1)
+#: The queues whose command the current host thread is running (to refuse a command that waits on its own queue).
+_running = threading.local()
 
 
 class HostClock(threading.local):
@@ -132,10 +135,13 @@ class Queue:
         self.model_clock_us = 0.0
         self.host_clock = host_clock_of(device)
         self.observers: list[Callable[[Command], None]] = []
-        self._inbox: SimpleQueue = SimpleQueue()
+        # Commands wait in `_pending`; each is taken and run under `_run_lock`, either by the worker (woken by a
+        # token in `_tokens`) or by a host thread that syncs the queue and would otherwise sleep: that keeps the
+        # order and saves the two thread wake-ups a synchronous call would cost.
+        self._pending: deque = deque()
+        self._tokens: SimpleQueue = SimpleQueue()
         self._submit_lock = threading.Lock()
-        self._done = threading.Condition(threading.Lock())
-        self._waiters = 0
+        self._run_lock = threading.Lock()
         self._fault: Optional[QueueFault] = None
         self._skipped = 0
         self._worker: Optional[threading.Thread] = None
@@ -172,25 +178,39 @@ class Queue:
             if self._worker is None:
                 self._start_worker()
             self.submitted += 1
-            self._inbox.put(command)
+            self._pending.append(command)
+            self._tokens.put(True)
 
     def _start_worker(self) -> None:
         self._worker = threading.Thread(target=self._work, name=f"mlusim-{self.label}", daemon=True)
         self._worker.start()
 
     def _work(self) -> None:
-        inbox = self._inbox
+        tokens = self._tokens
         while True:
-            command = inbox.get()
-            if command is None:
+            token = tokens.get()
+            with self._run_lock:  # run everything pending: fewer hand-overs of the lock between threads
+                while self._run_next():
+                    pass
+            if token is None:  # destroyed, and nothing is left
                 return
-            try:
-                self._execute(command)
-            finally:  # whatever happened, the command is done: a sync must never hang on it
-                self.completed += 1
-            if self._waiters:
-                with self._done:
-                    self._done.notify_all()
+
+    def _run_next(self) -> bool:
+        """Run the oldest pending command (the caller holds `_run_lock`); False when there was none."""
+        try:
+            command = self._pending.popleft()
+        except IndexError:
+            return False
+        running = getattr(_running, "queues", None)
+        if running is None:
+            running = _running.queues = set()
+        running.add(self)
+        try:
+            self._execute(command)
+        finally:  # whatever happened, the command is done: a sync must never hang on it
+            self.completed += 1
+            running.discard(self)
+        return True
 
     def _execute(self, command: Command) -> None:
         try:
@@ -238,14 +258,15 @@ class Queue:
     def wait_idle(self) -> None:
         """Block the calling thread until every command submitted so far has run."""
         target = self.submitted
-        if self.completed < target:
-            with self._done:
-                self._waiters += 1
-                try:
-                    while self.completed < target:
-                        self._done.wait()
-                finally:
-                    self._waiters -= 1
+        if self.completed < target and self in getattr(_running, "queues", ()):
+            raise IllegalStateFault(f"a command of {self.name} waits for its own queue, which can never finish")
+        while self.completed < target:
+            with self._run_lock:  # blocks while the worker runs commands; then runs what is left itself
+                ran = False
+                while self.completed < target and self._run_next():
+                    ran = True
+            if not ran and self.completed < target:
+                time.sleep(0)  # another thread is between counting its command and appending it
         self.host_clock.waited_until(self.model_clock_us)
 
     def take_fault(self) -> Optional[QueueFault]:
@@ -276,7 +297,7 @@ class Queue:
                 return
             self.destroyed = True
             if self._worker is not None:
-                self._inbox.put(None)
+                self._tokens.put(None)
 
     # ---- notifiers ----------------------------------------------------------------------------------------------
 

@@ -144,7 +144,7 @@ class Launch:
         self.counts = counts_from_state(rows, self.layout.task_dim)
         if self.faults:
             raise self.kernel_fault()
-        return modelled_us(self.spec, self.counts, self.layout.task_dim)
+        return modelled_us(self.spec, self.counts, self.layout.task_dim, self.layout.union)
 
     def _run_pool(self, body, workers: int) -> list[np.ndarray]:
         order = shuffled(self.seed, self.layout.task_dim)

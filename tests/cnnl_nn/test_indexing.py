@@ -217,3 +217,28 @@ def test_rejects(handle):
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="y_desc"):
         cnnl.where_v2(handle, x.desc, x.ptr, blank((1,), INT32).desc, x.ptr, False, None, 0, blank((4, 3),
                       INT32).desc, x.ptr)
+
+
+def test_more_rejects(handle):
+    table, idx, grad = blank((5, 3), F32), blank((2,), INT32), blank((2, 3), F32)
+    with raises_status(cnnl.CNNL_STATUS_NOT_SUPPORTED, arg="output_desc"):
+        ints = blank((5, 3), INT32)
+        cnnl.embeddingBackward(handle, -1, False, idx.desc, idx.ptr, blank((2, 3), INT32).desc, grad.ptr, None, 0,
+                               ints.desc, ints.ptr)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="diff_desc"):
+        cnnl.embeddingBackward(handle, -1, False, idx.desc, idx.ptr, blank((2, 4), F32).desc, grad.ptr, None, 0,
+                               table.desc, table.ptr)
+    with raises_status(cnnl.CNNL_STATUS_NOT_SUPPORTED, arg="input_desc"):
+        b, bi = blank((5, 3), BOOL), blank((2,), INT64)
+        cnnl.indexPut(handle, b.desc, b.ptr, [bi.desc], [bi.ptr], b.desc, b.ptr, None, 0, True, False, b.desc, b.ptr)
+    with raises_status(cnnl.CNNL_STATUS_NOT_SUPPORTED, arg=r"indices_descs\[0\]"):
+        cnnl.indexPut(handle, table.desc, table.ptr, [grad.desc], [grad.ptr], table.desc, table.ptr, None, 0, False,
+                      False, table.desc, table.ptr)
+
+
+def test_nonzero_count_mismatch_fails_at_sync(handle):
+    x, count = placed(np.array([1.0, 0.0, 2.0]), F32), placed(np.array([1]), INT32)
+    y = blank((1, 1), INT32)
+    cnnl.where_v2(handle, x.desc, x.ptr, count.desc, count.ptr, False, None, 0, y.desc, y.ptr)
+    with pytest.raises(Exception, match="num_true says 1"):
+        sync(handle)

@@ -350,3 +350,16 @@ def test_group_norm_rejects(handle):
     nhwc = blank((2, 3, 3, 6), F32, NHWC)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="x_desc"):
         cnnl.getGroupNormForwardWorkspaceSize(handle, 3, nhwc.desc)
+
+
+def test_group_norm_backward_needs_statistics(handle):
+    x, w, s = blank((2, 6, 3), F32), blank((6,), F32), blank((6,), F32)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="mean_desc"):
+        cnnl.groupNormBackward(handle, x.desc, x.ptr, x.desc, x.ptr, w.desc, w.ptr, None, None, s.desc, s.ptr, 3,
+                               x.desc, x.ptr, None, None, None, None, None, 0)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="rstd_desc"):
+        cnnl.groupNormBackward(handle, x.desc, x.ptr, x.desc, x.ptr, w.desc, w.ptr, s.desc, s.ptr,
+                               blank((5,), F32).desc, s.ptr, 3, x.desc, x.ptr, None, None, None, None, None, 0)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="diff_x_desc"):
+        cnnl.layerNormBackward_v2(handle, x.desc, x.ptr, 1, x.desc, x.ptr, None, None, s.desc, s.ptr, s.ptr, None, 0,
+                                  blank((2, 6, 4), F32).desc, x.ptr, None, None)

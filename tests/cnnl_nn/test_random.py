@@ -167,3 +167,16 @@ def test_rejects(handle):
     cnnl.randDestroyGenerator(gen)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="generator"):
         cnnl.randGenerateUniform(handle, gen, F32, None, 8, 0, 1, out.ptr)
+
+
+def test_state_and_seed_rejects(handle):
+    gen = generator(0)
+    state = blank((2,), cnnl.CNNL_DTYPE_INT64)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="seed"):
+        cnnl.randMakeMTGP32KernelState(handle, state.ptr, None, None, 2 ** 64)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="state"):
+        cnnl.randMakeMTGP32KernelState(handle, state.ptr + 8, None, None, 1)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="offset"):
+        cnnl.randSetPseudoRandomGeneratorOffset(gen, -1)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="num"):
+        cnnl.randGenerateUniform(handle, gen, F32, None, -1, 0, 1, state.ptr)

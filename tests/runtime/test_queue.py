@@ -164,3 +164,33 @@ def test_both_api_generations_name_the_same_functions():
     queue = cnrt.createQueue()
     cnrt.syncQueue(queue)
     cnrt.destroyQueue(queue)
+
+
+def test_a_host_function_that_syncs_its_own_queue_fails_instead_of_hanging():
+    queue = cnrt.queueCreate()
+    cnrt.invokeHostFunc(queue, cnrt.queueSync, queue)
+    error = raises_code(cnrt.cnrtErrorIllegalState, cnrt.queueSync, queue)
+    assert "its own queue" in str(error)
+
+
+def test_work_queued_from_several_threads_while_another_syncs_keeps_its_order():
+    queue = cnrt.queueCreate()
+    seen = []
+    barrier = threading.Barrier(3)
+
+    def producer(tag):
+        barrier.wait()
+        for index in range(300):
+            cnrt.invokeHostFunc(queue, seen.append, (tag, index))
+            if index % 37 == 0:
+                cnrt.queueSync(queue)
+
+    threads = [threading.Thread(target=producer, args=(tag,)) for tag in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    cnrt.queueSync(queue)
+    assert len(seen) == 900
+    for tag in range(3):
+        assert [i for t, i in seen if t == tag] == list(range(300))
