@@ -1,7 +1,8 @@
 """Neural-network op benchmark: convolution forward over the ResNet-50 layer shapes (batch 8, float32, NHWC) against
 an im2col + numpy-BLAS baseline, and softmax / layer norm over (4096, 4096) float32 against vectorised numpy; where
 torch is importable, also the convolution's ratio to torch.nn.functional.conv2d on the CPU. Every time is the
-median of repeats after warm-up, measured in alternation with its reference in the same run.
+median of repeats after warm-up, measured in alternation with its numpy reference in the same run (torch is timed
+on its own right after, since its OpenMP threads keep spinning after each call).
 
 Run as a script (`python benchmarks/bench_cnnl_nn.py`) or call `run(report=print)`, which returns one dict per case:
 name, cnnl_ms, numpy_ms, ratio (cnnl / reference), limit, ok, and torch_ms / torch_ratio for convolutions.
@@ -211,7 +212,9 @@ def run(report: Callable[[str], None] = print) -> list[dict]:
         device = Device()
         try:
             op, baseline, torch_conv = conv_case(device, size, cin, cout, k, stride, padding)
-            times = paired_median_ms(op, baseline, *([torch_conv] if torch_conv else []))
+            times = paired_median_ms(op, baseline)
+            # torch apart: its OpenMP threads spin after each call and would slow whatever runs next
+            times += paired_median_ms(torch_conv) if torch_conv else []
         finally:
             device.close()
         row = _row(f"conv {name}", times[0], times[1], CONV_LIMIT, times[2] if torch_conv else None)
