@@ -16,6 +16,7 @@ SUITES = {
     "ops": "suite.py",
     "runtime": "bench_runtime.py",
     "cnnl": "bench_cnnl.py",
+    "nn": "bench_cnnl_nn.py",
     "kernels": "bench_cnnl_kernels.py",
     "bang": "bench_bang.py",
     "cncl": "bench_cncl.py",
