@@ -17,10 +17,17 @@ def run_elementwise(block_fn, out, inputs, staged):
     `staged` says the block function allocates temporaries (it converts dtypes or needs several passes), which asks
     for cache-sized blocks.
     """
-    check_broadcast(out.shape, *(x.shape for x in inputs))
+    shape = out.shape
+    if any(x.shape != shape for x in inputs):
+        check_broadcast(shape, *(x.shape for x in inputs))
+        inputs = [align_ndim(x, out.ndim) for x in inputs]
     inputs = detach_inputs(out, *inputs)
-    operands = [_drop_unit_axes(a, out.shape) for a in [out] + [align_ndim(x, out.ndim) for x in inputs]]
-    run_blocked(block_fn, tuple(n for n in out.shape if n != 1), operands, staged=staged)
+    if 1 in shape:
+        operands = [_drop_unit_axes(a, shape) for a in [out] + inputs]
+        shape = tuple(n for n in shape if n != 1)
+    else:
+        operands = [out] + inputs
+    run_blocked(block_fn, shape, operands, staged=staged)
 
 
 def _drop_unit_axes(array, shape):

@@ -3,24 +3,107 @@
 All of them move values without changing them (fill converts its scalar with the `cast` rules), work on any
 strides including broadcast zero strides on inputs, and copy in parallel blocks.
 """
-import functools
-
 import numpy as np
+from numba import njit
+from numpy.lib.stride_tricks import as_strided
 
 from .cast import cast_block
 from .dtypes import ALL_DTYPES, BOOL, check_dtype, check_same_dtype
 from .elementwise import run_elementwise
+from .parallel import INLINE_ELEMENTS, detach_inputs, map_parallel, thread_count
 from .staging import load
+
+#: edge of the square tiles a transposing copy moves at a time, by element size (a source and a destination tile
+#: of 16 to 32 KiB each: the rows of a tile stay in L1/L2 even when the strides are large powers of two)
+TILES = {1: 64, 2: 64, 4: 64, 8: 32}
+#: the unsigned type of each element size: a transposing copy moves bits, so one compiled kernel per size
+_BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+#: transposing copies smaller than this many elements are left to numpy (its strided copy is as fast there)
+TILED_MIN_ELEMENTS = 1 << 10
 
 
 def _copy_block(dst, src):
     np.copyto(dst, src)
 
 
+@njit(nogil=True, cache=True)
+def _copy_tiles(src, dst, tile):
+    """dst[b, i, j] = src[b, i, j], walking square tiles of (i, j): src is contiguous along i, dst along j."""
+    batches, rows, columns = dst.shape
+    for b in range(batches):
+        source, target = src[b], dst[b]
+        for i0 in range(0, rows, tile):
+            i1 = min(i0 + tile, rows)
+            for j0 in range(0, columns, tile):
+                j1 = min(j0 + tile, columns)
+                for i in range(i0, i1):
+                    for j in range(j0, j1):
+                        target[i, j] = source[i, j]
+
+
+def _merge_leading(src, dst):
+    """(src, dst) with their leading axes (all but the last two) merged into one batch axis, or None when the
+    strides do not allow it without a copy."""
+    shape, src_strides, dst_strides = list(src.shape[:-2]), list(src.strides[:-2]), list(dst.strides[:-2])
+    if not shape:
+        return src[None], dst[None]
+    n, s, d = shape[-1], src_strides[-1], dst_strides[-1]
+    for axis in range(len(shape) - 2, -1, -1):
+        if src_strides[axis] != s * n or dst_strides[axis] != d * n:
+            return None
+        n *= shape[axis]
+    view_shape = (n,) + src.shape[-2:]
+    return (as_strided(src, view_shape, (s,) + src.strides[-2:], writeable=False),
+            as_strided(dst, view_shape, (d,) + dst.strides[-2:]))
+
+
+def _transposing_copy(src, dst):
+    """dst = src by tiles when dst's last axis is contiguous but src's is not and another axis of src is (a
+    transpose); True when done, False to leave the copy to numpy."""
+    size = dst.itemsize
+    if dst.size < TILED_MIN_ELEMENTS or dst.ndim < 2 or size not in _BITS or dst.strides[-1] != size \
+            or src.strides[-1] == size or src.shape != dst.shape:
+        return False
+    inner = [d for d in range(dst.ndim - 1) if src.strides[d] == size and dst.shape[d] > 1]
+    if not inner:
+        return False
+    src, = detach_inputs(dst, src)
+    bits = _BITS[size]
+    src = np.moveaxis(src.view(bits), inner[0], -2)
+    dst = np.moveaxis(dst.view(bits), inner[0], -2)
+    merged = _merge_leading(src, dst)
+    if merged is None:  # rare: loop over the leading index space, each a batch of one
+        for index in np.ndindex(*src.shape[:-2]):
+            _tile_copy_parallel(src[index][None], dst[index][None])
+    else:
+        _tile_copy_parallel(*merged)
+    return True
+
+
+def _tile_copy_parallel(src, dst):
+    src = src.view()
+    src.flags.writeable = False  # one numba specialisation per element size
+    batches, rows, _ = dst.shape
+    tile = TILES[dst.itemsize]
+    threads = thread_count()
+    if dst.size <= INLINE_ELEMENTS or threads == 1:
+        _copy_tiles(src, dst, tile)
+        return
+    if batches >= threads:
+        cuts = np.linspace(0, batches, threads + 1).astype(int)
+        pieces = [(slice(a, b), slice(None)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    else:
+        cuts = np.linspace(0, -(-rows // tile), threads + 1).astype(int) * tile
+        pieces = [(slice(None), slice(a, min(b, rows))) for a, b in zip(cuts[:-1], cuts[1:]) if min(b, rows) > a]
+    map_parallel(lambda piece: _copy_tiles(src[piece], dst[piece], tile), pieces)
+
+
 def copy(src, dst):
     """dst = src (`cnnlCopy`): same dtype, any strides on both sides; src may broadcast to dst."""
     check_same_dtype(src=src, dst=dst)
     check_dtype("src", src, ALL_DTYPES)
+    if _transposing_copy(src, dst):
+        return
     run_elementwise(_copy_block, dst, [src], staged=False)
 
 

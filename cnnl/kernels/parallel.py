@@ -16,19 +16,28 @@ import numpy as np
 
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
 STAGED_BLOCK = 1 << 16
+#: index spaces of at most this many elements run inline on the calling thread in one block: handing work to the
+#: pool costs tens of µs (futures, a thread wake-up, the GIL), more than a second core saves on so little data
+INLINE_ELEMENTS = 1 << 17
 
 _pool = None
 _pool_lock = threading.Lock()
 _state = threading.local()
 
 
+_thread_count = None
+
+
 def thread_count():
-    """Number of host threads ops are split across (the CPUs this process may use, at most 8)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 8))
+    """Number of host threads ops are split across (the CPUs this process may use, at most 8; read once)."""
+    global _thread_count
+    if _thread_count is None:
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except AttributeError:
+            cpus = os.cpu_count() or 1
+        _thread_count = max(1, min(cpus, 8))
+    return _thread_count
 
 
 def _get_pool():
@@ -123,6 +132,9 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
     total = math.prod(shape)
     if total == 0:
         return
+    if total <= INLINE_ELEMENTS:  # one block, on this thread: no slicing, no pool
+        _run_inline(block_fn, operands)
+        return
     threads = thread_count()
     if staged:
         block_elements = STAGED_BLOCK
@@ -156,6 +168,17 @@ def map_parallel(fn, items):
     if errors:
         raise errors[0]
     return results
+
+
+def _run_inline(block_fn, operands):
+    """block_fn(*operands) on this thread, marked as kernel work (nested blocked ops run inline too)."""
+    state = _state
+    was_inside = getattr(state, "inside", False)
+    state.inside = True
+    try:
+        block_fn(*operands)
+    finally:
+        state.inside = was_inside
 
 
 def _run_inside(fn, items):
