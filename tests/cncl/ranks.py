@@ -180,8 +180,11 @@ class ThreadClique:
         devices.configure()
 
 
-def shm_entries() -> set[str]:
-    return {name for name in os.listdir("/dev/shm") if name.startswith("mlusim-cncl-")}
+def shm_entries(mine_only: bool = True) -> set[str]:
+    """Clique segments in /dev/shm: those of cliques whose id this process made (named after its pid, so that
+    other test runs on the host do not disturb the check), or all of them."""
+    prefix = f"mlusim-cncl-p{os.getpid()}-" if mine_only else "mlusim-cncl-"
+    return {name for name in os.listdir("/dev/shm") if name.startswith(prefix)}
 
 
 
