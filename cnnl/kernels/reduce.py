@@ -14,8 +14,10 @@ import functools
 import math
 
 import numpy as np
+from numba import njit
 
-from .dtypes import ALL_DTYPES, BOOL, FLOAT_DTYPES, INT32, NUMERIC_DTYPES, check_dtype, compute_dtype, is_int
+from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, FLOAT_DTYPES, INT32, NUMERIC_DTYPES, check_dtype,
+                     compute_dtype, is_int)
 from .parallel import STAGED_BLOCK, detach_inputs, map_parallel, run_blocked, thread_count
 from .staging import load, store
 
@@ -40,6 +42,30 @@ def normalize_axes(axes, ndim):
             raise ValueError(f"axis {axis} out of range for {ndim} axes")
         result.add(axis % ndim)
     return tuple(sorted(result))
+
+
+@njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
+def _float64_sum(values):
+    """Sum of a contiguous float32/float64 vector in float64 (vectorised: reassociation is allowed, NaN and inf
+    still propagate). Faster than numpy's pairwise float32 sum and more accurate."""
+    total = 0.0
+    for i in range(values.size):
+        total += np.float64(values[i])
+    return total
+
+
+def _long_sums(values):
+    """float64 sums along the last axis of `values` (float32/float64, last axis contiguous), one kernel per row;
+    None when the layout does not fit."""
+    if values.dtype not in (FLOAT32, FLOAT64) or values.ndim > 2 or values.strides[-1] != values.itemsize:
+        return None
+    rows = values.reshape(-1, values.shape[-1])
+    result = np.empty(rows.shape[0], FLOAT64)
+    for r in range(rows.shape[0]):
+        row = rows[r].view()
+        row.flags.writeable = False  # one numba specialisation per dtype
+        result[r] = _float64_sum(row)
+    return result.reshape(values.shape[:-1])
 
 
 def _accumulator(dtype):
@@ -117,6 +143,10 @@ def _reduce_chunked(op, axes, out, indices, x, staged):
 
     def reduce_chunk(start):
         values = load(rows[..., start:start + chunk])
+        if op in ("sum", "mean"):
+            sums = _long_sums(values)
+            if sums is not None:
+                return sums, None
         result, index = _partial(op, values, accumulator, indices is not None)
         return result, None if index is None else index + start
 
