@@ -147,7 +147,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bench_parser = _add_bench_parser(commands)
     run_parser = commands.add_parser("run", help="start N ranks of a script, like torchrun")
     run_parser.add_argument("rest", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["run"]:  # everything after `run` belongs to the launcher (argparse would eat -n)
+        from . import launcher
+        return launcher.main(arguments[1:])
+    args = parser.parse_args(arguments)
 
     if args.command == "info":
         print("\n".join(info_lines()))

@@ -26,3 +26,12 @@ def test_info_runs_as_a_console_command_with_the_board_from_the_environment():
 def test_unknown_bench_suite_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         cli.main(["bench", "no-such-suite"])
+
+
+def test_run_starts_ranks_like_torchrun(tmp_path):
+    script = tmp_path / "rank.py"
+    script.write_text("import os\nprint('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])\n")
+    result = subprocess.run([sys.executable, "-m", "mlusim.cli", "run", "-n", "2", str(script)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "[rank 0] rank 0 of 2" in result.stdout and "[rank 1] rank 1 of 2" in result.stdout
