@@ -16,6 +16,7 @@ import atexit
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -171,6 +172,9 @@ class Device:
         self.memory.free_all()
 
 
+#: How long the interpreter's exit waits for queued work to finish.
+EXIT_DRAIN_SECONDS = 10.0
+
 _table_lock = threading.RLock()
 _config: Optional[Config] = None
 _devices: list[Device] = []
@@ -230,12 +234,8 @@ def owner_of(address: int) -> Optional[Device]:
 
 @atexit.register
 def _drain_at_exit() -> None:
-    # Let queued work finish before the interpreter tears down modules under the worker threads.
-    for device in list(_devices):
-        for queue in device.queues():
-            if not queue.busy():
-                continue
-            try:
-                queue.wait_idle()
-            except Exception:
-                pass
+    # Let queued work finish before the interpreter tears down modules under the worker threads, but never hang the
+    # exit on work that cannot finish (a host function waiting for an event nobody will set).
+    deadline = time.monotonic() + EXIT_DRAIN_SECONDS
+    while time.monotonic() < deadline and any(device.busy() for device in list(_devices)):
+        time.sleep(0.01)
