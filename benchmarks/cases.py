@@ -3,7 +3,8 @@
 A case names its op, the cnnl (or cnrt) function it calls, the data types it runs in, its shape at each size, and a
 `build(arena, shape, dtype)` that puts its operands in device memory through cnrt and returns two functions: the
 device call (enqueued on the arena's queue) and the numpy reference doing the same work on the host. Adding an op is
-adding a row to `CASES`.
+adding a row to `CASES`. This module holds the arena, the case record, the element-wise, BLAS and data-movement
+builders and the table; the neural-network builders (docs/cnnl_nn.md) are in cases_nn.py.
 """
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import numpy as np
 
 import cnnl
 import cnrt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cases_nn as nn  # noqa: E402
 
 SIZES = ("small", "medium", "large")
 
@@ -32,7 +36,6 @@ DTYPES = {
 ELEMENTWISE = {"small": (256, 256), "medium": (1024, 1024), "large": (4096, 4096)}
 MATMUL = {"small": (256, 256, 256), "medium": (1024, 1024, 1024), "large": (4096, 4096, 4096)}
 BATCH_MATMUL = {"small": (8, 128, 128, 128), "medium": (16, 512, 512, 512), "large": (32, 1024, 1024, 1024)}
-CONVOLUTION = {"small": (1, 16, 16, 32, 32), "medium": (8, 32, 32, 64, 64), "large": (32, 56, 56, 64, 64)}
 BYTES = {"small": (1 << 18,), "medium": (1 << 22,), "large": (1 << 26,)}
 VECTOR = {"small": (1 << 16,), "medium": (1 << 20,), "large": (1 << 24,)}
 FLOATS = ("float", "half")
@@ -59,6 +62,19 @@ class Arena:
         pointer = cnrt.malloc(max(int(nbytes), 1))
         self._pointers.append(pointer)
         return pointer
+
+    def sync(self) -> None:
+        """Wait for what the build queued (setup ops), so that none of it lands in the measurement."""
+        cnrt.queueSync(self.queue)
+
+    @staticmethod
+    def code(dtype: str) -> int:
+        """The cnnlDataType_t of a dtype name (for APIs that take a data type rather than a descriptor)."""
+        return DTYPES[dtype][0]
+
+    @staticmethod
+    def numpy_dtype(dtype: str) -> np.dtype:
+        return DTYPES[dtype][1]
 
     def workspace(self, nbytes: int) -> tuple[Optional[int], int]:
         """(pointer or None, size) of a workspace of `nbytes`."""
@@ -93,6 +109,11 @@ class Arena:
         values = self.host(dims, dtype, positive)
         return self.upload(values, dtype, layout), values
 
+    def between(self, dims, dtype: str, low: float, high: float) -> tuple[Tensor, np.ndarray]:
+        """A device tensor of random values in [low, high) and its host copy."""
+        values = (self.rng.random(dims, dtype=np.float32) * (high - low) + low).astype(DTYPES[dtype][1])
+        return self.upload(values, dtype), values
+
     def empty(self, dims, dtype: str, layout: int = cnnl.CNNL_LAYOUT_ARRAY) -> Tensor:
         dims = tuple(dims)
         nbytes = int(np.prod(dims)) * DTYPES[dtype][1].itemsize
@@ -120,6 +141,7 @@ class Case:
     dtypes: tuple = FLOATS
     kinds: tuple = ("op",)       # the command kinds whose modelled time the case measures
     reference: str = "numpy"     # what the host reference is, when not the same numpy op
+    exercises: tuple = ()        # other cnnl functions the build calls to set up state (counted as covered)
 
 
 # ---- builders: one per op family ----------------------------------------------------------------------------------
@@ -375,43 +397,6 @@ def top_k(arena, shape, dtype):
             lambda: np.argpartition(values, -k, axis=1)[:, -k:])
 
 
-def convolution(arena, shape, dtype):
-    """A 3x3 convolution, stride 1, padding 1, NHWC; reference: im2col and a float32 tensordot."""
-    batch, height, width, channels, outputs = shape
-    nhwc = cnnl.CNNL_LAYOUT_NHWC
-    (x, xv) = arena.random((batch, height, width, channels), dtype, layout=nhwc)
-    (w, wv) = arena.random((outputs, 3, 3, channels), dtype, layout=nhwc)
-    y = arena.empty((batch, height, width, outputs), dtype, layout=nhwc)
-    conv = cnnl.createConvolutionDescriptor()
-    cnnl.setConvolutionDescriptor(conv, 4, [1, 1, 1, 1], [1, 1], [1, 1], 1, cnnl.CNNL_DTYPE_FLOAT)
-    algo = cnnl.getConvolutionForwardAlgorithm(arena.handle, conv, x.desc, w.desc, y.desc, 0)
-    workspace, size = arena.workspace(cnnl.getConvolutionForwardWorkspaceSize(arena.handle, x.desc, w.desc, y.desc,
-                                                                              None, conv, algo))
-    padded = np.pad(xv.astype(np.float32), ((0, 0), (1, 1), (1, 1), (0, 0)))
-    w32 = wv.astype(np.float32)
-
-    def reference():
-        windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))  # N H W C 3 3
-        return np.tensordot(windows, w32, axes=([3, 4, 5], [3, 1, 2]))
-
-    return (lambda: cnnl.convolutionForward(arena.handle, conv, algo, None, x.desc, x.ptr, w.desc, w.ptr, None, None,
-                                            workspace, size, None, y.desc, y.ptr),
-            reference)
-
-
-def softmax(arena, shape, dtype):
-    """Softmax over the last dimension of a 2-D tensor."""
-    (x, values), y = arena.random(shape, dtype), arena.empty(shape, dtype)
-
-    def reference():
-        shifted = np.exp(values - values.max(axis=-1, keepdims=True))
-        return shifted / shifted.sum(axis=-1, keepdims=True)
-
-    return (lambda: cnnl.softmaxForward(arena.handle, cnnl.CNNL_SOFTMAX_ACCURATE, cnnl.CNNL_SOFTMAX_MODE_LOW_DIMENSION,
-                                        None, x.desc, x.ptr, None, y.desc, y.ptr),
-            reference)
-
-
 # ---- beyond cnnl: copies and a BANG kernel ------------------------------------------------------------------------
 
 def memcpy(direction: str) -> Build:
@@ -480,9 +465,6 @@ CASES: tuple[Case, ...] = (
          reference="np.matmul float32"),
     Case("batch matmul v2", "cnnlBatchMatMulBCast_v2", batch_matmul_v2, shapes=BATCH_MATMUL, dtypes=("half",),
          reference="np.matmul float32"),
-    Case("conv 3x3", "cnnlConvolutionForward", convolution, shapes=CONVOLUTION, dtypes=("float", "half"),
-         reference="im2col + np.tensordot float32"),
-    Case("softmax", "cnnlSoftmaxForward", softmax),
     Case("copy", "cnnlCopy", copy),
     Case("expand", "cnnlExpand", expand),
     Case("transpose", "cnnlTranspose_v2", transpose(with_workspace=True)),
@@ -494,6 +476,60 @@ CASES: tuple[Case, ...] = (
     Case("cumsum", "cnnlCumsum", cumsum),
     Case("select", "cnnlSelectV2", select),
     Case("topk 8", "cnnlTopKTensor_v3", top_k, dtypes=("float",), reference="np.argpartition"),
+    # neural-network ops (builders and shapes in cases_nn.py)
+    Case("conv 3x3", "cnnlConvolutionForward", nn.convolution, shapes=nn.CONVOLUTION, dtypes=FLOATS,
+         reference="im2col + np.tensordot float32"),
+    Case("conv bwd data", "cnnlConvolutionBackwardData", nn.convolution_backward_data, shapes=nn.CONVOLUTION,
+         dtypes=FLOATS, reference="im2col + np.tensordot float32"),
+    Case("conv bwd filter", "cnnlConvolutionBackwardFilter", nn.convolution_backward_filter, shapes=nn.CONVOLUTION,
+         dtypes=FLOATS, reference="im2col + np.tensordot float32"),
+    Case("max pool 2x2", "cnnlPoolingForward", nn.max_pooling, shapes=nn.FEATURE_MAP),
+    Case("avg pool 2x2", "cnnlPoolingForward_v2", nn.average_pooling_v2, shapes=nn.FEATURE_MAP),
+    Case("max pool index", "cnnlPoolingForwardWithIndex", nn.max_pooling_with_index, shapes=nn.FEATURE_MAP),
+    Case("max pool bwd", "cnnlPoolingBackward", nn.max_pooling_backward, shapes=nn.FEATURE_MAP),
+    Case("adaptive avg", "cnnlAdaptivePoolingForward", nn.adaptive_pooling(v2=False), shapes=nn.FEATURE_MAP),
+    Case("adaptive avg v2", "cnnlAdaptivePoolingForward_v2", nn.adaptive_pooling(v2=True), shapes=nn.FEATURE_MAP),
+    Case("adaptive avg bwd", "cnnlAdaptivePoolingBackward", nn.adaptive_pooling_backward, shapes=nn.FEATURE_MAP),
+    Case("softmax", "cnnlSoftmaxForward", nn.softmax(v2=False)),
+    Case("softmax v2", "cnnlSoftmaxForward_v2", nn.softmax(v2=True)),
+    Case("softmax bwd", "cnnlSoftmaxBackward", nn.softmax_backward),
+    Case("bn train", "cnnlBatchNormForwardTraining", nn.batch_norm_training(v2=False), shapes=nn.FEATURE_MAP),
+    Case("bn train v2", "cnnlBatchNormForwardTraining_v2", nn.batch_norm_training(v2=True), shapes=nn.FEATURE_MAP),
+    Case("bn inference", "cnnlBatchNormForwardInference", nn.batch_norm_inference, shapes=nn.FEATURE_MAP),
+    Case("bn bwd", "cnnlBatchNormBackward", nn.batch_norm_backward(v2=False), shapes=nn.FEATURE_MAP),
+    Case("bn bwd v2", "cnnlBatchNormBackward_v2", nn.batch_norm_backward(v2=True), shapes=nn.FEATURE_MAP),
+    Case("layer norm", "cnnlLayerNormForward", nn.layer_norm),
+    Case("layer norm bwd", "cnnlLayerNormBackward_v2", nn.norm_backward(rms=False)),
+    Case("rms norm", "cnnlRmsNormForward", nn.rms_norm),
+    Case("rms norm bwd", "cnnlRmsNormBackward", nn.norm_backward(rms=True)),
+    Case("group norm", "cnnlGroupNormForward_v3", nn.group_norm, shapes=nn.CHANNELS_FIRST),
+    Case("group norm bwd", "cnnlGroupNormBackward", nn.group_norm_backward, shapes=nn.CHANNELS_FIRST),
+    Case("index select", "cnnlIndexSelect", nn.index_select),
+    Case("gather", "cnnlGather", nn.gather),
+    Case("scatter", "cnnlScatter", nn.scatter),
+    Case("embedding", "cnnlEmbeddingForward_v2", nn.embedding, shapes=nn.EMBEDDING),
+    Case("embedding bwd", "cnnlEmbeddingBackward", nn.embedding_backward, shapes=nn.EMBEDDING,
+         reference="np.add.at"),
+    Case("masked fill", "cnnlMasked_v3", nn.masked_fill),
+    Case("index put", "cnnlIndexPut", nn.index_put),
+    Case("num true", "cnnlNumTrue_v2", nn.num_true, reference="np.count_nonzero"),
+    Case("where nonzero", "cnnlWhere_v2", nn.where_nonzero, reference="np.argwhere"),
+    Case("rand uniform", "cnnlRandGenerateUniform", nn.rand_uniform, shapes=VECTOR,
+         exercises=("cnnlRandMakeMTGP32KernelState",), reference="Generator.random"),
+    Case("rand normal", "cnnlRandGenerateNormal", nn.rand_normal, shapes=VECTOR,
+         reference="Generator.standard_normal"),
+    Case("dropout", "cnnlFusedDropout_v2", nn.dropout),
+    Case("nll loss", "cnnlNlllossForward", nn.nll_loss),
+    Case("nll loss bwd", "cnnlNlllossBackward", nn.nll_loss_backward),
+    Case("mse loss", "cnnlMSELoss", nn.loss("mse")),
+    Case("mse loss bwd", "cnnlMSELossBackward", nn.loss_backward("mse")),
+    Case("bce loss", "cnnlBceLoss", nn.loss("bce")),
+    Case("bce loss bwd", "cnnlBceLossBackward", nn.loss_backward("bce")),
+    Case("bce logits", "cnnlBceWithLogits_v2", nn.loss("bce_logits")),
+    Case("bce logits bwd", "cnnlBceWithLogitsBackward", nn.loss_backward("bce_logits")),
+    Case("smooth l1", "cnnlSmoothL1LossForward_v2", nn.loss("smooth_l1")),
+    Case("smooth l1 bwd", "cnnlSmoothL1LossBackward_v2", nn.loss_backward("smooth_l1")),
+    # beyond cnnl
     Case("memcpy H2D", "cnrtMemcpyAsync", memcpy("H2D"), shapes=BYTES, dtypes=("uint8",), kinds=("memcpy",),
          reference="np.copyto"),
     Case("memcpy D2H", "cnrtMemcpyAsync", memcpy("D2H"), shapes=BYTES, dtypes=("uint8",), kinds=("memcpy",),

@@ -85,7 +85,7 @@ def test_a_large_half_matmul_is_compute_bound_near_the_efficiency_of_the_peak():
 
 def test_op_selection():
     assert [c.op for c in suite.select_cases(["matmul"])] == ["matmul"]
-    assert [c.op for c in suite.select_cases(["batch"])] == ["batch matmul", "batch matmul v2"]
+    assert [c.op for c in suite.select_cases(["batchmatmul"])] == ["batch matmul", "batch matmul v2"]
     assert [c.op for c in suite.select_cases(["cnnlCopy"])] == ["copy"]
     with pytest.raises(ValueError, match="no benchmark case matches"):
         suite.select_cases(["no such op"])
@@ -98,6 +98,12 @@ def test_every_cnnl_op_has_a_case_or_is_reported():
     covered = {case.function for case in suite.CASES}
     assert not covered & set(uncovered)
     assert "cnnlMatMul" in covered and "cnnlGetOpTensorWorkspaceSize" not in uncovered
+
+
+def test_every_queued_cnnl_op_has_a_case():
+    assert suite.uncovered_functions() == []
+    rand = next(c for c in suite.CASES if c.function == "cnnlRandGenerateUniform")
+    assert "cnnlRandMakeMTGP32KernelState" in rand.exercises
 
 
 def test_bad_options_are_usage_errors(capsys):
