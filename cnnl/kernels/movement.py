@@ -10,7 +10,8 @@ from numpy.lib.stride_tricks import as_strided
 from .cast import cast_block
 from .dtypes import ALL_DTYPES, BOOL, check_dtype, check_same_dtype
 from .elementwise import run_elementwise
-from .parallel import INLINE_ELEMENTS, detach_inputs, map_parallel, thread_count
+from . import parallel
+from .parallel import detach_inputs, map_parallel, thread_count
 from .staging import load
 
 #: edge of the square tiles a transposing copy moves at a time, by element size (a source and a destination tile
@@ -86,7 +87,7 @@ def _tile_copy_parallel(src, dst):
     batches, rows, _ = dst.shape
     tile = TILES[dst.itemsize]
     threads = thread_count()
-    if dst.size <= INLINE_ELEMENTS or threads == 1:
+    if dst.size <= parallel.INLINE_ELEMENTS or threads == 1:
         _copy_tiles(src, dst, tile)
         return
     if batches >= threads:
@@ -145,6 +146,10 @@ def _check_pieces(pieces, whole, axis):
 def concat(inputs, axis, out):
     """out = the inputs joined along `axis` (`cnnlConcat`)."""
     axis = _check_pieces(inputs, out, axis)
+    inputs = detach_inputs(out, *inputs)  # an input overlapping out is copied before any piece is written
+    if out.size <= parallel.INLINE_ELEMENTS:  # small: one numpy call on this thread
+        np.concatenate(inputs, axis=axis, out=out)
+        return
     for piece, index in zip(inputs, _axis_slices(out.ndim, axis, [p.shape[axis] for p in inputs])):
         copy(piece, out[index])
 
@@ -152,8 +157,14 @@ def concat(inputs, axis, out):
 def split(x, axis, outputs):
     """Each of `outputs` receives its consecutive piece of x along `axis` (`cnnlSplit`)."""
     axis = _check_pieces(outputs, x, axis)
+    for piece in outputs:  # an x overlapping an output is copied before any output is written
+        x, = detach_inputs(piece, x)
+    small = x.size <= parallel.INLINE_ELEMENTS  # small: plain numpy copies on this thread
     for piece, index in zip(outputs, _axis_slices(x.ndim, axis, [p.shape[axis] for p in outputs])):
-        copy(x[index], piece)
+        if small:
+            np.copyto(piece, x[index])
+        else:
+            copy(x[index], piece)
 
 
 def strided_slice(x, begin, end, stride, out):

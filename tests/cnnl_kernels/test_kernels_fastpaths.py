@@ -1,0 +1,200 @@
+"""The fast paths: small ops inline vs split over the pool, the one-pass top-k, the tiled transposing copy, the
+numba float sum and the single-call concat/split: each gives exactly what the general path gives."""
+import importlib
+import itertools
+
+import numpy as np
+import pytest
+
+from cnnl import kernels as K
+from cnnl.kernels import parallel
+
+from .strategies import ALL, FLOATS, random_values
+
+topk_module = importlib.import_module("cnnl.kernels.topk")
+reduce_module = importlib.import_module("cnnl.kernels.reduce")
+movement_module = importlib.import_module("cnnl.kernels.movement")
+
+
+@pytest.fixture
+def threaded(monkeypatch):
+    """Force every blocked op onto the pool in many small blocks."""
+    def force():
+        monkeypatch.setattr(parallel, "INLINE_ELEMENTS", 0)
+        monkeypatch.setattr(parallel, "STAGED_BLOCK", 64)
+        monkeypatch.setattr(parallel, "_thread_count", 2)
+    return force
+
+
+def _bits(array):
+    return np.ascontiguousarray(array).view(np.uint8)
+
+
+def _ops(rng, dtype):
+    """(name, fn) pairs of ops writing a fresh output from random inputs of `dtype`."""
+    a = random_values(rng, (37, 41), dtype)
+    b = random_values(rng, (37, 41), dtype)
+    row = random_values(rng, (1, 41), dtype)
+
+    def run(name, fn, *shapes_dtypes):
+        outs = [np.zeros(s, d) for s, d in shapes_dtypes]
+        fn(*outs)
+        return name, outs
+
+    results = [run("copy", lambda o: K.copy(a, o), ((37, 41), dtype)),
+               run("expand", lambda o: K.copy(row, o), ((37, 41), dtype)),
+               run("transpose", lambda o: K.transpose(a, (1, 0), o), ((41, 37), dtype)),
+               run("cast", lambda o: K.cast(a, o), ((37, 41), np.float32)),
+               run("concat", lambda o: K.concat([a, b], 1, o), ((37, 82), dtype)),
+               run("topk", lambda v, i: K.topk(a, 5, 1, v, i), ((37, 5), dtype), ((37, 5), np.int32))]
+    if dtype != np.bool_:
+        results += [run("add", lambda o: K.op_tensor("add", a, row, o), ((37, 41), dtype)),
+                    run("sum", lambda o: K.reduce("sum", a, o, (1,)), ((37, 1), dtype)),
+                    run("max", lambda o, i: K.reduce("max", a, o, (0,), indices=i), ((1, 41), dtype),
+                        ((1, 41), np.int32)),
+                    run("cumsum", lambda o: K.cumsum(a, o, 0), ((37, 41), dtype))]
+    return results
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_inline_and_threaded_paths_agree(dtype, threaded):
+    inline = _ops(np.random.default_rng(3), dtype)
+    threaded()
+    split = _ops(np.random.default_rng(3), dtype)
+    for (name, got), (_, want) in zip(split, inline):
+        for g, w in zip(got, want):
+            assert np.array_equal(_bits(g), _bits(w)), name
+
+
+# ---- top-k ---------------------------------------------------------------------------------------------------------
+
+def _sorted_topk(x, k, axis, largest):
+    """The general (stable sort) path."""
+    values = np.empty(x.shape[:axis] + (k,) + x.shape[axis + 1:], x.dtype)
+    indices = np.empty(values.shape, np.int32)
+    topk_module._sort_block(k, axis, largest, values, indices, x)
+    return values, indices
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_selection_matches_sort_with_ties_and_nan(dtype, largest):
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        shape = tuple(int(n) for n in rng.integers(1, 12, size=int(rng.integers(1, 4))))
+        axis = int(rng.integers(0, len(shape)))
+        x = rng.integers(-3, 4, size=shape).astype(np.float64)  # many ties
+        if dtype in FLOATS:
+            x[rng.random(shape) < 0.25] = np.nan
+            x[rng.random(shape) < 0.1] = -0.0
+            x[rng.random(shape) < 0.05] = -np.inf
+        x = x.astype(dtype)
+        k = int(rng.integers(1, shape[axis] + 1))
+        want_values, want_indices = _sorted_topk(x, k, axis, largest)
+        values, indices = np.empty_like(want_values), np.empty_like(want_indices)
+        K.topk(x, k, axis, values, indices, largest=largest)
+        np.testing.assert_array_equal(indices, want_indices)
+        assert np.array_equal(_bits(values), _bits(want_values))
+
+
+def test_topk_nan_first_for_largest_last_for_smallest():
+    x = np.array([[1.0, np.nan, 5.0, np.nan, 5.0, -np.inf]], np.float32)
+    values, indices = np.empty((1, 4), np.float32), np.empty((1, 4), np.int32)
+    K.topk(x, 4, 1, values, indices, largest=True)
+    assert indices.tolist() == [[1, 3, 2, 4]]
+    K.topk(x, 4, 1, values, indices, largest=False)
+    assert indices.tolist() == [[5, 0, 2, 4]]
+
+
+def test_topk_large_rows_threaded_and_large_k(threaded):
+    rng = np.random.default_rng(1)
+    x = np.round(rng.normal(size=(300, 700)) * 20).astype(np.float32)
+    for k in (8, topk_module.SELECT_K + 1):
+        want = _sorted_topk(x, k, 1, True)
+        got = np.empty_like(want[0]), np.empty_like(want[1])
+        K.topk(x, k, 1, *got)
+        np.testing.assert_array_equal(got[1], want[1])
+        threaded()
+        K.topk(x, k, 1, *got)
+        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[0], want[0])
+
+
+# ---- tiled transposing copy --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in (np.bool_, np.int8, np.float16, np.float32, np.float64)],
+                         ids=str)
+def test_tiled_transpose_every_permutation(dtype):
+    rng = np.random.default_rng(0)
+    for shape in [(70, 90), (3, 40, 50), (2, 3, 20, 30), (1, 64, 1, 65)]:
+        x = random_values(rng, shape, dtype)
+        for perm in itertools.permutations(range(len(shape))):
+            want = x.transpose(perm)
+            out = np.zeros(want.shape, dtype)
+            K.transpose(x, perm, out)
+            assert np.array_equal(out, want), (shape, perm)
+            wide = np.zeros(tuple(2 * n for n in want.shape), dtype)  # strided output
+            strided = wide[tuple(slice(None, None, 2) for _ in want.shape)]
+            K.transpose(x, perm, strided)
+            assert np.array_equal(strided, want), (shape, perm)
+
+
+def test_tiled_transpose_threaded_and_in_place(threaded):
+    rng = np.random.default_rng(2)
+    x = rng.random((4, 300, 200)).astype(np.float32)
+    out = np.empty((4, 200, 300), np.float32)
+    threaded()
+    K.transpose(x, (0, 2, 1), out)
+    assert np.array_equal(out, x.transpose(0, 2, 1))
+    y = np.empty((200, 4, 300), np.float32)
+    K.transpose(x, (2, 0, 1), y)  # leading axes that do not merge into one batch axis
+    assert np.array_equal(y, x.transpose(2, 0, 1))
+    square = rng.random((128, 128)).astype(np.float32)
+    want = square.T.copy()
+    K.transpose(square, (1, 0), square)  # the output is the input: it is copied first
+    assert np.array_equal(square, want)
+
+
+def test_transposing_copy_used_only_when_it_fits():
+    x = np.zeros((64, 64), np.float32)
+    assert movement_module._transposing_copy(x.T, np.empty((64, 64), np.float32))
+    assert not movement_module._transposing_copy(x, np.empty((64, 64), np.float32))  # already row order
+    assert not movement_module._transposing_copy(x[:8, :8].T, np.empty((8, 8), np.float32))  # small
+    assert not movement_module._transposing_copy(np.broadcast_to(x[:1], (64, 64)), np.empty((64, 64), np.float32))
+
+
+# ---- sums, concat, split -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_long_float_sum_is_float64_accurate(dtype):
+    rng = np.random.default_rng(4)
+    x = rng.random(1 << 19).astype(dtype)
+    out = np.empty(1, dtype)
+    rtol = 1e-12 if dtype == np.float64 else 2.0 ** -23  # float32: within one rounding of the float64 sum
+    K.reduce("sum", x, out, (0,))
+    np.testing.assert_allclose(out[0], np.sum(x, dtype=np.float64), rtol=rtol)
+    K.reduce("mean", x.reshape(1, -1), out.reshape(1, 1), (1,))
+    np.testing.assert_allclose(out[0], np.mean(x, dtype=np.float64), rtol=rtol)
+    for special in (np.nan, np.inf):
+        y = x.copy()
+        y[12345] = special
+        K.reduce("sum", y, out, (0,))
+        assert np.isnan(out[0]) if np.isnan(special) else out[0] == np.inf
+
+
+@pytest.mark.parametrize("n", [8, 400])
+def test_concat_and_split_with_overlapping_operands(n):
+    rng = np.random.default_rng(5)
+    buffer = rng.random(4 * n * n).astype(np.float32)
+    out = buffer[:2 * n * n].reshape(n, 2 * n)
+    a = rng.random((n, n)).astype(np.float32)
+    b = buffer[n * n // 2:n * n // 2 + n * n].reshape(n, n)  # overlaps the output's first half
+    want = np.concatenate([a, b], axis=1)
+    K.concat([a, b], 1, out)
+    assert np.array_equal(out, want)
+    buffer = rng.random(4 * n * n).astype(np.float32)
+    x = buffer[n:n + 2 * n * n].reshape(2 * n, n)  # overlaps both outputs
+    want = [x[:n].copy(), x[n:].copy()]
+    first, second = buffer[:n * n].reshape(n, n), buffer[2 * n * n:3 * n * n].reshape(n, n)
+    K.split(x, 0, [first, second])
+    assert np.array_equal(first, want[0]) and np.array_equal(second, want[1])
