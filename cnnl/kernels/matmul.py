@@ -13,10 +13,17 @@ import functools
 
 import numpy as np
 
+from . import blas_threads
 from .cast import cast_to_new
-from .dtypes import FLOAT64, NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_int
+from .dtypes import FLOAT32, FLOAT64, NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_half, is_int
 from .elementwise import run_elementwise
+from .parallel import map_parallel, thread_count
 from .staging import load, store
+
+#: 16-bit matrix products with at least this many multiply-adds run as row blocks, each converting its rows of a,
+#: multiplying them with single-threaded BLAS and rounding its rows of the output on one pool thread: the
+#: conversions overlap the GEMM instead of waiting for BLAS's own threads (which spin after a GEMM)
+FUSED_MIN_MACS = 1 << 24
 
 _INT64 = np.dtype(np.int64)
 
@@ -66,9 +73,35 @@ def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if out.shape != expected:
         raise ValueError(f"out shape {out.shape}, expected {expected}")
     dtype = _product_dtype(a.dtype)
+    if (is_half(a.dtype) and a.ndim == 2 and b.ndim == 2 and blas_threads.available()
+            and out.shape[0] * out.shape[1] * (a.shape[0] if trans_a else a.shape[1]) >= FUSED_MIN_MACS):
+        _half_matmul_rows(a, b, out, trans_a, trans_b, alpha, beta)
+        return
     left, right = _operand(a, trans_a, dtype), _operand(b, trans_b, dtype)
     if alpha == 1 and beta == 0 and out.dtype == dtype:
         np.matmul(left, right, out=out)
         return
     product = np.matmul(left, right)
     run_elementwise(functools.partial(_scale_block, alpha, beta), out, [product], staged=True)
+
+
+def _half_matmul_rows(a, b, out, trans_a, trans_b, alpha, beta):
+    """A 2-D float16/bfloat16 product by row blocks over the pool (see FUSED_MIN_MACS); numerics as `matmul`."""
+    right = _operand(b, trans_b, FLOAT32)
+    left = np.swapaxes(a, -1, -2) if trans_a else a
+    rows = out.shape[0]
+    threads = thread_count()
+    step = max(32, -(-rows // (2 * threads)))
+    plain = alpha == 1 and beta == 0
+
+    def run(start):
+        block = slice(start, min(start + step, rows))
+        values = load(left[block])
+        with blas_threads.single_threaded_blas():
+            product = np.matmul(values, right)
+        if plain:
+            store(product, out[block])
+        else:
+            _scale_block(alpha, beta, out[block], product)
+
+    map_parallel(run, range(0, rows, step))

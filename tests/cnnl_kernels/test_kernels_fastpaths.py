@@ -198,3 +198,54 @@ def test_concat_and_split_with_overlapping_operands(n):
     first, second = buffer[:n * n].reshape(n, n), buffer[2 * n * n:3 * n * n].reshape(n, n)
     K.split(x, 0, [first, second])
     assert np.array_equal(first, want[0]) and np.array_equal(second, want[1])
+
+
+# ---- 16-bit matmul by fused row blocks ------------------------------------------------------------------------------
+
+matmul_module = importlib.import_module("cnnl.kernels.matmul")
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float16), FLOATS[1]], ids=str)
+@pytest.mark.parametrize("trans_a, trans_b, alpha, beta", [(False, False, 1.0, 0.0), (True, False, 1.0, 0.0),
+                                                           (False, True, 0.5, 0.0), (True, True, 2.0, -1.0)])
+def test_half_matmul_row_blocks_match_the_whole_product(dtype, trans_a, trans_b, alpha, beta, monkeypatch):
+    if not matmul_module.blas_threads.available():
+        pytest.skip("the fused path needs per-thread BLAS threading control")
+    rng = np.random.default_rng(6)
+    m, k, n = 150, 70, 90
+    a = random_values(rng, (k, m) if trans_a else (m, k), dtype, -2.0, 2.0)
+    b = random_values(rng, (n, k) if trans_b else (k, n), dtype, -2.0, 2.0)
+    start = random_values(rng, (m, n), dtype, -2.0, 2.0)
+    whole, blocked = start.copy(), start.copy()
+    K.matmul(a, b, whole, trans_a, trans_b, alpha, beta)
+    monkeypatch.setattr(matmul_module, "FUSED_MIN_MACS", 0)
+    monkeypatch.setattr(parallel, "_thread_count", 2)
+    K.matmul(a, b, blocked, trans_a, trans_b, alpha, beta)
+    ulp = 2.0 ** -10 if dtype == np.float16 else 2.0 ** -7  # GEMM blocking may move a rounding by one unit
+    np.testing.assert_allclose(blocked.astype(np.float32), whole.astype(np.float32), rtol=ulp, atol=1e-6)
+    assert np.mean(blocked.astype(np.float32) == whole.astype(np.float32)) > 0.99
+
+
+# ---- hardware float16 conversion ------------------------------------------------------------------------------------
+
+halfbits = importlib.import_module("cnnl.kernels.halfbits")
+
+
+@pytest.mark.parametrize("bfloat16", [False, True])
+def test_conversions_match_the_bit_arithmetic(bfloat16):
+    every16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)  # every 16-bit pattern, NaN payloads included
+    want, got = np.empty(every16.size, np.uint32), np.empty(every16.size, np.uint32)
+    halfbits.widen_bits_reference(every16, want, bfloat16)
+    halfbits.widen_bits(every16, got, bfloat16)
+    np.testing.assert_array_equal(got, want)
+    rng = np.random.default_rng(8)
+    edges = np.arange(0x33000000 - 3000, 0x47800000 + 3000, 61, dtype=np.uint32)  # subnormals .. overflow
+    specials = np.array([0, 0x7F800000, 0x7FC00000, 0x7F800001, 0x7FBFFFFF, 0x477FEFFF, 0x477FF000, 0x33000000,
+                         0x33000001, 0x7F7FFFFF, 0x7F7F8000, 0x3F808000, 0x3F818000], np.uint32)
+    bits = np.concatenate([rng.integers(0, 1 << 32, size=1 << 18, dtype=np.uint64).astype(np.uint32), edges,
+                           specials])
+    bits = np.concatenate([bits, bits | np.uint32(0x80000000)])
+    want16, got16 = np.empty(bits.size, np.uint16), np.empty(bits.size, np.uint16)
+    halfbits.narrow_bits_reference(bits, want16, bfloat16)
+    halfbits.narrow_bits(bits, got16, bfloat16)
+    np.testing.assert_array_equal(got16, want16)
