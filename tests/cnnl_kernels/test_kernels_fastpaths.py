@@ -52,7 +52,9 @@ def _ops(rng, dtype):
                     run("sum", lambda o: K.reduce("sum", a, o, (1,)), ((37, 1), dtype)),
                     run("max", lambda o, i: K.reduce("max", a, o, (0,), indices=i), ((1, 41), dtype),
                         ((1, 41), np.int32)),
-                    run("cumsum", lambda o: K.cumsum(a, o, 0), ((37, 41), dtype))]
+                    run("cumsum", lambda o: K.cumsum(a, o, 0), ((37, 41), dtype)),
+                    run("cumsum rows", lambda o: K.cumsum(a, o, 1), ((37, 41), dtype)),
+                    run("cumsum reversed", lambda o: K.cumsum(a, o, 1, reverse=True), ((37, 41), dtype))]
     return results
 
 
@@ -249,3 +251,16 @@ def test_conversions_match_the_bit_arithmetic(bfloat16):
     halfbits.narrow_bits_reference(bits, want16, bfloat16)
     halfbits.narrow_bits(bits, got16, bfloat16)
     np.testing.assert_array_equal(got16, want16)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8])
+def test_row_scan_is_numpys_cumsum_bit_for_bit(dtype):
+    rng = np.random.default_rng(9)
+    x = random_values(rng, (33, 517), dtype)
+    out = np.empty_like(x)
+    K.cumsum(x, out, 1)
+    with np.errstate(over="ignore"):
+        want = np.cumsum(x, axis=1, dtype=dtype)  # sequential, and integers wrap in their own type
+    assert np.array_equal(_bits(out), _bits(want))
+    K.cumsum(x, x, 1)  # in place
+    assert np.array_equal(_bits(x), _bits(want))
