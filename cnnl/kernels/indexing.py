@@ -101,6 +101,12 @@ def index_put(x, indices, values, accumulate, out):
         else:
             key.append(_checked(index, x.shape[axis]))
     key = tuple(key)
+    if not accumulate and values.dtype == out.dtype:  # a copy and a scatter in the storage dtype
+        data = values.copy() if np.may_share_memory(values, out) else values
+        if not _same_view(x, out):
+            np.copyto(out, x.copy() if np.may_share_memory(x, out) else x)
+        out[key] = data
+        return
     result = _working_copy(x)
     data = load(values, result.dtype)
     if accumulate:
@@ -108,6 +114,11 @@ def index_put(x, indices, values, accumulate, out):
     else:
         result[key] = data
     store(result, out)
+
+
+def _same_view(a, b):
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def num_true(x, out):

@@ -10,7 +10,7 @@ half and bfloat16 are computed in float32 and rounded once. Row blocks run on th
 import numpy as np
 
 from .dtypes import compute_dtype
-from .parallel import STAGED_BLOCK, map_parallel
+from .parallel import STAGED_BLOCK, detach_inputs, map_parallel, run_blocked
 from .staging import load, store
 
 
@@ -154,8 +154,14 @@ def batch_norm_inference(x, weight, bias, mean, var, y, channel_axis, eps, alpha
     invstd = 1.0 / np.sqrt(load(var, np.float64) + eps)
     scale = invstd * load(weight, np.float64)
     shift = load(bias, np.float64) - load(mean, np.float64) * scale
-    _scaled_store(load(x, dtype) * scale.astype(dtype).reshape(shape) + shift.astype(dtype).reshape(shape),
-                  y, alpha, beta)
+    scale, shift = scale.astype(dtype).reshape(shape), shift.astype(dtype).reshape(shape)
+    (source,) = detach_inputs(y, x)  # blocks of y may be written before a partly overlapping x is read
+
+    def block(out, xb, scale_b, shift_b):
+        values = load(xb, dtype) * scale_b
+        values += shift_b
+        _scaled_store(values, out, alpha, beta)
+    run_blocked(block, x.shape, [y, source, scale, shift])
 
 
 def batch_norm_backward(x, dy, weight, save_mean, save_invstd, dx, dweight, dbias, channel_axis,

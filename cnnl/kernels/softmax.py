@@ -39,9 +39,13 @@ def _backward_block(log, alpha, beta, y, dy, dx):
     dtype = compute_dtype(y.dtype)
     out, grad = load(y, dtype), load(dy, dtype)
     if log:
-        result = grad - np.exp(out) * grad.sum(axis=-1, keepdims=True)
+        result = np.exp(out)
+        result *= grad.sum(axis=-1, keepdims=True)
+        np.subtract(grad, result, out=result)
     else:
-        result = grad - (grad * out).sum(axis=-1, keepdims=True)
+        rows = grad.reshape(-1, grad.shape[-1])
+        dots = np.einsum("ij,ij->i", rows, out.reshape(rows.shape)).reshape(grad.shape[:-1] + (1,))
+        result = np.subtract(grad, dots)
         result *= out
     _finish(result, dx, alpha, beta)
 
