@@ -197,15 +197,31 @@ def group_norm_forward(x, weight, bias, y, groups, eps, mean_out=None, rstd_out=
     x is (N, C, *spatial)."""
     dtype = compute_dtype(x.dtype)
     batch, channels = x.shape[0], x.shape[1]
-    normalised = np.empty(x.shape, dtype)
-    rows_forward(x, normalised, batch * groups, eps, True, mean_out=mean_out, rstd_out=rstd_out)
-    shape = _channel_shape(x.ndim, 1, channels)
-    result = normalised
-    if weight is not None:
-        result *= load(weight, dtype).reshape(shape)
-    if bias is not None:
-        result += load(bias, dtype).reshape(shape)
-    store(result, y)
+    per_sample = x.size // batch if batch else 0
+    w = None if weight is None else load(weight, dtype).reshape(1, channels, 1)
+    b = None if bias is None else load(bias, dtype).reshape(1, channels, 1)
+    (source,) = detach_inputs(y, x)
+    means, rstds = np.empty((batch, groups), dtype), np.empty((batch, groups), dtype)
+
+    def run(block):  # whole samples: statistics per (sample, group), then the per-channel affine map, one store
+        values = load(source[block], dtype).reshape(-1, groups, per_sample // groups)
+        mean, rstd, centred = _stats(values.reshape(-1, per_sample // groups), True, eps)
+        result = centred
+        result *= rstd
+        result = result.reshape(-1, channels, per_sample // channels)
+        if w is not None:
+            result *= w
+        if b is not None:
+            result += b
+        store(result.reshape(y[block].shape), y[block])
+        means[block], rstds[block] = mean.reshape(-1, groups), rstd.reshape(-1, groups)
+
+    step = max(1, STAGED_BLOCK // max(per_sample, 1))
+    if batch and per_sample:
+        map_parallel(run, [slice(n, min(n + step, batch)) for n in range(0, batch, step)])
+    for values, out in ((means, mean_out), (rstds, rstd_out)):
+        if out is not None:
+            store(values.reshape(out.shape), out)
 
 
 def group_norm_backward(x, dy, weight, mean, rstd, dx, dweight, dbias, groups):
