@@ -59,7 +59,11 @@ def scatter(x, dim, index, src, out, add):
 
 def embedding_forward(weight, indices, out):
     """out[..., :] = weight[indices[...], :]."""
-    np.copyto(out, weight[_checked(indices, weight.shape[0])])
+    rows = _checked(indices, weight.shape[0])
+    if out.dtype == weight.dtype and out.flags.c_contiguous and not np.may_share_memory(out, weight):
+        np.take(weight, rows, axis=0, out=out)  # straight into the output, no temporary
+    else:
+        np.copyto(out, weight[rows])
 
 
 def embedding_backward(indices, grad, padding_idx, scale_by_frequency, out):
