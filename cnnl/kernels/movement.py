@@ -147,7 +147,7 @@ def concat(inputs, axis, out):
     """out = the inputs joined along `axis` (`cnnlConcat`)."""
     axis = _check_pieces(inputs, out, axis)
     inputs = detach_inputs(out, *inputs)  # an input overlapping out is copied before any piece is written
-    if out.size <= parallel.INLINE_ELEMENTS:  # small: one numpy call on this thread
+    if out.size <= parallel.INLINE_DIRECT_ELEMENTS:  # small: one numpy call on this thread
         np.concatenate(inputs, axis=axis, out=out)
         return
     for piece, index in zip(inputs, _axis_slices(out.ndim, axis, [p.shape[axis] for p in inputs])):
@@ -159,7 +159,7 @@ def split(x, axis, outputs):
     axis = _check_pieces(outputs, x, axis)
     for piece in outputs:  # an x overlapping an output is copied before any output is written
         x, = detach_inputs(piece, x)
-    small = x.size <= parallel.INLINE_ELEMENTS  # small: plain numpy copies on this thread
+    small = x.size <= parallel.INLINE_DIRECT_ELEMENTS  # small: plain numpy copies on this thread
     for piece, index in zip(outputs, _axis_slices(x.ndim, axis, [p.shape[axis] for p in outputs])):
         if small:
             np.copyto(piece, x[index])

@@ -7,6 +7,7 @@ about `STAGED_BLOCK` elements (ops that need temporaries, which then stay in the
 thread one contiguous run of blocks. This gives both host cores to every large op without compiling a separate
 parallel kernel per op and dtype, which keeps numba compile time (paid by every cold test run) small.
 """
+import itertools
 import math
 import os
 import threading
@@ -17,8 +18,12 @@ import numpy as np
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
 STAGED_BLOCK = 1 << 16
 #: index spaces of at most this many elements run inline on the calling thread in one block: handing work to the
-#: pool costs tens of µs (futures, a thread wake-up, the GIL), more than a second core saves on so little data
+#: pool costs tens of µs (a thread wake-up, the GIL; more on a busy host), more than a second core saves on so
+#: little data
 INLINE_ELEMENTS = 1 << 17
+#: the same for ops that stream straight into their output (`staged=False`: copies, plain ufuncs): memory-bound,
+#: so a second thread gains little below a few MiB (measured on a 2-core host: it lost up to 2^22 elements)
+INLINE_DIRECT_ELEMENTS = 1 << 20
 
 _pool = None
 _pool_lock = threading.Lock()
@@ -132,7 +137,7 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
     total = math.prod(shape)
     if total == 0:
         return
-    if total <= INLINE_ELEMENTS:  # one block, on this thread: no slicing, no pool
+    if total <= (INLINE_ELEMENTS if staged else INLINE_DIRECT_ELEMENTS):  # one block on this thread, no pool
         _run_inline(block_fn, operands)
         return
     threads = thread_count()
@@ -145,29 +150,64 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
 
 
 def map_parallel(fn, items):
-    """[fn(item) for item in items], run as one contiguous run of items per pool thread.
+    """[fn(item) for item in items], the items shared out dynamically between the calling thread and the pool.
 
-    The calling thread takes the first run itself; calls from inside a worker run inline. Every item has finished
-    before this returns or raises.
+    Each thread takes the next untaken item until none is left, so a pool thread the OS schedules late (a busy
+    host) leaves its share to the others instead of holding up the op; the caller never waits for a pool thread
+    that has not started. Calls from inside a worker run inline. Every item taken has finished before this returns
+    or raises; after a failure the remaining items are skipped and the first error is raised.
     """
     items = list(items)
     threads = thread_count()
     if len(items) <= 1 or threads == 1 or getattr(_state, "inside", False):
         return _run_inside(fn, items)
-    runs = [[items[i] for i in run] for run in np.array_split(np.arange(len(items)), threads) if len(run)]
-    futures = [_get_pool().submit(_run_inside, fn, run) for run in runs[1:]]
-    results, errors = [], []
-    try:
-        results.extend(_run_inside(fn, runs[0]))
-    finally:
-        for future in futures:
-            try:
-                results.extend(future.result())
-            except BaseException as exc:  # noqa: BLE001 - re-raised below once every item finished
-                errors.append(exc)
-    if errors:
-        raise errors[0]
-    return results
+    batch = _Batch(fn, items)
+    pool = _get_pool()
+    for _ in range(min(threads, len(items)) - 1):
+        pool.submit(batch.work)
+    batch.work()
+    batch.finished.wait()
+    if batch.error is not None:
+        raise batch.error
+    return batch.results
+
+
+class _Batch:
+    """The shared state of one map_parallel call."""
+
+    __slots__ = ("fn", "items", "results", "taken", "lock", "done", "finished", "error")
+
+    def __init__(self, fn, items):
+        self.fn, self.items = fn, items
+        self.results = [None] * len(items)
+        self.taken = itertools.count()  # next() is atomic under the GIL
+        self.lock = threading.Lock()
+        self.done = 0
+        self.finished = threading.Event()
+        self.error = None
+
+    def work(self):
+        was_inside = getattr(_state, "inside", False)
+        _state.inside = True  # nested blocked ops run inline instead of waiting on the pool
+        try:
+            count = len(self.items)
+            while True:
+                index = next(self.taken)
+                if index >= count:
+                    return
+                if self.error is None:
+                    try:
+                        self.results[index] = self.fn(self.items[index])
+                    except BaseException as exc:  # noqa: BLE001 - raised by the calling thread
+                        with self.lock:
+                            if self.error is None:
+                                self.error = exc
+                with self.lock:
+                    self.done += 1
+                    if self.done == count:
+                        self.finished.set()
+        finally:
+            _state.inside = was_inside
 
 
 def _run_inline(block_fn, operands):

@@ -124,7 +124,24 @@ def _trailing(values, axes):
     return moved.reshape(moved.shape[:len(kept)] + (-1,))
 
 
+def _reduce_axes(op, values, accumulator, axes):
+    """Reduce `values` over `axes` (keepdims) in place of `_partial` when no indices are wanted: numpy then
+    chooses the loop order itself (no moved or merged axes, no copy of a transposed block)."""
+    if op in _INDEXED:
+        return (np.max if op == "max" else np.min)(values, axis=axes, keepdims=True)
+    if op == "prod":
+        return np.prod(values, axis=axes, dtype=accumulator, keepdims=True)
+    if op == "norm1":
+        values = np.abs(values.astype(accumulator, copy=False))
+    elif op == "norm2":
+        values = np.square(values)
+    return np.sum(values, axis=axes, dtype=accumulator, keepdims=True)
+
+
 def _reduce_rows_block(op, axes, count, out, indices, x):
+    if indices is None:
+        _store_result(_finish(op, _reduce_axes(op, load(x), _accumulator(x.dtype), axes), count), out)
+        return
     values = _trailing(load(x), axes)
     result, index = _partial(op, values, _accumulator(x.dtype), indices is not None)
     if out is not None:

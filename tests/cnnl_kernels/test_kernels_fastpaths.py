@@ -21,6 +21,7 @@ def threaded(monkeypatch):
     """Force every blocked op onto the pool in many small blocks."""
     def force():
         monkeypatch.setattr(parallel, "INLINE_ELEMENTS", 0)
+        monkeypatch.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
         monkeypatch.setattr(parallel, "STAGED_BLOCK", 64)
         monkeypatch.setattr(parallel, "_thread_count", 2)
     return force
@@ -264,3 +265,21 @@ def test_row_scan_is_numpys_cumsum_bit_for_bit(dtype):
     assert np.array_equal(_bits(out), _bits(want))
     K.cumsum(x, x, 1)  # in place
     assert np.array_equal(_bits(x), _bits(want))
+
+
+# ---- the pool -------------------------------------------------------------------------------------------------------
+
+def test_map_parallel_keeps_order_nests_inline_and_raises_the_first_error(monkeypatch):
+    monkeypatch.setattr(parallel, "_thread_count", 2)
+    assert parallel.map_parallel(lambda i: i * i, range(50)) == [i * i for i in range(50)]
+    nested = parallel.map_parallel(lambda i: parallel.map_parallel(lambda j: (i, j), range(3)), range(4))
+    assert nested == [[(i, j) for j in range(3)] for i in range(4)]
+
+    def fail_on_seven(i):
+        if i == 7:
+            raise KeyError(i)
+        return i
+
+    with pytest.raises(KeyError):
+        parallel.map_parallel(fail_on_seven, range(20))
+    assert parallel.map_parallel(lambda i: i, range(5)) == list(range(5))  # the pool still works afterwards
