@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import zerocopy
 from .channel import Exchange
 from .datatypes import DataType
 from .reduction import Scratch, reduce_ordered
@@ -60,7 +61,18 @@ def _gather_and_reduce(ex: Exchange, nrank: int, own: np.ndarray, out: np.ndarra
 
 
 def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
-               scratch: Scratch) -> None:
+               scratch: Scratch, memory: zerocopy.PeerMemory | None = None) -> None:
+    if memory is not None and send.nbytes >= zerocopy.min_bytes() and send.size >= nrank:
+        views = zerocopy.connect(ex, nrank, [send, recv], memory)
+        if views is not None:
+            # rank r reduces chunk r of every rank's send buffer (in rank order) into chunk r of every recv buffer
+            chunk = split(0, send.size, nrank)[ex.rank]
+            zerocopy.reduce_into([sent[chunk] for sent, _ in views], [received[chunk] for _, received in views],
+                                 op, dtype, scratch)
+            zerocopy.finish(ex, nrank)
+            zerocopy.STATS["zero_copy"] += 1
+            return
+        zerocopy.STATS["copy"] += 1
     peers = _peers(ex, nrank)
     per = _per_message(ex, dtype)
     if send.nbytes <= DIRECT_ALL_REDUCE_BYTES or send.size < nrank:

@@ -30,9 +30,9 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
         check_overlap(call, 0)
         signature = Signature(ALL_REDUCE, call.comm.next_collective(), dtype.code, op, count=elements)
-        nrank, scratch = call.comm.nrank, call.comm.scratch
+        nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
         call.submit(signature, _model(call, ALL_REDUCE, send.nbytes),
-                    lambda ex: algorithms.all_reduce(ex, nrank, send, recv, op, dtype, scratch),
+                    lambda ex: algorithms.all_reduce(ex, nrank, send, recv, op, dtype, scratch, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
 
 

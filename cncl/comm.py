@@ -21,6 +21,7 @@ from .errors import (CNCL_RET_ASYNC_ERROR, CNCL_RET_ERR_ARGUMENTS, CNCL_RET_ERR_
                      CnclError)
 from .fabric import Fabric, PeerLost
 from .reduction import Scratch
+from .zerocopy import PeerMemory
 
 _TURN_POLL = 0.05
 
@@ -55,6 +56,7 @@ class cnclComm:
         self.error: Optional[CnclError] = None
         self.priority = 0
         self.scratch = Scratch()
+        self.peer_memory = PeerMemory()
         self.collectives_issued = 0
         self._turn = threading.Condition()
         self._issued = 0
@@ -203,6 +205,7 @@ class cnclComm:
             self._pool.shutdown(wait=True)
         if self.fabric.raw is not None and self.fabric.state(self.rank) == states.ALIVE:
             self.fabric.set_state(self.rank, states.GONE)
+        self.peer_memory.clear()
         self.clique.release(self.rank)
 
 

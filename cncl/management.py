@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlusim import device as devices
+from mlusim import sharedmem
 from mlusim.validate import as_enum, as_int, as_int_sequence
 
 from . import rendezvous
@@ -56,6 +57,8 @@ def initComms(num_comm: int, dev_list, rank_list, nrank: int, clique_id=None) ->
         order = sorted(range(count), key=lambda i: ranks[i])
         fabric = rendezvous.private_fabric(total, [device_ids[i] for i in order])
     else:
+        # device memory allocated from now on can be mapped by the peers' processes (zero-copy collectives)
+        sharedmem.enable()
         fabric = rendezvous.join(clique_arg(clique_id), total, ranks, device_ids, timeout)
     clique = Clique(fabric, timeout)
     return [cnclComm(clique, rank, target) for rank, target in zip(ranks, targets)]

@@ -8,6 +8,7 @@ Each rank is `python script args...` (or `python -m module args...` with -m) wit
   CNCL_CLIQUE_ID        a fresh clique id (hex) shared by all ranks: cncl.cnclCliqueId.from_env()
   MLUSIM_CNCL_SESSION   the job's session, which names its shared-memory segments
   MLUSIM_DEVICE_COUNT   simulated devices per rank, with --devices-per-rank
+  MLUSIM_SHARED_GDRAM=1 device memory the peers can map from the start (zero-copy collectives; unless already set)
 Output lines are forwarded with a "[rank k] " prefix. When a rank fails, the others are stopped (SIGTERM, then
 SIGKILL after --grace seconds) and the launcher exits with the failed rank's status. Shared-memory segments that
 ranks killed in the middle of setting up a clique could not remove are removed at the end.
@@ -45,6 +46,7 @@ def rank_environment(rank: int, world: int, session: str, clique_hex: str, devic
     env = dict(os.environ)
     env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
                MLUSIM_CNCL_SESSION=session, CNCL_CLIQUE_ID=clique_hex, PYTHONUNBUFFERED="1")
+    env.setdefault("MLUSIM_SHARED_GDRAM", "1")  # buffers allocated before cnclInitComms can go zero-copy too
     if devices is not None:
         env["MLUSIM_DEVICE_COUNT"] = str(devices)
     return env

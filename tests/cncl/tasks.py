@@ -336,3 +336,58 @@ def all_reduce_cpu_time(ctx, count: int, delay: float) -> tuple:
     after = resource.getrusage(resource.RUSAGE_SELF)
     cnrt.free(buffer)
     return time.monotonic() - began, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def zero_copy_stats(ctx, reset: bool = False) -> dict:
+    """How many allReduce calls of this rank went zero-copy / took the copy path (optionally reset)."""
+    from cncl import zerocopy
+
+    stats = dict(zerocopy.STATS)
+    if reset:
+        zerocopy.STATS.update(zero_copy=0, copy=0)
+    return stats
+
+
+def reallocated_buffers(ctx, count: int, rounds: int) -> list:
+    """allReduce in place on a buffer that is freed and allocated again (same size, so most likely the same
+    arena range, and a different size) between calls; returns the failures."""
+    failures: list = []
+    for step in range(rounds):
+        size = count + (step % 2) * 4099
+        data = [np.full(size, r + step, np.float32) + np.arange(size, dtype=np.float32) for r in range(ctx.world)]
+        buffer = ctx.upload(data[ctx.rank])
+        cncl.allReduce(buffer, buffer, size, cncl.cnclFloat, cncl.cnclSum, ctx.comm, ctx.queue)
+        ctx.sync()
+        _compare(failures, f"round {step}", ctx.download(buffer, size, np.float32),
+                 reference(data, cncl.cnclSum, cncl.cnclFloat))
+        cnrt.free(buffer)
+    return failures
+
+
+def unmappable_peers(ctx) -> None:
+    """From now on this rank cannot map its peers' device memory (as if /proc/<pid>/fd were not accessible)."""
+    from cncl import zerocopy
+    from mlusim import sharedmem
+
+    def refuse(identity):
+        raise PermissionError("mapping refused by the test")
+
+    sharedmem.map_peer = refuse
+    ctx.comm.peer_memory.clear()
+
+
+def all_reduce_loop_until_failure(ctx, count: int, seconds: float) -> tuple:
+    """allReduce calls until one fails (a peer is killed meanwhile): (calls, error text, async error)."""
+    buffer = ctx.upload(np.ones(count, np.float32))
+    recv = ctx.upload(np.zeros(count, np.float32))
+    calls, text = 0, "no error"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        cncl.allReduce(buffer, recv, count, cncl.cnclFloat, cncl.cnclSum, ctx.comm, ctx.queue)
+        try:
+            ctx.sync()
+        except cnrt.CnrtError as error:
+            text = str(error)
+            break
+        calls += 1
+    return calls, text, cncl.getCommAsyncError(ctx.comm)

@@ -1,0 +1,190 @@
+"""Zero-copy collectives: ranks read and write each other's device memory directly.
+
+When every rank's buffers live in shareable GDRAM (`mlusim.sharedmem`: a memfd arena per process, which the peers
+map through /proc/<pid>/fd/<fd>), an allReduce needs no message slots for its data. Rank r reduces chunk r of the
+count, reading chunk r of every rank's send buffer in rank order, and writes the result into chunk r of every
+rank's recv buffer: per rank N bytes read and N written, one pass, instead of several copies through the slots.
+Results stay bitwise identical on every rank (each chunk is computed once, in rank order).
+
+Protocol, over the ordinary channel messages (so mismatched calls, dead peers, timeouts and aborts behave as on
+the copy path):
+  1. every rank posts a descriptor to every peer: whether its buffers are shareable, its arena's identity, the
+     offsets of its buffers, and whether it has every peer's arena mapped already; then receives the peers'.
+  2. only when some rank still had to map a peer's arena: every rank posts whether it could, then receives the
+     peers' answers. Every rank decides from the same information, so all take the same path: zero-copy, or
+     (a private buffer, an arena that cannot be mapped) the copy path.
+  3. the work, then a "done" message to every peer and a wait for theirs (a rank's buffers are in use by its peers
+     until then).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import njit
+
+from mlusim import sharedmem
+
+from .channel import Exchange
+from .datatypes import DataType
+
+#: Collectives of at least this many bytes (the call's total) go zero-copy when they can.
+DEFAULT_MIN_BYTES = 256 * 1024
+#: Elements per block of the reduction kernel: the block's partial result stays in L1.
+BLOCK = 4096
+_IDENTITY_WORDS = 5
+_HEADER_WORDS = 2 + _IDENTITY_WORDS  # shareable, ready, identity
+#: Calls of this process that went zero-copy, and large calls that had to take the copy path (for tests).
+STATS = {"zero_copy": 0, "copy": 0}
+
+
+def min_bytes() -> int:
+    text = os.environ.get("MLUSIM_CNCL_ZERO_COPY_BYTES")
+    return DEFAULT_MIN_BYTES if text is None else int(text)
+
+
+class PeerMemory:
+    """The mapped arenas of the peers of one rank (kept until the communicator is destroyed)."""
+
+    def __init__(self):
+        self.arenas: dict[int, tuple[tuple, np.ndarray | None]] = {}
+
+    def ready(self, peers: list[int]) -> bool:
+        return all(self.arenas.get(peer, (None, None))[1] is not None for peer in peers)
+
+    def map(self, peer: int, identity: tuple) -> np.ndarray | None:
+        known = self.arenas.get(peer)
+        if known is not None and known[0] == identity:
+            return known[1]
+        try:
+            mapped = sharedmem.map_peer(identity)
+        except (OSError, ValueError):
+            mapped = None
+        self.arenas[peer] = (identity, mapped)
+        return mapped
+
+    def clear(self) -> None:
+        self.arenas.clear()
+
+
+def _descriptor(buffers: list[np.ndarray], ready: bool) -> np.ndarray:
+    words = np.zeros(_HEADER_WORDS + len(buffers), np.int64)
+    located = [sharedmem.locate(buffer) if buffer.size else None for buffer in buffers]
+    shareable = all(place is not None or buffer.size == 0 for place, buffer in zip(located, buffers))
+    identities = {place[0] for place in located if place is not None}
+    if shareable and len(identities) == 1:
+        words[0] = 1
+        words[2:_HEADER_WORDS] = next(iter(identities))
+        words[_HEADER_WORDS:] = [place[1] if place is not None else -1 for place in located]
+    words[1] = int(ready)
+    return words
+
+
+def _round(ex: Exchange, peers: list[int], words: np.ndarray) -> dict[int, np.ndarray]:
+    for peer in peers:
+        ex.send(peer, words)
+    answers = {}
+    for peer in peers:
+        answers[peer] = ex.receive(peer, words.nbytes).view(np.int64).copy()
+        ex.release(peer)
+    return answers
+
+
+def connect(ex: Exchange, nrank: int, buffers: list[np.ndarray], memory: PeerMemory):
+    """Steps 1 and 2. Returns, per rank, its buffers as arrays of this process (views of the peers' mapped
+    arenas), or None when this call must take the copy path (the same answer on every rank)."""
+    peers = [peer for peer in range(nrank) if peer != ex.rank]
+    words = _descriptor(buffers, memory.ready(peers))
+    theirs = _round(ex, peers, words)
+    if not words[0] or not all(theirs[peer][0] for peer in peers):
+        return None
+    arenas = {}
+    if not (words[1] and all(theirs[peer][1] for peer in peers)):
+        for peer in peers:
+            arenas[peer] = memory.map(peer, tuple(int(v) for v in theirs[peer][2:_HEADER_WORDS]))
+        ok = np.array([all(arena is not None for arena in arenas.values())], np.int64)
+        answers = _round(ex, peers, ok)  # always: the peers wait for this rank's answer
+        if not (ok[0] and all(answer[0] for answer in answers.values())):
+            return None
+    else:
+        arenas = {peer: memory.arenas[peer][1] for peer in peers}
+    views = []
+    for rank in range(nrank):
+        if rank == ex.rank:
+            views.append(buffers)
+            continue
+        arena, offsets = arenas[rank], theirs[rank][_HEADER_WORDS:]
+        views.append([arena[int(offset):int(offset) + buffer.nbytes].view(buffer.dtype) if buffer.size else buffer
+                      for offset, buffer in zip(offsets, buffers)])
+    return views
+
+
+def finish(ex: Exchange, nrank: int) -> None:
+    """Step 3's handshake: this rank is done with its peers' buffers; wait until they are done with its own."""
+    _round(ex, [peer for peer in range(nrank) if peer != ex.rank], np.zeros(1, np.int64))
+
+
+# ---- the reduction kernel ---------------------------------------------------------------------------------------
+
+@njit(nogil=True, cache=True)
+def _combine(target, left, right, op):
+    """target = left op right (same lengths; `left` may be `target`). numpy's semantics: max/min propagate NaN."""
+    if op == 0:
+        for i in range(target.size):
+            target[i] = left[i] + right[i]
+    elif op == 1:
+        for i in range(target.size):
+            target[i] = left[i] * right[i]
+    elif op == 2:
+        for i in range(target.size):
+            a, b = left[i], right[i]
+            target[i] = a if (a >= b or a != a) else b
+    else:
+        for i in range(target.size):
+            a, b = left[i], right[i]
+            target[i] = a if (a <= b or a != a) else b
+
+
+@njit(nogil=True, cache=True)
+def _reduce_kernel(inputs, outputs, partial, op):
+    """outputs[j][:] = ((inputs[0] op inputs[1]) op inputs[2]) ..., block by block; each block's inputs are all
+    read before its outputs are written, so an output may be the same memory as an input (in place).
+    (Loops run over block slices: indexing with start + i would keep LLVM from vectorising them.)"""
+    count = inputs[0].size
+    block = partial.size
+    for start in range(0, count, block):
+        stop = min(start + block, count)
+        part = partial[:stop - start]
+        _combine(part, inputs[0][start:stop], inputs[1][start:stop], op)
+        for k in range(2, len(inputs)):
+            _combine(part, part, inputs[k][start:stop], op)
+        for j in range(len(outputs)):
+            out = outputs[j][start:stop]
+            for i in range(part.size):
+                out[i] = part[i]
+
+
+def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dtype: DataType, scratch) -> None:
+    """Every output = the rank-order reduction of the inputs (half and bfloat16 in float32, rounded once)."""
+    count = inputs[0].size
+    if count == 0:
+        return
+    if len(inputs) == 1:
+        for out in outputs:
+            if not np.shares_memory(out, inputs[0]):
+                np.copyto(out, inputs[0])
+        return
+    if not dtype.widens:
+        partial = scratch.array("zero-copy partial", dtype.storage, BLOCK)
+        _reduce_kernel(tuple(inputs), tuple(outputs), partial, op)
+        return
+    from .reduction import reduce_ordered  # half, bfloat16: numpy in float32, block by block
+
+    step = 16 * BLOCK
+    partial = scratch.array("zero-copy partial", dtype.storage, step)
+    for start in range(0, count, step):
+        stop = min(start + step, count)
+        block = partial[:stop - start]
+        reduce_ordered([part[start:stop] for part in inputs], block, op, dtype, scratch)
+        for out in outputs:
+            np.copyto(out[start:stop], block)
