@@ -2,7 +2,8 @@
 
 Layout (offsets in bytes; every counter is a uint32 written by exactly one rank, so no atomics are needed):
 
-  0       header: magic, nrank, slot bytes, layout version (int64 each)
+  0       header: magic, nrank, slot bytes, layout version (int64 each); at WORK_COUNTER_OFFSET the shared work
+          counter of zero-copy collectives (int64, atomic increments by every rank)
   4096    rank table, RANK_BYTES per rank: state (uint32, also a futex word), pid, device, error code, message
   ...     channel counters, COUNTER_BYTES per ordered pair (src, dst): `posted` (written by src) and `consumed`
           (written by dst), each on its own cache line
@@ -27,6 +28,7 @@ from .errors import CNCL_RET_ERR_SYSTEM, CnclError
 MAGIC = 0x4C434E43_4D49534C  # "LSIMCNCL"
 LAYOUT_VERSION = 1
 HEADER_BYTES = 4096
+WORK_COUNTER_OFFSET = 2048
 RANK_BYTES = 512
 MESSAGE_TEXT_OFFSET = 64
 COUNTER_BYTES = 128
@@ -87,6 +89,7 @@ class Fabric:
         self.raw = np.frombuffer(memory, dtype=np.uint8)
         self.base_address = self.raw.ctypes.data
         self.header = self.raw[:HEADER_BYTES].view(np.int64)
+        self.work_counter = self.raw[WORK_COUNTER_OFFSET:WORK_COUNTER_OFFSET + 8].view(np.int64)
         self._ranks_at = HEADER_BYTES
         self._counters_at = self._ranks_at + nrank * RANK_BYTES
         self._slots_at = self._counters_at + nrank * nrank * COUNTER_BYTES
@@ -223,7 +226,7 @@ class Fabric:
 
     def close(self) -> None:
         """Drop the views and unmap (a mapping still viewed elsewhere is left to the garbage collector)."""
-        self.raw = self.header = None
+        self.raw = self.header = self.work_counter = None
         try:
             self.memory.close()
         except BufferError:

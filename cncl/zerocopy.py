@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from mlusim import sharedmem
 
@@ -44,10 +45,12 @@ def min_bytes() -> int:
 
 
 class PeerMemory:
-    """The mapped arenas of the peers of one rank (kept until the communicator is destroyed)."""
+    """The mapped arenas of the peers of one rank (kept until the communicator is destroyed), and where the
+    clique's shared work counter stood when this rank's next zero-copy call begins."""
 
     def __init__(self):
         self.arenas: dict[int, tuple[tuple, np.ndarray | None]] = {}
+        self.claimed = 0
 
     def ready(self, peers: list[int]) -> bool:
         return all(self.arenas.get(peer, (None, None))[1] is not None for peer in peers)
@@ -126,6 +129,25 @@ def finish(ex: Exchange, nrank: int) -> None:
 
 # ---- the reduction kernel ---------------------------------------------------------------------------------------
 
+@intrinsic
+def _fetch_add(typingctx, counter, value):
+    """counter[0] += value atomically (a locked add: atomic across processes on shared memory); the old value."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.atomic_rmw("add", array.data, args[1], "seq_cst")
+
+    return types.int64(counter, types.int64), codegen
+
+
+@njit(nogil=True, cache=True)
+def claim(counter):
+    """The next unit of work of the clique's current zero-copy call (its counter value before the claim)."""
+    return _fetch_add(counter, 1)
+
+
 @njit(nogil=True, cache=True)
 def _combine(target, left, right, op):
     """target = left op right (same lengths; `left` may be `target`). numpy's semantics: max/min propagate NaN."""
@@ -146,44 +168,61 @@ def _combine(target, left, right, op):
 
 
 @njit(nogil=True, cache=True)
-def _reduce_kernel(inputs, outputs, partial, op):
-    """outputs[j][:] = ((inputs[0] op inputs[1]) op inputs[2]) ..., block by block; each block's inputs are all
-    read before its outputs are written, so an output may be the same memory as an input (in place).
-    (Loops run over block slices: indexing with start + i would keep LLVM from vectorising them.)"""
+def _reduce_kernel(inputs, outputs, partial, op, counter, base, unit):
+    """Claims units of `unit` elements from the shared counter until none is left; for each, block by block,
+    outputs[j][block] = ((inputs[0] op inputs[1]) op inputs[2]) ...[block]. Each block's inputs are all read before
+    its outputs are written, so an output may be the same memory as an input (in place). (Loops run over block
+    slices: indexing with start + i would keep LLVM from vectorising them.)"""
     count = inputs[0].size
+    units = (count + unit - 1) // unit
     block = partial.size
-    for start in range(0, count, block):
-        stop = min(start + block, count)
-        part = partial[:stop - start]
-        _combine(part, inputs[0][start:stop], inputs[1][start:stop], op)
-        for k in range(2, len(inputs)):
-            _combine(part, part, inputs[k][start:stop], op)
-        for j in range(len(outputs)):
-            out = outputs[j][start:stop]
-            for i in range(part.size):
-                out[i] = part[i]
+    while True:
+        index = _fetch_add(counter, 1) - base
+        if index >= units:
+            return
+        for start in range(index * unit, min((index + 1) * unit, count), block):
+            stop = min(start + block, count)
+            part = partial[:stop - start]
+            _combine(part, inputs[0][start:stop], inputs[1][start:stop], op)
+            for k in range(2, len(inputs)):
+                _combine(part, part, inputs[k][start:stop], op)
+            for j in range(len(outputs)):
+                out = outputs[j][start:stop]
+                for i in range(part.size):
+                    out[i] = part[i]
 
 
-def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dtype: DataType, scratch) -> None:
-    """Every output = the rank-order reduction of the inputs (half and bfloat16 in float32, rounded once)."""
+def unit_of(count: int, nrank: int) -> int:
+    """Elements per unit of work: about 16 units per rank (so a rank that runs late gets fewer), at least one
+    kernel block, at most 16 (256 KiB of float32). The same on every rank."""
+    per = -(-count // (16 * nrank))
+    return min(max(-(-per // BLOCK) * BLOCK, BLOCK), 16 * BLOCK)
+
+
+def claims(count: int, nrank: int) -> int:
+    """How far one call moves the shared counter: every unit, plus one claim per rank that finds none left."""
+    return -(-count // unit_of(count, nrank)) + nrank
+
+
+def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dtype: DataType, scratch,
+                counter: np.ndarray, base: int, nrank: int) -> None:
+    """Every output = the rank-order reduction of the inputs (half and bfloat16 in float32, rounded once), the
+    work shared with the peers through `counter` (whose value was `base` when the call began)."""
     count = inputs[0].size
-    if count == 0:
-        return
-    if len(inputs) == 1:
-        for out in outputs:
-            if not np.shares_memory(out, inputs[0]):
-                np.copyto(out, inputs[0])
-        return
+    unit = unit_of(count, nrank)
     if not dtype.widens:
         partial = scratch.array("zero-copy partial", dtype.storage, BLOCK)
-        _reduce_kernel(tuple(inputs), tuple(outputs), partial, op)
+        _reduce_kernel(tuple(inputs), tuple(outputs), partial, op, counter, base, unit)
         return
-    from .reduction import reduce_ordered  # half, bfloat16: numpy in float32, block by block
+    from .reduction import reduce_ordered  # half, bfloat16: numpy in float32, unit by unit
 
-    step = 16 * BLOCK
-    partial = scratch.array("zero-copy partial", dtype.storage, step)
-    for start in range(0, count, step):
-        stop = min(start + step, count)
+    partial = scratch.array("zero-copy partial", dtype.storage, unit)
+    units = -(-count // unit)
+    while True:
+        index = claim(counter) - base
+        if index >= units:
+            return
+        start, stop = index * unit, min((index + 1) * unit, count)
         block = partial[:stop - start]
         reduce_ordered([part[start:stop] for part in inputs], block, op, dtype, scratch)
         for out in outputs:

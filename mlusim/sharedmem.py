@@ -80,13 +80,14 @@ class Arena:
 
     def __init__(self, size: int):
         self.size = size
-        self.fd = os.memfd_create("mlusim-gdram", 0)  # inheritable is harmless; not CLOEXEC so /proc path stays
+        self.pid = os.getpid()
+        self.fd = os.memfd_create("mlusim-gdram", os.MFD_CLOEXEC)  # peers open it through /proc all the same
         os.ftruncate(self.fd, size)
         self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.bytes = np.frombuffer(self.map, np.uint8)
         self.address = self.bytes.ctypes.data
         stat = os.fstat(self.fd)
-        self.identity = (os.getpid(), self.fd, stat.st_dev, stat.st_ino, size)
+        self.identity = (self.pid, self.fd, stat.st_dev, stat.st_ino, size)
         self._lock = threading.Lock()
         self._pending: deque = deque()
         self._by_start: list[int] = [0]
@@ -117,7 +118,10 @@ class Arena:
 
     def _released(self, start: int, need: int) -> None:
         # Runs when the last view of a block is gone, possibly inside a garbage collection that interrupted this
-        # arena's own code: queue the range, and take it back now only if the lock is free.
+        # arena's own code: queue the range, and take it back now only if the lock is free. In a forked child the
+        # arena is the parent's: its ranges are not the child's to give back.
+        if os.getpid() != self.pid:
+            return
         self._pending.append((start, need))
         if self._lock.acquire(blocking=False):
             try:
@@ -185,12 +189,20 @@ def _virtual_size() -> int:
     return (limit + limit // 8 + (256 << 20)) // PAGE * PAGE  # page rounding of blocks >= MIN_BYTES costs < 1/16
 
 
+def _current() -> Arena | None:
+    owner = _arena[0] if _arena else None
+    return owner if owner is not None and owner.pid == os.getpid() else None
+
+
 def arena() -> Arena | None:
-    """This process's arena, created on first use (None when memfd is unavailable)."""
+    """This process's arena, created on first use (None when memfd is unavailable). A forked child gets its own:
+    blocks it inherited stay in the parent's arena (shared with the parent, and private as far as cncl knows)."""
     if not _SUPPORTED:
         return None
-    if not _arena:
+    if not _arena or (_arena[0] is not None and _arena[0].pid != os.getpid()):
         with _arena_lock:
+            if _arena and _arena[0] is not None and _arena[0].pid != os.getpid():
+                _arena.clear()
             if not _arena:
                 try:
                     _arena.append(Arena(_virtual_size()))
@@ -214,7 +226,7 @@ def backing(nbytes: int, poison: bool, poison_byte: int) -> np.ndarray | None:
 
 def locate(array: np.ndarray) -> tuple | None:
     """(arena identity, offset) of an array in this process's arena, or None when it is private memory."""
-    owner = _arena[0] if _arena else None
+    owner = _current()
     if owner is None:
         return None
     offset = owner.offset_of(array)
@@ -225,7 +237,7 @@ def map_peer(identity: tuple) -> np.ndarray:
     """A uint8 array over the whole arena of another process (or this one's own arena). Raises OSError when the
     arena cannot be mapped (another user, a process that is gone, a different arena behind that descriptor)."""
     pid, fd, dev, ino, size = identity
-    own = _arena[0] if _arena else None
+    own = _current()
     if own is not None and own.identity == tuple(identity):
         return own.bytes
     handle = os.open(f"/proc/{pid}/fd/{fd}", os.O_RDWR | os.O_CLOEXEC)
