@@ -236,8 +236,9 @@ def poolingBackward(handle, pooling_desc, alpha, y_desc, y, diff_y_desc, diff_y,
         def run() -> None:
             found = indices
             if found is None:
-                found = np.empty(dyv.shape, np.int64)
-                P.max_pool_forward(xv, np.empty(dyv.shape, dyv.dtype), windows, found, pool.propagate_nan)
+                found = np.empty(dyv.shape, np.int64)  # values in the compute dtype: no rounding pass
+                P.max_pool_forward(xv, np.empty(dyv.shape, P.compute_dtype(dyv.dtype)), windows, found,
+                                   pool.propagate_nan)
             P.max_pool_backward(dyv, found, dxv, scale, accumulate)
 
         call.submit(run, flops=dxd.size + dyd.size, dtype=dxd.dtype)

@@ -181,6 +181,80 @@ def test_backward_dtypes_nchw(handle, code):
     assert_near(backward(handle, x, dy, code, NCHW, geometry), want, code)
 
 
+def test_nan_rules_in_padded_windows(handle):
+    """All-NaN windows give NaN (index of the first NaN) under either rule; a NaN among numbers wins only with
+    PROPAGATE_NAN; padding never wins (a window of -inf gives the index of its first input position)."""
+    x = np.array([[np.nan, np.nan, 1.0], [np.nan, np.nan, -np.inf], [2.0, np.nan, -np.inf]]).reshape(1, 3, 3, 1)
+    geometry = (MAX, (2, 2), ((1, 0), (1, 0)), (2, 2), (1, 1), False)
+    for layout in (NHWC, NCHW):
+        values, indices = forward(handle, x, F32, layout, geometry, with_index=True)
+        np.testing.assert_array_equal(values.ravel(), [np.nan, np.nan, np.nan, np.nan])
+        np.testing.assert_array_equal(indices.ravel(), [0, 1, 3, 4])
+        for nan, want, where in [(cnnl.CNNL_NOT_PROPAGATE_NAN, [np.nan, 1.0, 2.0, -np.inf], [0, 2, 6, 5])]:
+            desc = pool_descriptor(*geometry, nan=nan)
+            xt, yt = placed(layout_of(x, layout), F32, layout), blank(layout_of(np.empty((1, 2, 2, 1)), layout).shape,
+                                                                         F32, layout)
+            it = blank(yt.dims, cnnl.CNNL_DTYPE_INT64, layout)
+            cnnl.poolingForwardWithIndex(handle, desc, None, xt.desc, xt.ptr, None, yt.desc, yt.ptr, it.desc, it.ptr,
+                                         None, 0)
+            sync(handle)
+            np.testing.assert_array_equal(back(yt.read(), layout).ravel(), want)
+            np.testing.assert_array_equal(back(it.read(), layout).ravel(), where)
+
+
+@pytest.mark.parametrize("code", [F32, F16, BF16])
+@pytest.mark.parametrize("name", ["max_dilated", "avg_exclude_ceil", "max_ceil"])
+def test_alpha_beta_and_layouts(handle, code, name):
+    """y = alpha * pool(x) + beta * y and dx = alpha * grad + beta * dx agree between NHWC and NCHW."""
+    geometry = GEOMETRIES[name]
+    rng = np.random.default_rng(6)
+    x = distinct_values(rng, (2, 7, 9, 5), code) if geometry[0] == MAX else rounded(rng, (2, 7, 9, 5), code)
+    want, where = reference(x, *geometry)
+    y0 = rounded(rng, want.shape, code)
+    dy = rounded(rng, want.shape, code)
+    dx0 = rounded(rng, x.shape, code)
+    for layout in (NHWC, NCHW):
+        desc = pool_descriptor(*geometry)
+        xt, yt = placed(layout_of(x, layout), code, layout), placed(layout_of(y0, layout), code, layout)
+        cnnl.poolingForward(handle, desc, 0.5, xt.desc, xt.ptr, -2.0, yt.desc, yt.ptr, None, 0)
+        sync(handle)
+        assert_near(back(yt.read(), layout), 0.5 * want - 2.0 * y0, code,
+                    scale=np.maximum(1.0, 0.5 * np.abs(want) + 2.0 * np.abs(y0)))
+        dyt, dxt = placed(layout_of(dy, layout), code, layout), placed(layout_of(dx0, layout), code, layout)
+        if geometry[0] == MAX:
+            it = placed(layout_of(where, layout), cnnl.CNNL_DTYPE_INT32, layout)
+            cnnl.poolingBackward(handle, desc, 3.0, it.desc, it.ptr, dyt.desc, dyt.ptr, xt.desc, xt.ptr, 0.25,
+                                 dxt.desc, dxt.ptr)
+            grad = np.zeros(x.shape)
+            n, _, w, c = x.shape
+            for index in np.ndindex(*where.shape):
+                flat = where[index]
+                grad[index[0], flat // w, flat % w, index[3]] += dy[index]
+        else:
+            cnnl.poolingBackward(handle, desc, 3.0, None, None, dyt.desc, dyt.ptr, None, None, 0.25, dxt.desc,
+                                 dxt.ptr)
+            grad = backward(handle, x, dy, F64, NHWC, geometry)
+        sync(handle)
+        assert_near(back(dxt.read(), layout), 3.0 * grad + 0.25 * dx0, code,
+                    scale=np.maximum(1.0, 3.0 * np.abs(grad) + 0.25 * np.abs(dx0)))
+
+
+@pytest.mark.parametrize("layout", [NHWC, NCHW])
+def test_adaptive_backward_layouts(handle, layout):
+    rng = np.random.default_rng(7)
+    dy = rounded(rng, (2, 3, 4, 5), F16)
+    for code in (F64, F16):
+        dyt, dxt = placed(layout_of(dy, layout), code, layout), blank(layout_of(np.empty((2, 7, 9, 5)), layout).shape,
+                                                                         code, layout)
+        cnnl.adaptivePoolingBackward(handle, dyt.desc, dyt.ptr, None, None, AVG_IN, dxt.desc, dxt.ptr)
+        sync(handle)
+        got = back(dxt.read(), layout)
+        if code == F64:
+            want = got
+        else:
+            assert_near(got, want, F16)
+
+
 @settings(max_examples=20)
 @given(data=st.data())
 def test_pooling_property(data):
