@@ -15,6 +15,7 @@ import numpy as np
 
 import cnnl
 import cnrt
+from op_bench import OpBench
 
 WARMUP = 2
 REPEATS = 7
@@ -38,48 +39,11 @@ def paired_median_ms(first: Callable[[], None], second: Callable[[], None], repe
     return (statistics.median(p[0] for p in pairs) * 1e3, statistics.median(p[1] for p in pairs) * 1e3)
 
 
-class Bench:
-    """Device buffers and descriptors for the cases, on one handle."""
-
-    def __init__(self):
-        self.handle = cnnl.create()
-        self.queue = cnnl.getQueue(self.handle)
-        self.pointers: list[int] = []
-
-    def device(self, array: np.ndarray) -> int:
-        pointer = self.empty(array.nbytes)
-        cnrt.memcpy(pointer, np.ascontiguousarray(array), array.nbytes, cnrt.cnrtMemcpyHostToDev)
-        return pointer
-
-    def empty(self, nbytes: int) -> int:
-        pointer = cnrt.malloc(max(nbytes, 1))
-        self.pointers.append(pointer)
-        return pointer
-
-    @staticmethod
-    def desc(dims, dtype=cnnl.CNNL_DTYPE_FLOAT):
-        desc = cnnl.createTensorDescriptor()
-        cnnl.setTensorDescriptor(desc, cnnl.CNNL_LAYOUT_ARRAY, dtype, list(dims))
-        return desc
-
-    def synced(self, op: Callable[[], None]) -> Callable[[], None]:
-        """The op as measured: enqueue + cnrtQueueSync."""
-        def once():
-            op()
-            cnrt.queueSync(self.queue)
-        return once
-
-    def free(self) -> None:
-        for pointer in self.pointers:
-            cnrt.free(pointer)
-        cnnl.destroy(self.handle)
-
-
 # Each case sets up its data on `bench` and returns (the cnnl op, the numpy reference for the same work).
 
-def _op_tensor_case(bench: Bench, op: int, numpy_op):
+def _op_tensor_case(bench: OpBench, op: int, numpy_op):
     a, b = np.random.rand(ELEMENTS).astype(np.float32), np.random.rand(ELEMENTS).astype(np.float32)
-    pa, pb, pc = bench.device(a), bench.device(b), bench.empty(a.nbytes)
+    pa, pb, pc = bench.put(a), bench.put(b), bench.empty(a.nbytes)
     desc = bench.desc([ELEMENTS])
     op_desc = cnnl.createOpTensorDescriptor()
     cnnl.setOpTensorDescriptor(op_desc, op, cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_NOT_PROPAGATE_NAN)
@@ -99,7 +63,7 @@ def case_mul(bench):
 
 def case_relu(bench):
     x = np.random.randn(ELEMENTS).astype(np.float32)
-    px, py = bench.device(x), bench.empty(x.nbytes)
+    px, py = bench.put(x), bench.empty(x.nbytes)
     desc = bench.desc([ELEMENTS])
     act = cnnl.createActivationDescriptor()
     cnnl.setActivationDescriptor(act, cnnl.CNNL_ACTIVATION_RELU, cnnl.CNNL_NOT_PROPAGATE_NAN, 0.0)
@@ -110,7 +74,7 @@ def case_relu(bench):
 
 def case_reduce_sum(bench):
     x = np.random.rand(ELEMENTS).astype(np.float32)
-    px, py = bench.device(x), bench.empty(4)
+    px, py = bench.put(x), bench.empty(4)
     x_desc, y_desc = bench.desc([ELEMENTS]), bench.desc([1])
     reduce_desc = cnnl.createReduceDescriptor()
     cnnl.setReduceDescriptor(reduce_desc, [0], cnnl.CNNL_REDUCE_ADD, cnnl.CNNL_DTYPE_FLOAT,
@@ -124,7 +88,7 @@ def case_reduce_sum(bench):
 def case_transpose(bench):
     n = 4096
     x = np.random.rand(n, n).astype(np.float32)
-    px, py = bench.device(x), bench.empty(x.nbytes)
+    px, py = bench.put(x), bench.empty(x.nbytes)
     x_desc, y_desc = bench.desc([n, n]), bench.desc([n, n])
     transpose_desc = cnnl.createTransposeDescriptor()
     cnnl.setTransposeDescriptor(transpose_desc, [1, 0])
@@ -138,7 +102,7 @@ def matmul_case(n: int, dtype_code: int, dtype):
     def case(bench):
         a = np.random.rand(n, n).astype(np.float32)
         b = np.random.rand(n, n).astype(np.float32)
-        pa, pb, pc = bench.device(a.astype(dtype)), bench.device(b.astype(dtype)), bench.empty(n * n * 4)
+        pa, pb, pc = bench.put(a.astype(dtype)), bench.put(b.astype(dtype)), bench.empty(n * n * 4)
         desc = bench.desc([n, n], dtype_code)
         out = np.empty_like(a)
         return (lambda: cnnl.matMul(bench.handle, False, False, 1.0, desc, pa, desc, pb, 0.0, desc, pc),
@@ -150,7 +114,7 @@ def cast_case(dtype_code: int, cast_type: int):
     """Cast 2^24 float32 values to a 16-bit float type, against numpy's astype(float16)."""
     def case(bench):
         x = np.random.randn(ELEMENTS).astype(np.float32)
-        px, py = bench.device(x), bench.empty(x.size * 2)
+        px, py = bench.put(x), bench.empty(x.size * 2)
         x_desc, y_desc = bench.desc([ELEMENTS]), bench.desc([ELEMENTS], dtype_code)
         return (lambda: cnnl.castDataType(bench.handle, x_desc, px, cast_type, y_desc, py),
                 lambda: x.astype(np.float16))
@@ -182,7 +146,7 @@ def cases():
 def api_overhead_us(calls: int = 2000) -> float:
     """Host time of one opTensor call on a 1000-element tensor while the queue is held (no kernel runs)."""
     import threading
-    bench = Bench()
+    bench = OpBench()
     try:
         n = 1000
         pa, pb, pc = bench.empty(4 * n), bench.empty(4 * n), bench.empty(4 * n)
@@ -202,7 +166,7 @@ def api_overhead_us(calls: int = 2000) -> float:
             pass  # the poisoned inputs may make values NaN; only the call time matters here
         return elapsed / calls * 1e6
     finally:
-        bench.free()
+        bench.close()
 
 
 def run(report: Callable[[str], None] = print) -> list[dict]:
@@ -210,12 +174,12 @@ def run(report: Callable[[str], None] = print) -> list[dict]:
     results = []
     report(f"{'case':44s} {'cnnl ms':>9s} {'numpy ms':>9s} {'ratio':>6s} {'limit':>6s}")
     for name, limit, case in cases():
-        bench = Bench()
+        bench = OpBench()
         try:
             op, reference = case(bench)
             cnnl_ms, numpy_ms = paired_median_ms(bench.synced(op), reference)
         finally:
-            bench.free()
+            bench.close()
         ratio = cnnl_ms / numpy_ms
         results.append(dict(name=name, cnnl_ms=cnnl_ms, numpy_ms=numpy_ms, ratio=ratio, limit=limit,
                             ok=ratio <= limit))

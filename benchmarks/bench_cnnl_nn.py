@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 import cnnl
-import cnrt
+from op_bench import OpBench
 
 WARMUP = 2
 REPEATS = 7
@@ -80,51 +80,15 @@ def _torch():
     return torch
 
 
-class Device:
-    """Device buffers and descriptors on one handle; freed by close()."""
-
-    def __init__(self):
-        self.handle = cnnl.create()
-        self.queue = cnnl.getQueue(self.handle)
-        self.pointers: list[int] = []
-
-    def put(self, array: np.ndarray) -> int:
-        pointer = self.empty(array.nbytes)
-        cnrt.memcpy(pointer, np.ascontiguousarray(array), array.nbytes, cnrt.cnrtMemcpyHostToDev)
-        return pointer
-
-    def empty(self, nbytes: int) -> int:
-        pointer = cnrt.malloc(max(nbytes, 1))
-        self.pointers.append(pointer)
-        return pointer
-
-    @staticmethod
-    def desc(dims, layout=cnnl.CNNL_LAYOUT_ARRAY, dtype=cnnl.CNNL_DTYPE_FLOAT):
-        desc = cnnl.createTensorDescriptor()
-        cnnl.setTensorDescriptor(desc, layout, dtype, list(dims))
-        return desc
-
-    def synced(self, op: Callable[[], None]) -> Callable[[], None]:
-        def once():
-            op()
-            cnrt.queueSync(self.queue)
-        return once
-
-    def close(self) -> None:
-        for pointer in self.pointers:
-            cnrt.free(pointer)
-        cnnl.destroy(self.handle)
-
-
-def conv_case(device: Device, size: int, cin: int, cout: int, k: int, stride: int, padding: int):
+def conv_case(device: OpBench, size: int, cin: int, cout: int, k: int, stride: int, padding: int):
     """(cnnl op, numpy baseline, torch reference or None) for one convolution layer."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, size, size, cin), dtype=np.float32)
     w = rng.standard_normal((cout, k, k, cin), dtype=np.float32)
     out = (size + 2 * padding - k) // stride + 1
     nhwc = cnnl.CNNL_LAYOUT_NHWC
-    x_desc, w_desc = device.desc(x.shape, nhwc), device.desc(w.shape, nhwc)
-    y_desc = device.desc((BATCH, out, out, cout), nhwc)
+    x_desc, w_desc = device.desc(x.shape, layout=nhwc), device.desc(w.shape, layout=nhwc)
+    y_desc = device.desc((BATCH, out, out, cout), layout=nhwc)
     px, pw, py = device.put(x), device.put(w), device.empty(BATCH * out * out * cout * 4)
     conv = cnnl.createConvolutionDescriptor()
     cnnl.setConvolutionDescriptor(conv, 4, [padding] * 4, [stride] * 2, [1, 1], 1, cnnl.CNNL_DTYPE_FLOAT)
@@ -149,7 +113,7 @@ def conv_case(device: Device, size: int, cin: int, cout: int, k: int, stride: in
     return device.synced(op), (lambda: im2col_conv(x, w, stride, padding)), reference_torch
 
 
-def softmax_case(device: Device):
+def softmax_case(device: OpBench):
     x = np.random.default_rng(1).standard_normal((ROWS, COLUMNS), dtype=np.float32)
     desc = device.desc(x.shape)
     px, py = device.put(x), device.empty(x.nbytes)
@@ -165,7 +129,7 @@ def softmax_case(device: Device):
     return device.synced(op), reference
 
 
-def layer_norm_case(device: Device):
+def layer_norm_case(device: OpBench):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((ROWS, COLUMNS), dtype=np.float32)
     weight, bias = rng.standard_normal(COLUMNS, dtype=np.float32), rng.standard_normal(COLUMNS, dtype=np.float32)
@@ -209,7 +173,7 @@ def run(report: Callable[[str], None] = print) -> list[dict]:
            + (f" {'torch ms':>9s} {'vs torch':>6s}" if with_torch else "  (torch not importable)"))
     results = []
     for name, size, cin, cout, k, stride, padding in RESNET50_LAYERS:
-        device = Device()
+        device = OpBench()
         try:
             op, baseline, torch_conv = conv_case(device, size, cin, cout, k, stride, padding)
             times = paired_median_ms(op, baseline)
@@ -228,7 +192,7 @@ def run(report: Callable[[str], None] = print) -> list[dict]:
     results.append(totals)
     report(_line(totals))
     for name, case in (("softmax f32 4096x4096", softmax_case), ("layer norm f32 4096x4096", layer_norm_case)):
-        device = Device()
+        device = OpBench()
         try:
             op, reference = case(device)
             cnnl_ms, numpy_ms = paired_median_ms(op, reference)
