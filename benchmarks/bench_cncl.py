@@ -88,7 +88,10 @@ def _time_collective(cncl, cnrt, comm, queue, collective: str, size: int, world:
     target = collective == "allReduce" and world == 2 and size == 64 * MiB
     rounds, memcpy = (TARGET_ROUNDS if target else 1), []
     samples = []
-    for _ in range(rounds):
+    for round_ in range(rounds):
+        if round_:  # line the ranks up again after rank 0's memcpy measurement (an untimed call)
+            call()
+            cnrt.queueSync(queue)
         start = time.perf_counter()
         for _ in range(repeats):
             call()

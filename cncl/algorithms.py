@@ -62,14 +62,17 @@ def _gather_and_reduce(ex: Exchange, nrank: int, own: np.ndarray, out: np.ndarra
 
 def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
                scratch: Scratch, memory: zerocopy.PeerMemory | None = None) -> None:
-    if memory is not None and nrank > 1 and send.nbytes >= zerocopy.min_bytes() and send.size >= nrank:
+    if (memory is not None and 1 < nrank <= zerocopy.MAX_RANKS and send.nbytes >= zerocopy.min_bytes()
+            and send.size >= nrank):
         views = zerocopy.connect(ex, nrank, [send, recv], memory)
         if views is not None:
             # the ranks share out units of the count (a shared counter): each unit of every rank's send buffer is
             # reduced in rank order by one rank and written into every rank's recv buffer
+            if memory.claimed is None:
+                memory.claimed = np.zeros(nrank, np.int64)
             zerocopy.reduce_into([sent for sent, _ in views], [received for _, received in views], op, dtype,
-                                 scratch, ex.fabric.work_counter, memory.claimed, nrank)
-            memory.claimed += zerocopy.claims(send.size, nrank)
+                                 scratch, ex.fabric.work_counters, memory.claimed, ex.rank)
+            zerocopy.advance(memory.claimed, send.size)
             zerocopy.finish(ex, nrank)
             zerocopy.STATS["zero_copy"] += 1
             return

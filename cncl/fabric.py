@@ -3,7 +3,8 @@
 Layout (offsets in bytes; every counter is a uint32 written by exactly one rank, so no atomics are needed):
 
   0       header: magic, nrank, slot bytes, layout version (int64 each); at WORK_COUNTER_OFFSET the shared work
-          counter of zero-copy collectives (int64, atomic increments by every rank)
+          counters of zero-copy collectives (one int64 per rank's range, a cache line apart; atomic increments by every
+          rank)
   4096    rank table, RANK_BYTES per rank: state (uint32, also a futex word), pid, device, error code, message
   ...     channel counters, COUNTER_BYTES per ordered pair (src, dst): `posted` (written by src) and `consumed`
           (written by dst), each on its own cache line
@@ -89,7 +90,7 @@ class Fabric:
         self.raw = np.frombuffer(memory, dtype=np.uint8)
         self.base_address = self.raw.ctypes.data
         self.header = self.raw[:HEADER_BYTES].view(np.int64)
-        self.work_counter = self.raw[WORK_COUNTER_OFFSET:WORK_COUNTER_OFFSET + 8].view(np.int64)
+        self.work_counters = self.raw[WORK_COUNTER_OFFSET:HEADER_BYTES].view(np.int64)
         self._ranks_at = HEADER_BYTES
         self._counters_at = self._ranks_at + nrank * RANK_BYTES
         self._slots_at = self._counters_at + nrank * nrank * COUNTER_BYTES
@@ -226,7 +227,7 @@ class Fabric:
 
     def close(self) -> None:
         """Drop the views and unmap (a mapping still viewed elsewhere is left to the garbage collector)."""
-        self.raw = self.header = self.work_counter = None
+        self.raw = self.header = self.work_counters = None
         try:
             self.memory.close()
         except BufferError:

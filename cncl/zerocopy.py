@@ -33,6 +33,10 @@ from .datatypes import DataType
 DEFAULT_MIN_BYTES = 256 * 1024
 #: Elements per block of the reduction kernel: the block's partial result stays in L1.
 BLOCK = 4096
+#: int64 words between the work counters of the ranks' ranges (one cache line each).
+COUNTER_STRIDE = 8
+#: Work counters fit the clique header for this many ranks; larger cliques take the copy path.
+MAX_RANKS = 32
 _IDENTITY_WORDS = 5
 _HEADER_WORDS = 2 + _IDENTITY_WORDS  # shareable, ready, identity
 #: Calls of this process that went zero-copy, and large calls that had to take the copy path (for tests).
@@ -50,7 +54,7 @@ class PeerMemory:
 
     def __init__(self):
         self.arenas: dict[int, tuple[tuple, np.ndarray | None]] = {}
-        self.claimed = 0
+        self.claimed: np.ndarray | None = None  # the work counters' values, once known
 
     def ready(self, peers: list[int]) -> bool:
         return all(self.arenas.get(peer, (None, None))[1] is not None for peer in peers)
@@ -130,22 +134,24 @@ def finish(ex: Exchange, nrank: int) -> None:
 # ---- the reduction kernel ---------------------------------------------------------------------------------------
 
 @intrinsic
-def _fetch_add(typingctx, counter, value):
-    """counter[0] += value atomically (a locked add: atomic across processes on shared memory); the old value."""
-    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+def _fetch_add(typingctx, counters, index, value):
+    """counters[index] += value atomically (a locked add: atomic across processes on shared memory); the old
+    value."""
+    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
         return None
 
     def codegen(context, builder, signature, args):
         array = context.make_array(signature.args[0])(context, builder, args[0])
-        return builder.atomic_rmw("add", array.data, args[1], "seq_cst")
+        pointer = builder.gep(array.data, [args[1]])
+        return builder.atomic_rmw("add", pointer, args[2], "seq_cst")
 
-    return types.int64(counter, types.int64), codegen
+    return types.int64(counters, types.intp, types.int64), codegen
 
 
 @njit(nogil=True, cache=True)
-def claim(counter):
-    """The next unit of work of the clique's current zero-copy call (its counter value before the claim)."""
-    return _fetch_add(counter, 1)
+def claim(counters, index):
+    """Take the next unit of work counted by counters[index] (its value before the claim)."""
+    return _fetch_add(counters, index, 1)
 
 
 @njit(nogil=True, cache=True)
@@ -168,62 +174,80 @@ def _combine(target, left, right, op):
 
 
 @njit(nogil=True, cache=True)
-def _reduce_kernel(inputs, outputs, partial, op, counter, base, unit):
-    """Claims units of `unit` elements from the shared counter until none is left; for each, block by block,
-    outputs[j][block] = ((inputs[0] op inputs[1]) op inputs[2]) ...[block]. Each block's inputs are all read before
-    its outputs are written, so an output may be the same memory as an input (in place). (Loops run over block
-    slices: indexing with start + i would keep LLVM from vectorising them.)"""
-    count = inputs[0].size
-    units = (count + unit - 1) // unit
+def _reduce_block(inputs, outputs, partial, op, start, stop):
+    """outputs[j][start:stop] = ((inputs[0] op inputs[1]) op inputs[2]) ...[start:stop], in blocks of partial.size.
+    Each block's inputs are all read before its outputs are written, so an output may be the same memory as an
+    input (in place). (Loops run over block slices: indexing with start + i keeps LLVM from vectorising them.)"""
     block = partial.size
-    while True:
-        index = _fetch_add(counter, 1) - base
-        if index >= units:
-            return
-        for start in range(index * unit, min((index + 1) * unit, count), block):
-            stop = min(start + block, count)
-            part = partial[:stop - start]
-            _combine(part, inputs[0][start:stop], inputs[1][start:stop], op)
-            for k in range(2, len(inputs)):
-                _combine(part, part, inputs[k][start:stop], op)
-            for j in range(len(outputs)):
-                out = outputs[j][start:stop]
-                for i in range(part.size):
-                    out[i] = part[i]
+    for first in range(start, stop, block):
+        last = min(first + block, stop)
+        part = partial[:last - first]
+        _combine(part, inputs[0][first:last], inputs[1][first:last], op)
+        for k in range(2, len(inputs)):
+            _combine(part, part, inputs[k][first:last], op)
+        for j in range(len(outputs)):
+            out = outputs[j][first:last]
+            for i in range(part.size):
+                out[i] = part[i]
+
+
+@njit(nogil=True, cache=True)
+def _reduce_kernel(inputs, outputs, partial, op, counters, bases, rank, unit):
+    """This rank's share of the reduction: the units of its own range first, then what is left of the others'
+    ranges (each range has its own counter, COUNTER_STRIDE words apart), so a rank that runs late gets less."""
+    count = inputs[0].size
+    nrank = bases.size
+    units = (count + unit - 1) // unit
+    for step in range(nrank):
+        owner = (rank + step) % nrank
+        low = units * owner // nrank
+        high = units * (owner + 1) // nrank
+        while True:
+            index = low + _fetch_add(counters, owner * COUNTER_STRIDE, 1) - bases[owner]
+            if index >= high:
+                break
+            _reduce_block(inputs, outputs, partial, op, index * unit, min((index + 1) * unit, count))
 
 
 def unit_of(count: int, nrank: int) -> int:
-    """Elements per unit of work: about 16 units per rank (so a rank that runs late gets fewer), at least one
-    kernel block, at most 16 (256 KiB of float32). The same on every rank."""
+    """Elements per unit of work: about 16 units per rank, at least one kernel block, at most 16 blocks (256 KiB
+    of float32). The same on every rank."""
     per = -(-count // (16 * nrank))
     return min(max(-(-per // BLOCK) * BLOCK, BLOCK), 16 * BLOCK)
 
 
-def claims(count: int, nrank: int) -> int:
-    """How far one call moves the shared counter: every unit, plus one claim per rank that finds none left."""
-    return -(-count // unit_of(count, nrank)) + nrank
+def advance(bases: np.ndarray, count: int) -> None:
+    """Where the counters stand after a call: every rank's range counted once per unit, plus one claim of every
+    rank that found the range exhausted."""
+    nrank = bases.size
+    units = -(-count // unit_of(count, nrank))
+    for owner in range(nrank):
+        bases[owner] += units * (owner + 1) // nrank - units * owner // nrank + nrank
 
 
 def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dtype: DataType, scratch,
-                counter: np.ndarray, base: int, nrank: int) -> None:
+                counters: np.ndarray, bases: np.ndarray, rank: int) -> None:
     """Every output = the rank-order reduction of the inputs (half and bfloat16 in float32, rounded once), the
-    work shared with the peers through `counter` (whose value was `base` when the call began)."""
+    work shared with the peers through `counters` (which stood at `bases` when the call began)."""
     count = inputs[0].size
-    unit = unit_of(count, nrank)
+    unit = unit_of(count, bases.size)
     if not dtype.widens:
         partial = scratch.array("zero-copy partial", dtype.storage, BLOCK)
-        _reduce_kernel(tuple(inputs), tuple(outputs), partial, op, counter, base, unit)
+        _reduce_kernel(tuple(inputs), tuple(outputs), partial, op, counters, bases, rank, unit)
         return
     from .reduction import reduce_ordered  # half, bfloat16: numpy in float32, unit by unit
 
+    nrank, units = bases.size, -(-count // unit)
     partial = scratch.array("zero-copy partial", dtype.storage, unit)
-    units = -(-count // unit)
-    while True:
-        index = claim(counter) - base
-        if index >= units:
-            return
-        start, stop = index * unit, min((index + 1) * unit, count)
-        block = partial[:stop - start]
-        reduce_ordered([part[start:stop] for part in inputs], block, op, dtype, scratch)
-        for out in outputs:
-            np.copyto(out[start:stop], block)
+    for step in range(nrank):
+        owner = (rank + step) % nrank
+        low, high = units * owner // nrank, units * (owner + 1) // nrank
+        while True:
+            index = low + claim(counters, owner * COUNTER_STRIDE) - int(bases[owner])
+            if index >= high:
+                break
+            start, stop = index * unit, min((index + 1) * unit, count)
+            block = partial[:stop - start]
+            reduce_ordered([part[start:stop] for part in inputs], block, op, dtype, scratch)
+            for out in outputs:
+                np.copyto(out[start:stop], block)

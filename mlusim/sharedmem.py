@@ -113,7 +113,7 @@ class Arena:
             self.live += need
         view = memoryview(self.map)[start:start + nbytes]
         array = np.frombuffer(view, np.uint8)
-        weakref.finalize(array.base, self._released, start, need)
+        weakref.finalize(array.base, self._released, start, need).atexit = False  # the arena dies with us
         return array
 
     def _released(self, start: int, need: int) -> None:
