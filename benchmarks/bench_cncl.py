@@ -6,7 +6,7 @@ Columns follow nccl-tests: size (bytes), count (elements), type, redop, time (µ
 average), algbw = size / time, busbw = algbw x the collective's bus factor (allReduce 2(n-1)/n, allGather and
 reduceScatter (n-1)/n, broadcast 1), in GB/s. For allGather size is the received total, for reduceScatter the sent
 total. The rank processes allocate their buffers after cnclInitComms, so the buffers are shareable device memory and
-allReduce from 256 KiB up runs zero-copy (docs/cncl.md). The target case (allReduce, 64 MiB, 2 ranks) is timed in
+allReduce from 512 KiB up runs zero-copy (docs/cncl.md). The target case (allReduce, 64 MiB, 2 ranks) is timed in
 7 rounds, with the host's memcpy bandwidth measured in rank 0 between them (the reference of the ratio; the figure
 measured at the start of the run is printed too): on a shared host, load from elsewhere then hits both alike.
 

@@ -52,12 +52,12 @@ def test_freed_and_reallocated_buffers(clique):
 
 
 def test_small_calls_keep_the_copy_path():
-    runner = ProcessClique(2)  # default threshold (256 KiB)
+    runner = ProcessClique(2)  # default threshold (512 KiB)
     try:
         runner.run("zero_copy_stats", True)
-        assert runner.run("reductions", "allReduce", [1000, 70000], False, [0x12], [0]) == [[]] * 2
+        assert runner.run("reductions", "allReduce", [1000, 100000, 150000], False, [0x12], [0]) == [[]] * 2
         for stats in runner.run("zero_copy_stats"):
-            assert stats == {"zero_copy": 1, "copy": 0}, stats  # 1000 elements: below the threshold
+            assert stats == {"zero_copy": 1, "copy": 0}, stats  # 1000 and 100000 elements: below the threshold
     finally:
         runner.close()
 
