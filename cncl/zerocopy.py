@@ -19,8 +19,11 @@ the copy path):
 from __future__ import annotations
 
 import os
+import platform
 
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
@@ -150,6 +153,46 @@ def _fetch_add(typingctx, counters, index, value):
     return types.int64(counters, types.intp, types.int64), codegen
 
 
+#: x86-64: results are copied out of the L1 block with `rep movsb`, whose fast-string stores write whole cache lines
+#: without reading them first (a plain store loop reads every output line before writing it: a third more memory
+#: traffic). Measured about 10% faster per rank, alone and with both ranks running.
+FAST_STRINGS = platform.machine().lower() in ("x86_64", "amd64")
+if FAST_STRINGS:
+    llvm.initialize_native_asmparser()  # numba's LLVM compiles inline assembly only with it
+
+
+@intrinsic
+def _copy_lines(typingctx, target, source):
+    """target[:] = source[:] (same dtype and size, C-contiguous, no overlap) by `rep movsb`."""
+    def codegen(context, builder, signature, args):
+        out = context.make_array(signature.args[0])(context, builder, args[0])
+        src = context.make_array(signature.args[1])(context, builder, args[1])
+        item = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+        nbytes = builder.mul(out.nitems, context.get_constant(types.intp, item))
+        byte_pointer = ir.IntType(8).as_pointer()
+        kind = ir.FunctionType(ir.VoidType(), [byte_pointer, byte_pointer, ir.IntType(64)])
+        movsb = ir.InlineAsm(kind, "rep movsb", "{di},{si},{cx},~{di},~{si},~{cx},~{memory},~{dirflag},~{fpsr},~{flags}",
+                             side_effect=True)
+        builder.call(movsb, [builder.bitcast(out.data, byte_pointer), builder.bitcast(src.data, byte_pointer), nbytes])
+        return context.get_dummy_value()
+
+    return types.void(target, source), codegen
+
+
+@njit(nogil=True, cache=True)
+def _copy_loop(target, source):
+    for i in range(target.size):
+        target[i] = source[i]
+
+
+if FAST_STRINGS:
+    @njit(nogil=True, cache=True)
+    def _copy_out(target, source):
+        _copy_lines(target, source)
+else:
+    _copy_out = _copy_loop
+
+
 @njit(nogil=True, cache=True)
 def claim(counters, index):
     """Take the next unit of work counted by counters[index] (its value before the claim)."""
@@ -188,9 +231,7 @@ def _reduce_block(inputs, outputs, partial, op, start, stop):
         for k in range(2, len(inputs)):
             _combine(part, part, inputs[k][first:last], op)
         for j in range(len(outputs)):
-            out = outputs[j][first:last]
-            for i in range(part.size):
-                out[i] = part[i]
+            _copy_out(outputs[j][first:last], part)
 
 
 @njit(nogil=True, cache=True)
