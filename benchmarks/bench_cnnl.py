@@ -6,7 +6,6 @@ name, cnnl_ms, numpy_ms, ratio (cnnl / numpy), limit (the ratio the issue allows
 """
 from __future__ import annotations
 
-import statistics
 import time
 from typing import Callable
 
@@ -15,28 +14,12 @@ import numpy as np
 
 import cnnl
 import cnrt
+from common import paired_median_ms
 from op_bench import OpBench
 
 WARMUP = 2
 REPEATS = 7
 ELEMENTS = 1 << 24
-
-
-def _seconds(fn: Callable[[], None]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def paired_median_ms(first: Callable[[], None], second: Callable[[], None], repeats: int = REPEATS,
-                     warmup: int = WARMUP) -> tuple[float, float]:
-    """Median times (ms) of two functions measured in alternation, so that load from elsewhere on the host
-    affects both alike."""
-    for _ in range(warmup):
-        first()
-        second()
-    pairs = [(_seconds(first), _seconds(second)) for _ in range(repeats)]
-    return (statistics.median(p[0] for p in pairs) * 1e3, statistics.median(p[1] for p in pairs) * 1e3)
 
 
 # Each case sets up its data on `bench` and returns (the cnnl op, the numpy reference for the same work).
@@ -177,7 +160,7 @@ def run(report: Callable[[str], None] = print) -> list[dict]:
         bench = OpBench()
         try:
             op, reference = case(bench)
-            cnnl_ms, numpy_ms = paired_median_ms(bench.synced(op), reference)
+            cnnl_ms, numpy_ms = paired_median_ms(bench.synced(op), reference, repeats=REPEATS, warmup=WARMUP)
         finally:
             bench.close()
         ratio = cnnl_ms / numpy_ms

@@ -9,14 +9,13 @@ name, cnnl_ms, numpy_ms, ratio (cnnl / reference), limit, ok, and torch_ms / tor
 """
 from __future__ import annotations
 
-import statistics
-import time
 from typing import Callable, Optional
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 import cnnl
+from common import paired_median_ms
 from op_bench import OpBench
 
 WARMUP = 2
@@ -44,21 +43,6 @@ RESNET50_LAYERS = [
     ("layer4 3x3 512->512 @7", 7, 512, 512, 3, 1, 1),
     ("layer4 1x1 2048->512 @7", 7, 2048, 512, 1, 1, 0),
 ]
-
-
-def _seconds(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def paired_median_ms(*functions: Callable[[], object]) -> list[float]:
-    """Median times (ms) of functions measured in alternation, so that host load affects them alike."""
-    for _ in range(WARMUP):
-        for fn in functions:
-            fn()
-    samples = [[_seconds(fn) for fn in functions] for _ in range(REPEATS)]
-    return [statistics.median(s[i] for s in samples) * 1e3 for i in range(len(functions))]
 
 
 def im2col_conv(x: np.ndarray, w: np.ndarray, stride: int, padding: int) -> np.ndarray:
@@ -176,9 +160,9 @@ def run(report: Callable[[str], None] = print) -> list[dict]:
         device = OpBench()
         try:
             op, baseline, torch_conv = conv_case(device, size, cin, cout, k, stride, padding)
-            times = paired_median_ms(op, baseline)
+            times = paired_median_ms(op, baseline, repeats=REPEATS, warmup=WARMUP)
             # torch apart: its OpenMP threads spin after each call and would slow whatever runs next
-            times += paired_median_ms(torch_conv) if torch_conv else []
+            times += paired_median_ms(torch_conv, repeats=REPEATS, warmup=WARMUP) if torch_conv else []
         finally:
             device.close()
         row = _row(f"conv {name}", times[0], times[1], CONV_LIMIT, times[2] if torch_conv else None)
@@ -195,7 +179,7 @@ def run(report: Callable[[str], None] = print) -> list[dict]:
         device = OpBench()
         try:
             op, reference = case(device)
-            cnnl_ms, numpy_ms = paired_median_ms(op, reference)
+            cnnl_ms, numpy_ms = paired_median_ms(op, reference, repeats=REPEATS, warmup=WARMUP)
         finally:
             device.close()
         row = _row(f"{name} (vs numpy)", cnnl_ms, numpy_ms, ROW_OP_LIMIT)

@@ -21,6 +21,23 @@ def median_time(function: Callable[[], object], repeats: int = 7, warmup: int = 
     return middle, spread
 
 
+def paired_median_ms(*functions: Callable[[], object], repeats: int = 7, warmup: int = 2) -> list[float]:
+    """Median times (ms) of functions measured in alternation, so that load from elsewhere on the host affects
+    them alike."""
+    for _ in range(warmup):
+        for function in functions:
+            function()
+    samples = []
+    for _ in range(repeats):
+        times = []
+        for function in functions:
+            start = time.perf_counter()
+            function()
+            times.append(time.perf_counter() - start)
+        samples.append(times)
+    return [statistics.median(s[i] for s in samples) * 1e3 for i in range(len(functions))]
+
+
 def row(name: str, ours: float, reference: Optional[float], target: Optional[float], unit: str = "ms",
         higher_is_better: bool = False, note: str = "") -> dict:
     """A result row; `ratio` = ours / reference (or reference / ours when higher is better)."""

@@ -5,6 +5,9 @@ fails at the call) and read when the command runs. Host sides are flat uint8 num
 """
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Union
 
 import numpy as np
@@ -69,11 +72,40 @@ def _blocks(*sides: Side) -> tuple:
     return tuple([s.block for s in sides if type(s) is DeviceRange])
 
 
+#: Copies of at least this many bytes are split over the host's cores (numpy's copy releases the GIL).
+PARALLEL_COPY_BYTES = 8 << 20
+_HOST_CORES = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+                         4))
+_copy_pool = None
+_copy_pool_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _copy_pool
+    with _copy_pool_lock:
+        if _copy_pool is None:
+            _copy_pool = ThreadPoolExecutor(max_workers=_HOST_CORES - 1, thread_name_prefix="mlusim-copy")
+        return _copy_pool
+
+
+def copy_bytes(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[:] = src for flat byte arrays; large copies run on all host cores at once."""
+    size = dst.nbytes
+    if size < PARALLEL_COPY_BYTES or _HOST_CORES == 1:
+        np.copyto(dst, src)
+        return
+    bounds = [size * i // _HOST_CORES for i in range(_HOST_CORES + 1)]
+    futures = [_pool().submit(np.copyto, dst[lo:hi], src[lo:hi]) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    np.copyto(dst[:bounds[1]], src[:bounds[1]])
+    for future in futures:
+        future.result()
+
+
 def copy_command(name: str, dst: Side, src: Side, model_us: float) -> Command:
     """A command copying src's bytes into dst (both the same length)."""
 
     def run() -> None:
-        np.copyto(_bytes_of(dst), _bytes_of(src))
+        copy_bytes(_bytes_of(dst), _bytes_of(src))
 
     return Command("memcpy", name, run, reads=_ranges(src), writes=_ranges(dst), model_us=model_us,
                    blocks=_blocks(dst, src))

@@ -151,3 +151,12 @@ def test_fill_checks():
     assert "'value'" in str(raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.memset, pointer, 256, 4))
     assert raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.memsetD32, pointer, 1, 17).kind == "out_of_bounds"
     raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.memset, np.zeros(4), 0, 4)
+
+
+def test_large_copies_split_over_host_cores_keep_every_byte():
+    from mlusim.transfer import PARALLEL_COPY_BYTES
+    data = np.random.default_rng(1).integers(0, 256, PARALLEL_COPY_BYTES + 12345, dtype=np.uint8)
+    pointer = upload(data)
+    other = cnrt.malloc(data.nbytes)
+    cnrt.memcpy(other, pointer, data.nbytes, cnrt.cnrtMemcpyDevToDev)
+    np.testing.assert_array_equal(download(other, data.size, np.uint8), data)
