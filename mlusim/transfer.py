@@ -80,6 +80,14 @@ _copy_pool = None
 _copy_pool_lock = threading.Lock()
 
 
+def _forget_pool_in_child() -> None:
+    global _copy_pool
+    _copy_pool = None  # a forked child has none of the parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def _pool() -> ThreadPoolExecutor:
     global _copy_pool
     with _copy_pool_lock:

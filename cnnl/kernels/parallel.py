@@ -26,6 +26,15 @@ INLINE_ELEMENTS = 1 << 17
 INLINE_DIRECT_ELEMENTS = 1 << 20
 
 _pool = None
+
+
+def _forget_pool_in_child():
+    global _pool
+    _pool = None  # a forked child has none of the parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
+
 _pool_lock = threading.Lock()
 _state = threading.local()
 

@@ -33,6 +33,14 @@ from .work import WorkCounts, counts_from_state, modelled_us
 INLINE_TASK_SECONDS = 50e-6
 HOST_WORKERS = max(1, os.cpu_count() or 1)
 _pool: ThreadPoolExecutor | None = None
+
+
+def _forget_pool_in_child() -> None:
+    global _pool
+    _pool = None  # a forked child has none of the parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
 _pool_lock = threading.Lock()
 
 
