@@ -168,8 +168,12 @@ class Queue:
         if self.blocking:
             with self._submit_lock:
                 self.submitted += 1
-                self._execute(command)
-                self.completed += 1
+                self._pending.append(command)
+            if self in getattr(_running, "queues", ()):
+                return  # queued from inside one of this queue's commands: runs right after it
+            with self._run_lock:
+                while self._run_next():
+                    pass
             fault = self.take_fault()
             if fault is not None:
                 raise fault

@@ -194,3 +194,12 @@ def test_work_queued_from_several_threads_while_another_syncs_keeps_its_order():
     assert len(seen) == 900
     for tag in range(3):
         assert [i for t, i in seen if t == tag] == list(range(300))
+
+
+def test_blocking_mode_host_functions_may_queue_work_but_not_wait_for_their_queue(blocking):
+    queue = cnrt.queueCreate()
+    seen = []
+    cnrt.invokeHostFunc(queue, lambda q: cnrt.invokeHostFunc(q, seen.append, "inner"), queue)
+    assert seen == ["inner"]
+    with pytest.raises(cnrt.CnrtError, match="its own queue"):
+        cnrt.invokeHostFunc(queue, cnrt.queueSync, queue)
