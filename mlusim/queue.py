@@ -1,8 +1,9 @@
 """In-order queues run by workers; commands; notifiers; sticky errors; modelled device clock.
 
 Every queued thing is a `Command`: it names the device ranges it reads and writes, pins the blocks it uses so they
-cannot be freed under it, and carries its modelled device duration. A queue runs its commands in order on one worker
-thread (or inline, in blocking mode). When a command raises, the queue keeps the first error (sticky), skips the
+cannot be freed under it, and carries its modelled device duration. A queue runs its commands in order, one at a
+time: on its worker thread, on a host thread that syncs it (which runs what is pending instead of sleeping), or
+inline at the call in blocking mode. When a command raises, the queue keeps the first error (sticky), skips the
 commands after it, and reports it, with the number skipped, at its next sync; the device keeps it too until its sync.
 
 Modelled device clock (mlusim.cost gives the durations; docs/cost.md): each queue has its own clock, so work on
@@ -16,6 +17,7 @@ import itertools
 import os
 import threading
 import time
+import weakref
 from collections import deque
 from queue import SimpleQueue
 from typing import Callable, Iterable, Optional
@@ -51,6 +53,16 @@ def host_clock_of(device) -> HostClock:
                 clock = device.host_clock = HostClock()
     return clock
 
+
+_all_queues: "weakref.WeakSet[Queue]" = weakref.WeakSet()
+
+
+def _reset_queues_in_child() -> None:
+    for queue in list(_all_queues):
+        queue._reset_after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_queues_in_child)
 
 #: Callables `(queue, command)` called after every finished command of every queue (mlusim.trace installs one).
 command_hooks: list[Callable[["Queue", "Command"], None]] = []
@@ -145,6 +157,7 @@ class Queue:
         self._fault: Optional[QueueFault] = None
         self._skipped = 0
         self._worker: Optional[threading.Thread] = None
+        _all_queues.add(self)
 
     def __repr__(self) -> str:
         return f"<cnrtQueue {self.label} of device {self.device.index}{' destroyed' if self.destroyed else ''}>"
@@ -184,6 +197,13 @@ class Queue:
             self.submitted += 1
             self._pending.append(command)
             self._tokens.put(True)
+
+    def _reset_after_fork(self) -> None:
+        """In a forked child: the parent's worker is gone and its locks may have been held at the fork."""
+        self._submit_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+        self._tokens = SimpleQueue()
+        self._worker = None
 
     def _start_worker(self) -> None:
         self._worker = threading.Thread(target=self._work, name=f"mlusim-{self.label}", daemon=True)

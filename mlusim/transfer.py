@@ -5,9 +5,6 @@ fails at the call) and read when the command runs. Host sides are flat uint8 num
 """
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Union
 
 import numpy as np
@@ -15,6 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import device as devices
 from .errors import ArgumentFault, NullPointerFault, UnknownAddressFault
+from .hostpool import host_cores, pool
 from .memory import Block
 from .queue import Command
 
@@ -74,36 +72,15 @@ def _blocks(*sides: Side) -> tuple:
 
 #: Copies of at least this many bytes are split over the host's cores (numpy's copy releases the GIL).
 PARALLEL_COPY_BYTES = 8 << 20
-_HOST_CORES = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
-                         4))
-_copy_pool = None
-_copy_pool_lock = threading.Lock()
-
-
-def _forget_pool_in_child() -> None:
-    global _copy_pool
-    _copy_pool = None  # a forked child has none of the parent's threads
-
-
-os.register_at_fork(after_in_child=_forget_pool_in_child)
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _copy_pool
-    with _copy_pool_lock:
-        if _copy_pool is None:
-            _copy_pool = ThreadPoolExecutor(max_workers=_HOST_CORES - 1, thread_name_prefix="mlusim-copy")
-        return _copy_pool
-
-
 def copy_bytes(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[:] = src for flat byte arrays; large copies run on all host cores at once."""
     size = dst.nbytes
-    if size < PARALLEL_COPY_BYTES or _HOST_CORES == 1:
+    cores = host_cores()
+    if size < PARALLEL_COPY_BYTES or cores == 1:
         np.copyto(dst, src)
         return
-    bounds = [size * i // _HOST_CORES for i in range(_HOST_CORES + 1)]
-    futures = [_pool().submit(np.copyto, dst[lo:hi], src[lo:hi]) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    bounds = [size * i // cores for i in range(cores + 1)]
+    futures = [pool().submit(np.copyto, dst[lo:hi], src[lo:hi]) for lo, hi in zip(bounds[1:-1], bounds[2:])]
     np.copyto(dst[:bounds[1]], src[:bounds[1]])
     for future in futures:
         future.result()

@@ -9,11 +9,12 @@ parallel kernel per op and dtype, which keeps numba compile time (paid by every 
 """
 import itertools
 import math
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from mlusim.hostpool import host_cores
+from mlusim.hostpool import pool as host_pool
 
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
 STAGED_BLOCK = 1 << 16
@@ -25,42 +26,12 @@ INLINE_ELEMENTS = 1 << 17
 #: so a second thread gains little below a few MiB (measured on a 2-core host: it lost up to 2^22 elements)
 INLINE_DIRECT_ELEMENTS = 1 << 20
 
-_pool = None
-
-
-def _forget_pool_in_child():
-    global _pool
-    _pool = None  # a forked child has none of the parent's threads
-
-
-os.register_at_fork(after_in_child=_forget_pool_in_child)
-
-_pool_lock = threading.Lock()
 _state = threading.local()
 
 
-_thread_count = None
-
-
 def thread_count():
-    """Number of host threads ops are split across (the CPUs this process may use, at most 8; read once)."""
-    global _thread_count
-    if _thread_count is None:
-        try:
-            cpus = len(os.sched_getaffinity(0))
-        except AttributeError:
-            cpus = os.cpu_count() or 1
-        _thread_count = max(1, min(cpus, 8))
-    return _thread_count
-
-
-def _get_pool():
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(1, thread_count() - 1),
-                                       thread_name_prefix="cnnl-kernels")
-        return _pool
+    """Number of host threads ops are split across (the host cores this process may use, at most 8)."""
+    return host_cores()
 
 
 def align_ndim(array, ndim):
@@ -171,7 +142,7 @@ def map_parallel(fn, items):
     if len(items) <= 1 or threads == 1 or getattr(_state, "inside", False):
         return _run_inside(fn, items)
     batch = _Batch(fn, items)
-    pool = _get_pool()
+    pool = host_pool()
     for _ in range(min(threads, len(items)) - 1):
         pool.submit(batch.work)
     batch.work()

@@ -7,15 +7,14 @@ each with fresh SRAM. The first fault stops the launch and becomes a KernelFault
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
 
 from mlusim import device as devices
+from mlusim.hostpool import host_cores, pool
 from mlusim.errors import Fault, KernelFault
 
 from . import barriers as barrier_registry
@@ -31,25 +30,7 @@ from .work import WorkCounts, counts_from_state, modelled_us
 
 #: A first task faster than this runs the whole launch on the calling thread (threads would cost more).
 INLINE_TASK_SECONDS = 50e-6
-HOST_WORKERS = max(1, os.cpu_count() or 1)
-_pool: ThreadPoolExecutor | None = None
-
-
-def _forget_pool_in_child() -> None:
-    global _pool
-    _pool = None  # a forked child has none of the parent's threads
-
-
-os.register_at_fork(after_in_child=_forget_pool_in_child)
-_pool_lock = threading.Lock()
-
-
-def _thread_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=HOST_WORKERS, thread_name_prefix="mlusim-bang")
-        return _pool
+HOST_WORKERS = host_cores()
 
 
 @lru_cache(maxsize=64)
@@ -172,7 +153,7 @@ class Launch:
                 run_chunk(arenas[0], rest)
             else:
                 chunks = [rest[i::len(arenas)] for i in range(len(arenas))]
-                futures = [_thread_pool().submit(run_chunk, arena, chunk)
+                futures = [pool().submit(run_chunk, arena, chunk)
                            for arena, chunk in zip(arenas[1:], chunks[1:])]
                 run_chunk(arenas[0], chunks[0])
                 for future in futures:

@@ -8,6 +8,7 @@ import pytest
 
 from cnnl import kernels as K
 from cnnl.kernels import parallel
+from mlusim import hostpool
 
 from .strategies import ALL, FLOATS, random_values
 
@@ -23,7 +24,7 @@ def threaded(monkeypatch):
         monkeypatch.setattr(parallel, "INLINE_ELEMENTS", 0)
         monkeypatch.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
         monkeypatch.setattr(parallel, "STAGED_BLOCK", 64)
-        monkeypatch.setattr(parallel, "_thread_count", 2)
+        monkeypatch.setattr(hostpool, "_cores", 2)
     return force
 
 
@@ -222,7 +223,7 @@ def test_half_matmul_row_blocks_match_the_whole_product(dtype, trans_a, trans_b,
     whole, blocked = start.copy(), start.copy()
     K.matmul(a, b, whole, trans_a, trans_b, alpha, beta)
     monkeypatch.setattr(matmul_module, "FUSED_MIN_MACS", 0)
-    monkeypatch.setattr(parallel, "_thread_count", 2)
+    monkeypatch.setattr(hostpool, "_cores", 2)
     K.matmul(a, b, blocked, trans_a, trans_b, alpha, beta)
     ulp = 2.0 ** -10 if dtype == np.float16 else 2.0 ** -7  # GEMM blocking may move a rounding by one unit
     np.testing.assert_allclose(blocked.astype(np.float32), whole.astype(np.float32), rtol=ulp, atol=1e-6)
@@ -270,7 +271,7 @@ def test_row_scan_is_numpys_cumsum_bit_for_bit(dtype):
 # ---- the pool -------------------------------------------------------------------------------------------------------
 
 def test_map_parallel_keeps_order_nests_inline_and_raises_the_first_error(monkeypatch):
-    monkeypatch.setattr(parallel, "_thread_count", 2)
+    monkeypatch.setattr(hostpool, "_cores", 2)
     assert parallel.map_parallel(lambda i: i * i, range(50)) == [i * i for i in range(50)]
     nested = parallel.map_parallel(lambda i: parallel.map_parallel(lambda j: (i, j), range(3)), range(4))
     assert nested == [[(i, j) for j in range(3)] for i in range(4)]

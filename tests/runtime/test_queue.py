@@ -203,3 +203,35 @@ def test_blocking_mode_host_functions_may_queue_work_but_not_wait_for_their_queu
     assert seen == ["inner"]
     with pytest.raises(cnrt.CnrtError, match="its own queue"):
         cnrt.invokeHostFunc(queue, cnrt.queueSync, queue)
+
+
+def test_a_forked_child_can_use_the_queues_and_pools_its_parent_used():
+    import os
+    import signal
+    from mlusim.transfer import PARALLEL_COPY_BYTES
+    size = 2 * PARALLEL_COPY_BYTES  # large enough to use the host thread pool
+    pointer = cnrt.malloc(size)
+    cnrt.memset(pointer, 7, size)
+    cnrt.invokeHostFunc(None, lambda _: None, None)
+    cnrt.syncDevice()
+    pid = os.fork()
+    if pid == 0:  # the child: its parent's worker threads do not exist here
+        try:
+            out = np.zeros(size, np.uint8)
+            cnrt.memcpy(out, pointer, size, cnrt.cnrtMemcpyDevToHost)
+            queue = cnrt.queueCreate()
+            cnrt.memsetAsync(pointer, 1, 16, queue)
+            cnrt.queueSync(queue)
+            os._exit(0 if (out == 7).all() else 1)
+        except BaseException:
+            os._exit(2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        finished, status = os.waitpid(pid, os.WNOHANG)
+        if finished:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError("the forked child hung")
