@@ -19,11 +19,8 @@ the copy path):
 from __future__ import annotations
 
 import os
-import platform
 
-import llvmlite.binding as llvm
 import numpy as np
-from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
@@ -31,13 +28,18 @@ from mlusim import sharedmem
 
 from .channel import Exchange
 from .datatypes import DataType
+from .linereduce import reduce_range, store_fence, streamable
 
 #: Collectives of at least this many bytes (the call's total) go zero-copy when they can. Below, the copy path's
 #: single exchange beats the two synchronisations zero-copy needs (measured: 2 ranks, 256 KiB ~100 µs copied vs
 #: ~120 µs zero-copy; 512 KiB ~200 µs vs ~140 µs).
 DEFAULT_MIN_BYTES = 512 * 1024
-#: Elements per block of the reduction kernel: the block's partial result stays in L1.
-BLOCK = 4096
+#: Units of work are multiples of this many elements (the same on every rank).
+GRAIN = 4096
+#: Calls whose per-rank output is at least this many bytes write it with streaming stores (linereduce.py): far
+#: bigger than the caches, nobody reads it again before it would have been evicted. Below, ordinary stores keep
+#: it cached for whoever reads it next.
+DEFAULT_STREAMING_BYTES = 4 * 1024 * 1024
 #: int64 words between the work counters of the ranks' ranges (one cache line each).
 COUNTER_STRIDE = 8
 #: Work counters fit the clique header for this many ranks; larger cliques take the copy path.
@@ -51,6 +53,11 @@ STATS = {"zero_copy": 0, "copy": 0}
 def min_bytes() -> int:
     text = os.environ.get("MLUSIM_CNCL_ZERO_COPY_BYTES")
     return DEFAULT_MIN_BYTES if text is None else int(text)
+
+
+def streaming_bytes() -> int:
+    text = os.environ.get("MLUSIM_CNCL_STREAMING_BYTES")
+    return DEFAULT_STREAMING_BYTES if text is None else int(text)
 
 
 class PeerMemory:
@@ -153,46 +160,6 @@ def _fetch_add(typingctx, counters, index, value):
     return types.int64(counters, types.intp, types.int64), codegen
 
 
-#: x86-64: results are copied out of the L1 block with `rep movsb`, whose fast-string stores write whole cache lines
-#: without reading them first (a plain store loop reads every output line before writing it: a third more memory
-#: traffic). Measured about 10% faster per rank, alone and with both ranks running.
-FAST_STRINGS = platform.machine().lower() in ("x86_64", "amd64")
-if FAST_STRINGS:
-    llvm.initialize_native_asmparser()  # numba's LLVM compiles inline assembly only with it
-
-
-@intrinsic
-def _copy_lines(typingctx, target, source):
-    """target[:] = source[:] (same dtype and size, C-contiguous, no overlap) by `rep movsb`."""
-    def codegen(context, builder, signature, args):
-        out = context.make_array(signature.args[0])(context, builder, args[0])
-        src = context.make_array(signature.args[1])(context, builder, args[1])
-        item = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
-        nbytes = builder.mul(out.nitems, context.get_constant(types.intp, item))
-        byte_pointer = ir.IntType(8).as_pointer()
-        kind = ir.FunctionType(ir.VoidType(), [byte_pointer, byte_pointer, ir.IntType(64)])
-        movsb = ir.InlineAsm(kind, "rep movsb", "{di},{si},{cx},~{di},~{si},~{cx},~{memory},~{dirflag},~{fpsr},~{flags}",
-                             side_effect=True)
-        builder.call(movsb, [builder.bitcast(out.data, byte_pointer), builder.bitcast(src.data, byte_pointer), nbytes])
-        return context.get_dummy_value()
-
-    return types.void(target, source), codegen
-
-
-@njit(nogil=True, cache=True)
-def _copy_loop(target, source):
-    for i in range(target.size):
-        target[i] = source[i]
-
-
-if FAST_STRINGS:
-    @njit(nogil=True, cache=True)
-    def _copy_out(target, source):
-        _copy_lines(target, source)
-else:
-    _copy_out = _copy_loop
-
-
 @njit(nogil=True, cache=True)
 def claim(counters, index):
     """Take the next unit of work counted by counters[index] (its value before the claim)."""
@@ -200,42 +167,7 @@ def claim(counters, index):
 
 
 @njit(nogil=True, cache=True)
-def _combine(target, left, right, op):
-    """target = left op right (same lengths; `left` may be `target`). numpy's semantics: max/min propagate NaN."""
-    if op == 0:
-        for i in range(target.size):
-            target[i] = left[i] + right[i]
-    elif op == 1:
-        for i in range(target.size):
-            target[i] = left[i] * right[i]
-    elif op == 2:
-        for i in range(target.size):
-            a, b = left[i], right[i]
-            target[i] = a if (a >= b or a != a) else b
-    else:
-        for i in range(target.size):
-            a, b = left[i], right[i]
-            target[i] = a if (a <= b or a != a) else b
-
-
-@njit(nogil=True, cache=True)
-def _reduce_block(inputs, outputs, partial, op, start, stop):
-    """outputs[j][start:stop] = ((inputs[0] op inputs[1]) op inputs[2]) ...[start:stop], in blocks of partial.size.
-    Each block's inputs are all read before its outputs are written, so an output may be the same memory as an
-    input (in place). (Loops run over block slices: indexing with start + i keeps LLVM from vectorising them.)"""
-    block = partial.size
-    for first in range(start, stop, block):
-        last = min(first + block, stop)
-        part = partial[:last - first]
-        _combine(part, inputs[0][first:last], inputs[1][first:last], op)
-        for k in range(2, len(inputs)):
-            _combine(part, part, inputs[k][first:last], op)
-        for j in range(len(outputs)):
-            _copy_out(outputs[j][first:last], part)
-
-
-@njit(nogil=True, cache=True)
-def _reduce_kernel(inputs, outputs, partial, op, counters, bases, rank, unit):
+def _reduce_kernel(inputs, outputs, op, counters, bases, rank, unit, streaming):
     """This rank's share of the reduction: the units of its own range first, then what is left of the others'
     ranges (each range has its own counter, COUNTER_STRIDE words apart), so a rank that runs late gets less."""
     count = inputs[0].size
@@ -249,14 +181,15 @@ def _reduce_kernel(inputs, outputs, partial, op, counters, bases, rank, unit):
             index = low + _fetch_add(counters, owner * COUNTER_STRIDE, 1) - bases[owner]
             if index >= high:
                 break
-            _reduce_block(inputs, outputs, partial, op, index * unit, min((index + 1) * unit, count))
+            reduce_range(inputs, outputs, op, index * unit, min((index + 1) * unit, count), streaming)
+    store_fence()
 
 
 def unit_of(count: int, nrank: int) -> int:
-    """Elements per unit of work: about 16 units per rank, at least one kernel block, at most 16 blocks (256 KiB
-    of float32). The same on every rank."""
+    """Elements per unit of work: about 16 units per rank, a multiple of GRAIN, at most 16 GRAINs (256 KiB of
+    float32). The same on every rank."""
     per = -(-count // (16 * nrank))
-    return min(max(-(-per // BLOCK) * BLOCK, BLOCK), 16 * BLOCK)
+    return min(max(-(-per // GRAIN) * GRAIN, GRAIN), 16 * GRAIN)
 
 
 def advance(bases: np.ndarray, count: int) -> None:
@@ -275,8 +208,8 @@ def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dt
     count = inputs[0].size
     unit = unit_of(count, bases.size)
     if not dtype.widens:
-        partial = scratch.array("zero-copy partial", dtype.storage, BLOCK)
-        _reduce_kernel(tuple(inputs), tuple(outputs), partial, op, counters, bases, rank, unit)
+        streaming = outputs[0].nbytes >= streaming_bytes() and streamable(tuple(outputs))
+        _reduce_kernel(tuple(inputs), tuple(outputs), op, counters, bases, rank, unit, streaming)
         return
     from .reduction import reduce_ordered  # half, bfloat16: numpy in float32, unit by unit
 

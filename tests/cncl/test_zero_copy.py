@@ -15,13 +15,17 @@ pytestmark = pytest.mark.skipif(not sharedmem._SUPPORTED, reason="shareable devi
 #: Every call of at least 1 byte may go zero-copy; blocks of 64 KiB and more are shareable, so the counts below
 #: (at least 65537 elements) make every buffer shareable, odd counts make uneven chunks.
 ZERO_COPY_ENV = {"MLUSIM_CNCL_ZERO_COPY_BYTES": "1"}
+#: ... and every output written with streaming stores (linereduce.py), which large calls use.
+STREAMING_ENV = dict(ZERO_COPY_ENV, MLUSIM_CNCL_STREAMING_BYTES="1")
 COUNTS = [65537, 200003]
 
 
-@pytest.fixture(scope="module", params=[2, 3], ids=lambda n: f"{n}proc")
+@pytest.fixture(scope="module", params=[(2, ZERO_COPY_ENV), (3, STREAMING_ENV)],
+                ids=["2proc", "3proc-streaming"])
 def clique(request):
     before = shm_entries()
-    runner = ProcessClique(request.param, ZERO_COPY_ENV)
+    world, env = request.param
+    runner = ProcessClique(world, env)
     yield runner
     runner.close()
     assert all(process.exitcode == 0 for process in runner.processes)
