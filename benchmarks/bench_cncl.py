@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -151,10 +152,10 @@ def measure_cncl(world: int, sizes: list) -> list[dict]:
 
 # ---- MPI ----------------------------------------------------------------------------------------------------------
 
-def _mpi_worker(sizes: list, rounds: int = 5) -> None:
+def _mpi_worker(sizes: list, output: str, rounds: int = 5) -> None:
     """Run under mpirun: on the same device buffers, cnclAllReduce and MPI Allreduce (float32 sum) timed in
-    alternation, so that load from elsewhere on the host hits both alike. Rank 0 prints one JSON line per size with
-    the medians of the slowest rank."""
+    alternation, so that load from elsewhere on the host hits both alike. Rank 0 writes one JSON line per size with
+    the medians of the slowest rank to `output` (not stdout, where mpirun's own messages may land)."""
     from mpi4py import MPI
 
     import cncl
@@ -165,6 +166,7 @@ def _mpi_worker(sizes: list, rounds: int = 5) -> None:
     clique = world.bcast(bytes(cncl.getCliqueId()) if world.rank == 0 else None, root=0)
     comm, = cncl.initComms(1, [0], [world.rank], world.size, clique)
     queue = cnrt.queueCreate()
+    lines = []
     for size in sizes:
         elements = max(size // 4, 1)
         send, recv = cnrt.malloc(elements * 4), cnrt.malloc(elements * 4)
@@ -192,10 +194,13 @@ def _mpi_worker(sizes: list, rounds: int = 5) -> None:
                 samples[name].append(world.allreduce((time.perf_counter() - start) / repeats, op=MPI.MAX))
         if world.rank == 0:
             medians = {name: sorted(values[1:])[len(values[1:]) // 2] for name, values in samples.items()}
-            print(json.dumps({"size": elements * 4, **medians}), flush=True)
+            lines.append(json.dumps({"size": elements * 4, **medians}))
         cnrt.free(send)
         cnrt.free(recv)
     cncl.destroyComms([comm], 1)
+    if world.rank == 0:
+        with open(output, "w") as results:
+            results.write("\n".join(lines) + "\n")
 
 
 def measure_against_mpi(world: int, sizes: list) -> dict[int, dict] | None:
@@ -211,11 +216,14 @@ def measure_against_mpi(world: int, sizes: list) -> dict[int, dict] | None:
     command = [launcher, "--oversubscribe", "-n", str(world)]
     if os.geteuid() == 0:
         command.insert(1, "--allow-run-as-root")
-    command += [sys.executable, os.path.abspath(__file__), "--mpi-worker", ",".join(map(str, sizes))]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0:
-        raise RuntimeError(f"mpirun failed ({done.returncode}): {done.stderr[-2000:]}")
-    timings = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    with tempfile.TemporaryDirectory() as folder:
+        output = os.path.join(folder, "timings.jsonl")
+        command += [sys.executable, os.path.abspath(__file__), "--mpi-worker", ",".join(map(str, sizes)), output]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            raise RuntimeError(f"mpirun failed ({done.returncode}): {done.stderr[-2000:]}")
+        with open(output) as results:
+            timings = [json.loads(line) for line in results if line.strip()]
     return {entry["size"]: entry for entry in timings}
 
 
@@ -279,6 +287,6 @@ def run(report=print, sizes=None, worlds=WORLDS, with_mpi: bool = True) -> list[
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--mpi-worker":
-        _mpi_worker([int(s) for s in sys.argv[2].split(",")])
+        _mpi_worker([int(s) for s in sys.argv[2].split(",")], sys.argv[3])
     else:
         run()

@@ -59,6 +59,7 @@ class Exchange:
         self.clock_us = clock_us
         self.latest_peer_clock_us = clock_us
         self._receiving: dict[int, int] = {}
+        self._fields = list(signature.fields())
 
     @property
     def slot(self) -> int:
@@ -78,10 +79,10 @@ class Exchange:
         k = fabric.word(fabric.posted_offset(src, peer)) + 1
         fabric.wait_until(fabric.consumed_offset(src, peer), k - 2, src, peer, self.timeout,
                           f"a free slot towards rank {peer}")
-        header, payload = fabric.slot_views(src, peer, k % 2)
-        header[:6] = (signature or self.signature).fields()
+        header, clock, payload = fabric.slot_views(src, peer, k % 2)
+        header[:6] = self._fields if signature is None else signature.fields()
         header[6] = nbytes
-        header[7:8].view(np.float64)[0] = self.clock_us
+        clock[0] = self.clock_us
         return payload[:nbytes]
 
     def publish(self, peer: int) -> None:
@@ -95,14 +96,17 @@ class Exchange:
         k = fabric.word(fabric.consumed_offset(peer, dst)) + 1
         fabric.wait_until(fabric.posted_offset(peer, dst), k, dst, peer, self.timeout,
                           f"a message from rank {peer}")
-        header, payload = fabric.slot_views(peer, dst, k % 2)
+        header, clock, payload = fabric.slot_views(peer, dst, k % 2)
         expected = signature or self.signature
-        theirs = tuple(int(v) for v in header[:6])
-        if theirs != expected.fields() or int(header[6]) != nbytes:
+        theirs = header[:7].tolist()
+        if theirs[:6] != (self._fields if signature is None else list(signature.fields())) or theirs[6] != nbytes:
             raise CnclError(CNCL_RET_ERR_ARGUMENTS,
                             f"mismatched calls: rank {dst} called {expected.describe()} expecting {nbytes} bytes from "
-                            f"rank {peer}, which called {expected.describe(theirs)} and sent {int(header[6])} bytes")
-        self.latest_peer_clock_us = max(self.latest_peer_clock_us, float(header[7:8].view(np.float64)[0]))
+                            f"rank {peer}, which called {expected.describe(tuple(theirs[:6]))} and sent {theirs[6]} "
+                            f"bytes")
+        their_clock = float(clock[0])
+        if their_clock > self.latest_peer_clock_us:
+            self.latest_peer_clock_us = their_clock
         self._receiving[peer] = k
         return payload[:nbytes]
 

@@ -5,7 +5,8 @@ Layout (offsets in bytes; every counter is a uint32 written by exactly one rank,
   0       header: magic, nrank, slot bytes, layout version (int64 each); at WORK_COUNTER_OFFSET the shared work
           counters of zero-copy collectives (one int64 per rank's range, a cache line apart; atomic increments by every
           rank)
-  4096    rank table, RANK_BYTES per rank: state (uint32, also a futex word), pid, device, error code, message
+  4096    rank table, RANK_BYTES per rank: state (uint32, also a futex word), pid, device, the count of zero-copy
+          operations the rank has finished (uint32 at DONE_OFFSET, a futex word), message
   ...     channel counters, COUNTER_BYTES per ordered pair (src, dst): `posted` (written by src) and `consumed`
           (written by dst), each on its own cache line
   ...     channel slots: per pair, two slots of MESSAGE_HEADER_BYTES + slot bytes (double buffering)
@@ -27,10 +28,11 @@ from . import futex
 from .errors import CNCL_RET_ERR_SYSTEM, CnclError
 
 MAGIC = 0x4C434E43_4D49534C  # "LSIMCNCL"
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 HEADER_BYTES = 4096
 WORK_COUNTER_OFFSET = 2048
 RANK_BYTES = 512
+DONE_OFFSET = 32
 MESSAGE_TEXT_OFFSET = 64
 COUNTER_BYTES = 128
 MESSAGE_HEADER_BYTES = 64
@@ -88,6 +90,7 @@ class Fabric:
         self.slot = slot
         self.name = name or "private clique"
         self.raw = np.frombuffer(memory, dtype=np.uint8)
+        self.words = self.raw[:self.raw.size // 4 * 4].view(np.uint32)  # every uint32 word, by offset // 4
         self.base_address = self.raw.ctypes.data
         self.header = self.raw[:HEADER_BYTES].view(np.int64)
         self.work_counters = self.raw[WORK_COUNTER_OFFSET:HEADER_BYTES].view(np.int64)
@@ -95,6 +98,7 @@ class Fabric:
         self._counters_at = self._ranks_at + nrank * RANK_BYTES
         self._slots_at = self._counters_at + nrank * nrank * COUNTER_BYTES
         self.local_pid = os.getpid()
+        self._slots: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     # ---- header ------------------------------------------------------------------------------------------------
 
@@ -116,6 +120,10 @@ class Fabric:
 
     def state(self, rank: int) -> int:
         return int(self.word(self.state_offset(rank)))
+
+    def done_offset(self, rank: int) -> int:
+        """The word counting the zero-copy operations `rank` has finished (written by that rank only)."""
+        return self._rank_offset(rank) + DONE_OFFSET
 
     def pid(self, rank: int) -> int:
         start = self._rank_offset(rank) + 8
@@ -147,6 +155,7 @@ class Fabric:
         """Wake every waiter whose wait involves `rank` (its state and both directions of its channels)."""
         futex.wake(self.base_address + self.state_offset(rank))
         for peer in range(self.nrank):
+            futex.wake(self.base_address + self.done_offset(peer))
             if peer != rank:
                 for src, dst in ((rank, peer), (peer, rank)):
                     futex.wake(self.base_address + self.posted_offset(src, dst))
@@ -155,10 +164,10 @@ class Fabric:
     # ---- words -------------------------------------------------------------------------------------------------
 
     def word(self, offset: int) -> int:
-        return int(self.raw[offset:offset + 4].view(np.uint32)[0])
+        return int(self.words[offset >> 2])
 
     def set_word(self, offset: int, value: int) -> None:
-        self.raw[offset:offset + 4].view(np.uint32)[0] = value & 0xFFFFFFFF
+        self.words[offset >> 2] = value & 0xFFFFFFFF
         futex.wake(self.base_address + offset)
 
     def posted_offset(self, src: int, dst: int) -> int:
@@ -168,11 +177,16 @@ class Fabric:
         return self.posted_offset(src, dst) + COUNTER_BYTES // 2
 
     def slot_views(self, src: int, dst: int, parity: int) -> tuple[np.ndarray, np.ndarray]:
-        """(header int64[8], payload uint8[slot]) of one of the two slots of channel src -> dst."""
-        size = MESSAGE_HEADER_BYTES + self.slot
-        start = self._slots_at + ((src * self.nrank + dst) * 2 + parity) * size
-        header = self.raw[start:start + MESSAGE_HEADER_BYTES].view(np.int64)
-        return header, self.raw[start + MESSAGE_HEADER_BYTES:start + size]
+        """(header int64[8], the header's clock float64[1], payload uint8[slot]) of one of the two slots of
+        channel src -> dst."""
+        views = self._slots.get((src, dst, parity))
+        if views is None:
+            size = MESSAGE_HEADER_BYTES + self.slot
+            start = self._slots_at + ((src * self.nrank + dst) * 2 + parity) * size
+            header = self.raw[start:start + MESSAGE_HEADER_BYTES].view(np.int64)
+            views = self._slots[(src, dst, parity)] = (header, header[7:8].view(np.float64),
+                                                       self.raw[start + MESSAGE_HEADER_BYTES:start + size])
+        return views
 
     # ---- waiting -----------------------------------------------------------------------------------------------
 
@@ -227,7 +241,8 @@ class Fabric:
 
     def close(self) -> None:
         """Drop the views and unmap (a mapping still viewed elsewhere is left to the garbage collector)."""
-        self.raw = self.header = self.work_counters = None
+        self.raw = self.words = self.header = self.work_counters = None
+        self._slots = {}
         try:
             self.memory.close()
         except BufferError:

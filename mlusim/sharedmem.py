@@ -224,13 +224,19 @@ def backing(nbytes: int, poison: bool, poison_byte: int) -> np.ndarray | None:
     return array
 
 
-def locate(array: np.ndarray) -> tuple | None:
-    """(arena identity, offset) of an array in this process's arena, or None when it is private memory."""
+def locate(arrays: list[np.ndarray]) -> tuple[tuple, list[int]] | None:
+    """(arena identity, [offset of each array]) when every array lives in this process's arena (empty arrays
+    anywhere: offset -1), else None (some of them are private memory)."""
     owner = _current()
     if owner is None:
         return None
-    offset = owner.offset_of(array)
-    return None if offset is None else (owner.identity, offset)
+    offsets = []
+    for array in arrays:
+        offset = owner.offset_of(array) if array.size else -1
+        if offset is None:
+            return None
+        offsets.append(offset)
+    return owner.identity, offsets
 
 
 def map_peer(identity: tuple) -> np.ndarray:
