@@ -6,9 +6,10 @@ Columns follow nccl-tests: size (bytes), count (elements), type, redop, time (µ
 average), algbw = size / time, busbw = algbw x the collective's bus factor (allReduce 2(n-1)/n, allGather and
 reduceScatter (n-1)/n, broadcast 1), in GB/s. For allGather size is the received total, for reduceScatter the sent
 total. The rank processes allocate their buffers after cnclInitComms, so the buffers are shareable device memory and
-allReduce from 512 KiB up runs zero-copy (docs/cncl.md). The target case (allReduce, 64 MiB, 2 ranks) is timed in
-7 rounds, with the host's memcpy bandwidth measured in rank 0 between them (the reference of the ratio; the figure
-measured at the start of the run is printed too): on a shared host, load from elsewhere then hits both alike.
+allReduce, allGather, reduceScatter and broadcast from 512 KiB up run zero-copy (docs/cncl.md). Every case is timed
+in 5 rounds (the median counts); the target case (allReduce, 64 MiB, 2 ranks) in 7 rounds, with the host's memcpy
+bandwidth measured in rank 0 between them (the reference of the ratio; the figure measured at the start of the run
+is printed too): on a shared host, load from elsewhere then hits both alike.
 
 Run as `python benchmarks/bench_cncl.py` (or `mlusim bench cncl`); `run(report=print)` returns the result rows.
 """
@@ -34,6 +35,7 @@ BUS_FACTOR = {"allReduce": lambda n: 2 * (n - 1) / n, "allGather": lambda n: (n 
 MEMCPY_TARGET = 0.5  # allReduce busbw at 64 MiB, 2 ranks, as a fraction of the host's memcpy bandwidth
 MPI_FROM = 1 * MiB   # cncl should be no slower than MPI from this size up
 TARGET_ROUNDS = 7    # rounds of the target case (median), each followed by a memcpy measurement in rank 0
+ROUNDS = 5           # rounds of every other case (median): one stall of the shared host then moves no row
 
 
 def iterations(size: int) -> int:
@@ -85,12 +87,12 @@ def _time_collective(cncl, cnrt, comm, queue, collective: str, size: int, world:
     repeats = iterations(size)
     # The target case is timed in rounds, and between rounds rank 0 measures the host's memcpy bandwidth while the
     # other ranks wait (asleep) for it in the next call: the load that other work puts on the host then hits both
-    # figures alike. Other cases: one round.
+    # figures alike.
     target = collective == "allReduce" and world == 2 and size == 64 * MiB
-    rounds, memcpy = (TARGET_ROUNDS if target else 1), []
+    rounds, memcpy = (TARGET_ROUNDS if target else ROUNDS), []
     samples = []
     for round_ in range(rounds):
-        if round_:  # line the ranks up again after rank 0's memcpy measurement (an untimed call)
+        if round_ and target:  # line the ranks up again after rank 0's memcpy measurement (an untimed call)
             call()
             cnrt.queueSync(queue)
         start = time.perf_counter()

@@ -60,23 +60,35 @@ def _gather_and_reduce(ex: Exchange, nrank: int, own: np.ndarray, out: np.ndarra
         ex.release(peer)
 
 
+def _zero_copy(ex: Exchange, nrank: int, buffers: list[np.ndarray], total_bytes: int,
+               memory: zerocopy.PeerMemory | None, work, shapes: list[np.ndarray] | None = None) -> bool:
+    """Run `work(views)` on the ranks' memory directly (zerocopy.py) when every rank can; False when this call
+    must take the copy path. `total_bytes` must be the same on every rank (a function of the call's count)."""
+    if memory is None or not 1 < nrank <= zerocopy.MAX_RANKS or total_bytes < zerocopy.min_bytes():
+        return False
+    views = zerocopy.connect(ex, nrank, buffers, memory, shapes)
+    if views is None:
+        zerocopy.STATS["copy"] += 1
+        return False
+    work(views)
+    zerocopy.finish(ex, nrank)
+    zerocopy.STATS["zero_copy"] += 1
+    return True
+
+
 def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
                scratch: Scratch, memory: zerocopy.PeerMemory | None = None) -> None:
-    if (memory is not None and 1 < nrank <= zerocopy.MAX_RANKS and send.nbytes >= zerocopy.min_bytes()
-            and send.size >= nrank):
-        views = zerocopy.connect(ex, nrank, [send, recv], memory)
-        if views is not None:
-            # the ranks share out units of the count (a shared counter): each unit of every rank's send buffer is
-            # reduced in rank order by one rank and written into every rank's recv buffer
-            if memory.claimed is None:
-                memory.claimed = np.zeros(nrank, np.int64)
-            zerocopy.reduce_into([sent for sent, _ in views], [received for _, received in views], op, dtype,
-                                 scratch, ex.fabric.work_counters, memory.claimed, ex.rank)
-            zerocopy.advance(memory.claimed, send.size)
-            zerocopy.finish(ex, nrank)
-            zerocopy.STATS["zero_copy"] += 1
-            return
-        zerocopy.STATS["copy"] += 1
+    def reduce_shared(views: list) -> None:
+        # the ranks share out units of the count (a shared counter): each unit of every rank's send buffer is
+        # reduced in rank order by one rank and written into every rank's recv buffer
+        if memory.claimed is None:
+            memory.claimed = np.zeros(nrank, np.int64)
+        zerocopy.reduce_into([sent for sent, _ in views], [received for _, received in views], op, dtype,
+                             scratch, ex.fabric.work_counters, memory.claimed, ex.rank)
+        zerocopy.advance(memory.claimed, send.size)
+
+    if send.size >= nrank and _zero_copy(ex, nrank, [send, recv], send.nbytes, memory, reduce_shared):
+        return
     peers = _peers(ex, nrank)
     per = _per_message(ex, dtype)
     if send.nbytes <= DIRECT_ALL_REDUCE_BYTES or send.size < nrank:
@@ -105,7 +117,11 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
 
 
 def broadcast(ex: Exchange, nrank: int, send: np.ndarray | None, recv: np.ndarray, root: int,
-              dtype: DataType) -> None:
+              dtype: DataType, memory: zerocopy.PeerMemory | None = None) -> None:
+    own_send = send if send is not None else recv[:0]  # every rank describes two buffers; the root's send is
+    if _zero_copy(ex, nrank, [own_send, recv], recv.nbytes, memory,  # shaped like the recv buffers
+                  lambda views: zerocopy.broadcast_from(views, ex.rank, root), shapes=[recv, recv]):
+        return
     for start, stop in windows(recv.size, _per_message(ex, dtype)):
         if ex.rank == root:
             for peer in _peers(ex, nrank):
@@ -125,7 +141,11 @@ def reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray | None, 
             ex.send(root, send[start:stop])
 
 
-def all_gather(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dtype: DataType) -> None:
+def all_gather(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dtype: DataType,
+               memory: zerocopy.PeerMemory | None = None) -> None:
+    if _zero_copy(ex, nrank, [send, recv], recv.nbytes, memory,
+                  lambda views: zerocopy.gather_all(views, ex.rank)):
+        return
     count = send.size
     for start, stop in windows(count, _per_message(ex, dtype)):
         for peer in _peers(ex, nrank):
@@ -138,7 +158,10 @@ def all_gather(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dty
 
 
 def reduce_scatter(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
-                   scratch: Scratch) -> None:
+                   scratch: Scratch, memory: zerocopy.PeerMemory | None = None) -> None:
+    if _zero_copy(ex, nrank, [send, recv], send.nbytes, memory,
+                  lambda views: zerocopy.reduce_own_chunk(views, ex.rank, op, dtype, scratch)):
+        return
     count = recv.size
     for start, stop in windows(count, _per_message(ex, dtype)):
         for peer in _peers(ex, nrank):

@@ -45,9 +45,9 @@ def _broadcast(name: str, send_buffer, recv_buffer, count, data_type, root, comm
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
         check_overlap(call, 0)
         signature = Signature(BROADCAST, call.comm.next_collective(), dtype.code, root=origin, count=elements)
-        nrank = call.comm.nrank
+        nrank, memory = call.comm.nrank, call.comm.peer_memory
         call.submit(signature, _model(call, BROADCAST, recv.nbytes),
-                    lambda ex: algorithms.broadcast(ex, nrank, send, recv, origin, dtype),
+                    lambda ex: algorithms.broadcast(ex, nrank, send, recv, origin, dtype, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
 
 
@@ -90,13 +90,13 @@ def allGather(send_buffer, recv_buffer, count: int, data_type: int, comm, queue)
     send_buffer == recv_buffer + rank * count."""
     with Call("cnclAllGather", comm, queue) as call:
         dtype, elements = dtype_arg(data_type), as_size(count, "count")
-        nrank, rank = call.comm.nrank, call.comm.rank
+        nrank, rank, memory = call.comm.nrank, call.comm.rank, call.comm.peer_memory
         send = call.buffer(send_buffer, elements, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements * nrank, dtype, "recv_buffer")
         check_overlap(call, rank * elements * dtype.size)
         signature = Signature(ALL_GATHER, call.comm.next_collective(), dtype.code, count=elements)
         call.submit(signature, _model(call, ALL_GATHER, recv.nbytes),
-                    lambda ex: algorithms.all_gather(ex, nrank, send, recv, dtype),
+                    lambda ex: algorithms.all_gather(ex, nrank, send, recv, dtype, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
 
 
@@ -107,14 +107,14 @@ def reduceScatter(send_buffer, recv_buffer, count: int, data_type: int, reduce_o
     nrank * count. In place when recv_buffer == send_buffer + rank * count."""
     with Call("cnclReduceScatter", comm, queue) as call:
         dtype, op, elements = dtype_arg(data_type), op_arg(reduce_op), as_size(count, "count")
-        nrank, rank, scratch = call.comm.nrank, call.comm.rank, call.comm.scratch
+        nrank, rank, scratch, memory = call.comm.nrank, call.comm.rank, call.comm.scratch, call.comm.peer_memory
         send = call.buffer(send_buffer, elements * nrank, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
         # the in-place form is recv == send + rank * count, i.e. send starts rank * count before recv
         check_overlap(call, -rank * elements * dtype.size)
         signature = Signature(REDUCE_SCATTER, call.comm.next_collective(), dtype.code, op, count=elements)
         call.submit(signature, _model(call, REDUCE_SCATTER, send.nbytes),
-                    lambda ex: algorithms.reduce_scatter(ex, nrank, send, recv, op, dtype, scratch),
+                    lambda ex: algorithms.reduce_scatter(ex, nrank, send, recv, op, dtype, scratch, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
 
 

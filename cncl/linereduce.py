@@ -178,3 +178,16 @@ def reduce_range(inputs, outputs, op, start, stop, streaming):
         _reduce_line(inputs, outputs, offset, op, streaming)
         offset += LINE
     _reduce_elements(inputs, outputs, op, offset // item, stop)
+
+
+@njit(nogil=True, cache=True)
+def copy_bytes(target, source, streaming):
+    """target[:] = source[:] (uint8, same size, no overlap) through the line kernel, then a store fence."""
+    reduce_range((source,), (target,), SUM, 0, target.size, streaming)
+    store_fence()
+
+
+@njit(nogil=True, cache=True)
+def fence():
+    """store_fence() for Python callers."""
+    store_fence()

@@ -28,7 +28,7 @@ from mlusim import sharedmem
 
 from .channel import Exchange
 from .datatypes import DataType
-from .linereduce import reduce_range, store_fence, streamable
+from .linereduce import copy_bytes, fence, reduce_range, store_fence, streamable
 
 #: Collectives of at least this many bytes (the call's total) go zero-copy when they can. Below, the copy path's
 #: single exchange beats the two synchronisations zero-copy needs (measured: 2 ranks, 256 KiB ~100 µs copied vs
@@ -107,9 +107,11 @@ def _round(ex: Exchange, peers: list[int], words: np.ndarray) -> dict[int, np.nd
     return answers
 
 
-def connect(ex: Exchange, nrank: int, buffers: list[np.ndarray], memory: PeerMemory):
+def connect(ex: Exchange, nrank: int, buffers: list[np.ndarray], memory: PeerMemory,
+            shapes: list[np.ndarray] | None = None):
     """Steps 1 and 2. Returns, per rank, its buffers as arrays of this process (views of the peers' mapped
-    arenas), or None when this call must take the copy path (the same answer on every rank)."""
+    arenas), or None when this call must take the copy path (the same answer on every rank). A peer's buffer k
+    has the size and dtype of shapes[k] (default: this rank's buffers[k]), or is empty when the peer has none."""
     peers = [peer for peer in range(nrank) if peer != ex.rank]
     words = _descriptor(buffers, memory.ready(peers))
     theirs = _round(ex, peers, words)
@@ -131,8 +133,8 @@ def connect(ex: Exchange, nrank: int, buffers: list[np.ndarray], memory: PeerMem
             views.append(buffers)
             continue
         arena, offsets = arenas[rank], theirs[rank][_HEADER_WORDS:]
-        views.append([arena[int(offset):int(offset) + buffer.nbytes].view(buffer.dtype) if buffer.size else buffer
-                      for offset, buffer in zip(offsets, buffers)])
+        views.append([arena[int(offset):int(offset) + shape.nbytes].view(shape.dtype) if offset >= 0 else shape[:0]
+                      for offset, shape in zip(offsets, shapes or buffers)])
     return views
 
 
@@ -234,3 +236,46 @@ def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dt
             reduce_ordered([part[start:stop] for part in inputs], block, op, dtype, scratch)
             for out in outputs:
                 np.copyto(out[start:stop], block)
+
+
+# ---- the other collectives: every rank pulls what it needs into its own buffers -----------------------------------
+
+def copy_into(target: np.ndarray, source: np.ndarray) -> None:
+    """target = source (same size); nothing when they are the same memory (an in-place call). Streaming stores
+    for large copies; fenced either way."""
+    if target.size == 0 or np.shares_memory(target, source):
+        return
+    out, into = target.reshape(-1).view(np.uint8), source.reshape(-1).view(np.uint8)
+    copy_bytes(out, into, out.nbytes >= streaming_bytes() and streamable((out,)))
+
+
+def broadcast_from(views: list, rank: int, root: int) -> None:
+    """Every rank copies the root's send buffer into its own recv buffer. views[r] = [send, recv] of rank r."""
+    copy_into(views[rank][1], views[root][0])
+
+
+def gather_all(views: list, rank: int) -> None:
+    """allGather: rank r copies every rank's send buffer into its own recv buffer, its own first, then the others
+    in rank order from r + 1 (so the ranks read different peers' memory at a time)."""
+    recv, nrank = views[rank][1], len(views)
+    count = views[rank][0].size
+    for step in range(nrank):
+        source = (rank + step) % nrank
+        copy_into(recv[source * count:(source + 1) * count], views[source][0])
+
+
+def reduce_own_chunk(views: list, rank: int, op: int, dtype: DataType, scratch) -> None:
+    """reduceScatter: rank r reduces chunk r of every rank's send buffer, in rank order, into its recv buffer
+    (which may be chunk r of its own send buffer: in place)."""
+    recv = views[rank][1]
+    count = recv.size
+    inputs = [views[source][0][rank * count:(rank + 1) * count] for source in range(len(views))]
+    if count == 0:
+        return
+    if dtype.widens:
+        from .reduction import reduce_ordered  # half, bfloat16: numpy in float32
+
+        reduce_ordered(inputs, recv, op, dtype, scratch)
+        return
+    reduce_range(tuple(inputs), (recv,), op, 0, count, recv.nbytes >= streaming_bytes() and streamable((recv,)))
+    fence()

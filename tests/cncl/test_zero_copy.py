@@ -49,6 +49,22 @@ def test_all_reduce_in_place(clique):
     _went_zero_copy(clique, 11 * 4 * 2)
 
 
+@pytest.mark.parametrize("in_place", [False, True], ids=["out-of-place", "in-place"])
+def test_broadcast_and_all_gather(clique, in_place):
+    clique.run("zero_copy_stats", True)
+    kinds = ("broadcast", "bcast", "allGather")
+    for kind in kinds:
+        assert clique.run("movements", kind, COUNTS[:1], in_place) == [[]] * clique.world, kind
+    _went_zero_copy(clique, 11 * len(kinds))
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["out-of-place", "in-place"])
+def test_reduce_scatter(clique, in_place):
+    clique.run("zero_copy_stats", True)
+    assert clique.run("reductions", "reduceScatter", COUNTS[:1], in_place) == [[]] * clique.world
+    _went_zero_copy(clique, 11 * 4)
+
+
 def test_freed_and_reallocated_buffers(clique):
     clique.run("zero_copy_stats", True)
     assert clique.run("reallocated_buffers", 300001, 6) == [[]] * clique.world
