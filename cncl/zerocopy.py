@@ -1,20 +1,20 @@
 """Zero-copy collectives: ranks read and write each other's device memory directly.
 
 When every rank's buffers live in shareable GDRAM (`mlusim.sharedmem`: a memfd arena per process, which the peers
-map through /proc/<pid>/fd/<fd>), an allReduce needs no message slots for its data. Rank r reduces chunk r of the
-count, reading chunk r of every rank's send buffer in rank order, and writes the result into chunk r of every
-rank's recv buffer: per rank N bytes read and N written, one pass, instead of several copies through the slots.
-Results stay bitwise identical on every rank (each chunk is computed once, in rank order).
+map through /proc/<pid>/fd/<fd>), allReduce, broadcast, allGather and reduceScatter need no message slots for their
+data. allReduce: the count is cut into units shared out through atomic counters; a unit is reduced by one rank,
+reading it from every rank's send buffer in rank order, and written into every rank's recv buffer (per rank N
+bytes read and N written, one pass). The others: every rank pulls what it needs into its own buffers. Results stay
+bitwise identical on every rank (each element is computed once, in rank order).
 
-Protocol, over the ordinary channel messages (so mismatched calls, dead peers, timeouts and aborts behave as on
-the copy path):
-  1. every rank posts a descriptor to every peer: whether its buffers are shareable, its arena's identity, the
-     offsets of its buffers, and whether it has every peer's arena mapped already; then receives the peers'.
+Protocol (mismatched calls, dead peers, timeouts and aborts behave as on the copy path):
+  1. every rank posts a descriptor to every peer over the ordinary channels (so the call's signature is checked):
+     whether its buffers are shareable, its arena's identity, the offsets of its buffers, and whether it has every
+     peer's arena mapped already; then receives the peers'.
   2. only when some rank still had to map a peer's arena: every rank posts whether it could, then receives the
      peers' answers. Every rank decides from the same information, so all take the same path: zero-copy, or
      (a private buffer, an arena that cannot be mapped) the copy path.
-  3. the work, then a "done" message to every peer and a wait for theirs (a rank's buffers are in use by its peers
-     until then).
+  3. the work, then a barrier on the ranks' done counters (a rank's buffers are in use by its peers until then).
 """
 from __future__ import annotations
 
