@@ -168,6 +168,8 @@ def reduce_range(inputs, outputs, op, start, stop, streaming):
     """outputs[j][start:stop] = rank-order reduction of inputs[k][start:stop] (same dtype, 1-D, contiguous, same
     length; an output may be an input). `streaming` (only where streamable(outputs)): non-temporal stores; call
     store_fence() before telling anyone the results are there."""
+    if op < SUM or op > MIN:
+        raise ValueError("reduce_range: op must be SUM, PROD, MAX or MIN")
     item = inputs[0].itemsize
     first = start
     if streaming:  # elements before the outputs' first LINE boundary

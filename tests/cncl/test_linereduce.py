@@ -104,3 +104,9 @@ def test_integer_sums_and_products_wrap():
     result = np.zeros(64, np.uint64)
     linereduce.reduce_range((big, big), (result,), linereduce.PROD, 0, 64, False)
     assert (result == np.multiply(big, big)).all()
+
+
+def test_an_unknown_op_is_refused():
+    a = np.ones(64, np.float32)
+    with pytest.raises(ValueError, match="op must be"):
+        linereduce.reduce_range((a, a), (np.zeros(64, np.float32),), 7, 0, 64, False)
