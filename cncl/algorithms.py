@@ -61,12 +61,14 @@ def _gather_and_reduce(ex: Exchange, nrank: int, own: np.ndarray, out: np.ndarra
 
 
 def _zero_copy(ex: Exchange, nrank: int, buffers: list[np.ndarray], total_bytes: int,
-               memory: zerocopy.PeerMemory | None, work, shapes: list[np.ndarray] | None = None) -> bool:
-    """Run `work(views)` on the ranks' memory directly (zerocopy.py) when every rank can; False when this call
-    must take the copy path. `total_bytes` must be the same on every rank (a function of the call's count)."""
+               memory: zerocopy.PeerMemory | None, work, shapes: list[np.ndarray] | None = None,
+               willing: bool = True) -> bool:
+    """Run `work(views)` on the ranks' memory directly (zerocopy.py) when every rank can (and is `willing`);
+    False when this call must take the copy path. `total_bytes` must be the same on every rank (a function of the
+    call's count)."""
     if memory is None or not 1 < nrank <= zerocopy.MAX_RANKS or total_bytes < zerocopy.min_bytes():
         return False
-    views = zerocopy.connect(ex, nrank, buffers, memory, shapes)
+    views = zerocopy.connect(ex, nrank, buffers, memory, shapes, willing)
     if views is None:
         zerocopy.STATS["copy"] += 1
         return False
@@ -79,13 +81,10 @@ def _zero_copy(ex: Exchange, nrank: int, buffers: list[np.ndarray], total_bytes:
 def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
                scratch: Scratch, memory: zerocopy.PeerMemory | None = None) -> None:
     def reduce_shared(views: list) -> None:
-        # the ranks share out units of the count (a shared counter): each unit of every rank's send buffer is
-        # reduced in rank order by one rank and written into every rank's recv buffer
-        if memory.claimed is None:
-            memory.claimed = np.zeros(nrank, np.int64)
-        zerocopy.reduce_into([sent for sent, _ in views], [received for _, received in views], op, dtype,
-                             scratch, ex.fabric.work_counters, memory.claimed, ex.rank)
-        zerocopy.advance(memory.claimed, send.size)
+        # each unit of every rank's send buffer is reduced in rank order by one rank and written into every
+        # rank's recv buffer
+        zerocopy.reduce_shared(ex, memory, [sent for sent, _ in views], [received for _, received in views], op,
+                               dtype, scratch)
 
     if send.size >= nrank and _zero_copy(ex, nrank, [send, recv], send.nbytes, memory, reduce_shared):
         return
@@ -133,7 +132,13 @@ def broadcast(ex: Exchange, nrank: int, send: np.ndarray | None, recv: np.ndarra
 
 
 def reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray | None, op: int, root: int,
-           dtype: DataType, scratch: Scratch) -> None:
+           dtype: DataType, scratch: Scratch, memory: zerocopy.PeerMemory | None = None) -> None:
+    own_recv = recv if recv is not None else send[:0]  # every rank describes two buffers; the root's recv is
+    if send.size >= nrank and _zero_copy(  # shaped like the send buffers
+            ex, nrank, [send, own_recv], send.nbytes, memory,
+            lambda views: zerocopy.reduce_shared(ex, memory, [sent for sent, _ in views], [views[root][1]], op,
+                                                 dtype, scratch), shapes=[send, send]):
+        return
     for start, stop in windows(send.size, _per_message(ex, dtype)):
         if ex.rank == root:
             _gather_and_reduce(ex, nrank, send[start:stop], recv[start:stop], op, dtype, scratch)
@@ -170,7 +175,11 @@ def reduce_scatter(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray,
         _gather_and_reduce(ex, nrank, own, recv[start:stop], op, dtype, scratch)
 
 
-def all_to_all(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dtype: DataType) -> None:
+def all_to_all(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dtype: DataType,
+               memory: zerocopy.PeerMemory | None = None) -> None:
+    if _zero_copy(ex, nrank, [send, recv], send.nbytes, memory, lambda views: zerocopy.exchange_all(views, ex.rank),
+                  willing=not np.shares_memory(send, recv)):  # in place: every rank takes the copy path
+        return
     count = send.size // nrank
     for start, stop in windows(count, _per_message(ex, dtype)):
         for peer in _peers(ex, nrank):

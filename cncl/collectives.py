@@ -77,9 +77,9 @@ def reduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: int,
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer") if call.comm.rank == origin else None
         check_overlap(call, 0)
         signature = Signature(REDUCE, call.comm.next_collective(), dtype.code, op, origin, elements)
-        nrank, scratch = call.comm.nrank, call.comm.scratch
+        nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
         call.submit(signature, _model(call, REDUCE, send.nbytes),
-                    lambda ex: algorithms.reduce(ex, nrank, send, recv, op, origin, dtype, scratch),
+                    lambda ex: algorithms.reduce(ex, nrank, send, recv, op, origin, dtype, scratch, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
 
 
@@ -125,13 +125,13 @@ def alltoAll(send_buffer, recv_buffer, count: int, data_type: int, comm, queue) 
     hold nrank * count. (The reference does not guarantee the in-place form; this clone computes it correctly.)"""
     with Call("cnclAlltoAll", comm, queue) as call:
         dtype, elements = dtype_arg(data_type), as_size(count, "count")
-        nrank = call.comm.nrank
+        nrank, memory = call.comm.nrank, call.comm.peer_memory
         send = call.buffer(send_buffer, elements * nrank, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements * nrank, dtype, "recv_buffer")
         check_overlap(call, 0)
         signature = Signature(ALL_TO_ALL, call.comm.next_collective(), dtype.code, count=elements)
         call.submit(signature, _model(call, ALL_TO_ALL, send.nbytes),
-                    lambda ex: algorithms.all_to_all(ex, nrank, send, recv, dtype),
+                    lambda ex: algorithms.all_to_all(ex, nrank, send, recv, dtype, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
 
 

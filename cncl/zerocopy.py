@@ -87,9 +87,9 @@ class PeerMemory:
         self.arenas.clear()
 
 
-def _descriptor(buffers: list[np.ndarray], ready: bool) -> np.ndarray:
+def _descriptor(buffers: list[np.ndarray], ready: bool, willing: bool) -> np.ndarray:
     words = [0] * (_HEADER_WORDS + len(buffers))
-    located = sharedmem.locate(buffers)
+    located = sharedmem.locate(buffers) if willing else None
     if located is not None:
         words[0] = 1
         words[2:_HEADER_WORDS] = located[0]
@@ -109,12 +109,13 @@ def _round(ex: Exchange, peers: list[int], words: np.ndarray) -> dict[int, np.nd
 
 
 def connect(ex: Exchange, nrank: int, buffers: list[np.ndarray], memory: PeerMemory,
-            shapes: list[np.ndarray] | None = None):
+            shapes: list[np.ndarray] | None = None, willing: bool = True):
     """Steps 1 and 2. Returns, per rank, its buffers as arrays of this process (views of the peers' mapped
-    arenas), or None when this call must take the copy path (the same answer on every rank). A peer's buffer k
-    has the size and dtype of shapes[k] (default: this rank's buffers[k]), or is empty when the peer has none."""
+    arenas), or None when this call must take the copy path (the same answer on every rank; a rank that is not
+    `willing` sends every rank there). A peer's buffer k has the size and dtype of shapes[k] (default: this rank's
+    buffers[k]), or is empty when the peer has none."""
     peers = [peer for peer in range(nrank) if peer != ex.rank]
-    words = _descriptor(buffers, memory.ready(peers))
+    words = _descriptor(buffers, memory.ready(peers), willing)
     theirs = _round(ex, peers, words)
     if not words[0] or not all(theirs[peer][0] for peer in peers):
         return None
@@ -211,6 +212,16 @@ def advance(bases: np.ndarray, count: int) -> None:
         bases[owner] += units * (owner + 1) // nrank - units * owner // nrank + nrank
 
 
+def reduce_shared(ex: Exchange, memory: PeerMemory, inputs: list[np.ndarray], outputs: list[np.ndarray], op: int,
+                  dtype: DataType, scratch) -> None:
+    """allReduce and reduce: every output = the rank-order reduction of the inputs, the units of work shared out
+    among the ranks through the clique's work counters."""
+    if memory.claimed is None:
+        memory.claimed = np.zeros(len(inputs), np.int64)
+    reduce_into(inputs, outputs, op, dtype, scratch, ex.fabric.work_counters, memory.claimed, ex.rank)
+    advance(memory.claimed, inputs[0].size)
+
+
 def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dtype: DataType, scratch,
                 counters: np.ndarray, bases: np.ndarray, rank: int) -> None:
     """Every output = the rank-order reduction of the inputs (half and bfloat16 in float32, rounded once), the
@@ -263,6 +274,16 @@ def gather_all(views: list, rank: int) -> None:
     for step in range(nrank):
         source = (rank + step) % nrank
         copy_into(recv[source * count:(source + 1) * count], views[source][0])
+
+
+def exchange_all(views: list, rank: int) -> None:
+    """alltoAll: rank r copies block r of every rank's send buffer into block p of its own recv buffer (its own
+    first, then the others from rank + 1 on). Not in place: a peer may still read the block being overwritten."""
+    recv, nrank = views[rank][1], len(views)
+    count = recv.size // nrank
+    for step in range(nrank):
+        source = (rank + step) % nrank
+        copy_into(recv[source * count:(source + 1) * count], views[source][0][rank * count:(rank + 1) * count])
 
 
 def reduce_own_chunk(views: list, rank: int, op: int, dtype: DataType, scratch) -> None:

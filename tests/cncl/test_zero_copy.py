@@ -20,8 +20,8 @@ STREAMING_ENV = dict(ZERO_COPY_ENV, MLUSIM_CNCL_STREAMING_BYTES="1")
 COUNTS = [65537, 200003]
 
 
-@pytest.fixture(scope="module", params=[(2, ZERO_COPY_ENV), (3, STREAMING_ENV)],
-                ids=["2proc", "3proc-streaming"])
+@pytest.fixture(scope="module", params=[(2, ZERO_COPY_ENV), (3, STREAMING_ENV), (4, ZERO_COPY_ENV)],
+                ids=["2proc", "3proc-streaming", "4proc"])
 def clique(request):
     before = shm_entries()
     world, env = request.param
@@ -58,11 +58,22 @@ def test_broadcast_and_all_gather(clique, in_place):
     _went_zero_copy(clique, 11 * len(kinds))
 
 
+@pytest.mark.parametrize("kind", ["reduceScatter", "reduce"])
 @pytest.mark.parametrize("in_place", [False, True], ids=["out-of-place", "in-place"])
-def test_reduce_scatter(clique, in_place):
+def test_reduce_scatter_and_reduce(clique, kind, in_place):
     clique.run("zero_copy_stats", True)
-    assert clique.run("reductions", "reduceScatter", COUNTS[:1], in_place) == [[]] * clique.world
+    assert clique.run("reductions", kind, COUNTS[:1], in_place) == [[]] * clique.world
     _went_zero_copy(clique, 11 * 4)
+
+
+def test_all_to_all(clique):
+    """Zero-copy out of place; in place (allowed by this clone) every rank takes the copy path."""
+    clique.run("zero_copy_stats", True)
+    assert clique.run("movements", "alltoAll", COUNTS[:1], False) == [[]] * clique.world
+    _went_zero_copy(clique, 11)
+    assert clique.run("movements", "alltoAll", COUNTS[:1], True) == [[]] * clique.world
+    for stats in clique.run("zero_copy_stats", True):
+        assert stats == {"zero_copy": 0, "copy": 11}, stats
 
 
 def test_freed_and_reallocated_buffers(clique):
