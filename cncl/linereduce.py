@@ -9,8 +9,8 @@ A result much bigger than the caches is best written with streaming stores: whol
 write-combining buffers without being read first and without evicting the inputs from the caches. Measured on this
 project's 2-core x86-64 host, two threads each reducing two 32 MiB inputs into two outputs: 14.3 ms with
 `rep movsb` out of an L1 block, 9.2 ms with ordinary vector stores, 6.4-6.9 ms with streaming stores (a
-single-thread memcpy of 64 MiB: 5.5-6.1 ms). Streaming stores are weakly ordered: the kernel ends with a store
-fence, so the data is visible before the caller tells a peer it is there.
+single-thread memcpy of 64 MiB: 5.5-6.1 ms). Streaming stores are weakly ordered: a data phase that used them ends
+with store_fence() (or fence() from Python), so the data is visible before a peer is told it is there.
 
 The lines are LLVM vector operations generated here (numba cannot hold a vector in a variable): sum and product
 are plain adds and multiplies (integers wrap; floats are not reassociated, so results are numpy's bit for bit), max
@@ -28,7 +28,7 @@ from numba.extending import intrinsic
 
 #: Bytes of one vector line; streaming stores are aligned to it.
 LINE = 64
-SUM, PROD, MAX, MIN = 0, 1, 2, 3
+SUM, PROD, MAX, MIN = 0, 1, 2, 3  # cnclSum, cnclProd, cnclMax, cnclMin
 _X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 if _X86_64:
     llvm.initialize_native_asmparser()  # numba's LLVM compiles inline assembly only with it

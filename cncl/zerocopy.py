@@ -29,6 +29,7 @@ from mlusim import sharedmem
 from .channel import Exchange
 from .datatypes import DataType
 from .linereduce import copy_bytes, fence, reduce_range, store_fence, streamable
+from .reduction import reduce_ordered
 
 #: Collectives of at least this many bytes (the call's total) go zero-copy when they can. Below, the copy path's
 #: single exchange beats the two synchronisations zero-copy needs (measured: 2 ranks, 256 KiB ~100 µs copied vs
@@ -232,8 +233,7 @@ def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dt
         streaming = outputs[0].nbytes >= streaming_bytes() and streamable(tuple(outputs))
         _reduce_kernel(tuple(inputs), tuple(outputs), op, counters, bases, rank, unit, streaming)
         return
-    from .reduction import reduce_ordered  # half, bfloat16: numpy in float32, unit by unit
-
+    # half, bfloat16: numpy in float32, unit by unit
     nrank, units = bases.size, -(-count // unit)
     partial = scratch.array("zero-copy partial", dtype.storage, unit)
     for step in range(nrank):
@@ -257,8 +257,8 @@ def copy_into(target: np.ndarray, source: np.ndarray) -> None:
     for large copies; fenced either way."""
     if target.size == 0 or np.shares_memory(target, source):
         return
-    out, into = target.reshape(-1).view(np.uint8), source.reshape(-1).view(np.uint8)
-    copy_bytes(out, into, out.nbytes >= streaming_bytes() and streamable((out,)))
+    target_bytes, source_bytes = target.reshape(-1).view(np.uint8), source.reshape(-1).view(np.uint8)
+    copy_bytes(target_bytes, source_bytes, target_bytes.nbytes >= streaming_bytes() and streamable((target_bytes,)))
 
 
 def broadcast_from(views: list, rank: int, root: int) -> None:
@@ -294,9 +294,7 @@ def reduce_own_chunk(views: list, rank: int, op: int, dtype: DataType, scratch) 
     inputs = [views[source][0][rank * count:(rank + 1) * count] for source in range(len(views))]
     if count == 0:
         return
-    if dtype.widens:
-        from .reduction import reduce_ordered  # half, bfloat16: numpy in float32
-
+    if dtype.widens:  # half, bfloat16: numpy in float32
         reduce_ordered(inputs, recv, op, dtype, scratch)
         return
     reduce_range(tuple(inputs), (recv,), op, 0, count, recv.nbytes >= streaming_bytes() and streamable((recv,)))
