@@ -58,22 +58,29 @@ def benchmarks_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def load_benchmark_module(filename: str, module_name: str):
-    """Import a file of the benchmarks/ folder (which also goes on sys.path, for its sibling imports)."""
+def load_benchmark_module(filename: str, module_name: Optional[str] = None):
+    """Import a file of the benchmarks/ folder (which also goes on sys.path, for its sibling imports). By default
+    the module is named after the file, so that processes it spawns (bench_cncl's ranks) can import it too."""
     path = benchmarks_dir() / filename
     if not path.exists():
         raise FileNotFoundError(f"benchmark file {filename!r} not found at {path}")
     if str(path.parent) not in sys.path:
         sys.path.insert(0, str(path.parent))
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    name = module_name or path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module  # pickling a function of the module (for a spawned process) looks it up here
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
 
 
 def load_suite(name: str) -> Callable:
     """The `run(report=...)` function of a benchmark suite file."""
-    return load_benchmark_module(SUITES[name], f"mlusim_bench_{name}").run
+    return load_benchmark_module(SUITES[name]).run
 
 
 def _csv_list(text: Optional[str]) -> Optional[list[str]]:
@@ -87,7 +94,7 @@ def _say(line: str) -> None:
 def bench(args) -> int:
     """`mlusim bench`: run the chosen suites; the ops suite takes the op/size/repeat options and writes the CSV,
     JSON and plot outputs."""
-    report_module = load_benchmark_module("report.py", "mlusim_bench_report")
+    report_module = load_benchmark_module("report.py")
     results: dict[str, list[dict]] = {}
     for name in args.suites:
         if len(args.suites) > 1:
@@ -169,7 +176,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 bench_parser.error(str(error.args[0]))
             devices.configure()
         if "ops" in args.suites:
-            suite = load_benchmark_module(SUITES["ops"], "mlusim_bench_ops")
+            suite = load_benchmark_module(SUITES["ops"])
             try:
                 suite.select_cases(_csv_list(args.ops))
                 suite.check_sizes(_csv_list(args.sizes))

@@ -122,3 +122,13 @@ def test_the_command_line_runs_with_a_board_choice():
     assert "board MLU590-M9" in done.stdout
     assert "copy" in done.stdout and "2 measurements" in done.stdout
     assert "1/2" in done.stderr  # the progress bar
+
+
+def test_suites_can_hand_their_functions_to_spawned_processes():
+    """`mlusim bench cncl` starts its ranks with multiprocessing's spawn, which pickles a function of the loaded
+    suite by module name: the child must be able to import that module."""
+    import multiprocessing
+
+    module = cli.load_benchmark_module(cli.SUITES["cncl"])
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.apply(module.iterations, (1024,)) == module.iterations(1024)
