@@ -152,7 +152,8 @@ class Fabric:
                                                                                                       "replace")
 
     def wake_all_of(self, rank: int) -> None:
-        """Wake every waiter whose wait involves `rank` (its state and both directions of its channels)."""
+        """Wake every waiter whose wait involves `rank` (its state, both directions of its channels, and every
+        done counter: a rank waiting in a zero-copy barrier must see its own abort too)."""
         futex.wake(self.base_address + self.state_offset(rank))
         for peer in range(self.nrank):
             futex.wake(self.base_address + self.done_offset(peer))
@@ -176,7 +177,7 @@ class Fabric:
     def consumed_offset(self, src: int, dst: int) -> int:
         return self.posted_offset(src, dst) + COUNTER_BYTES // 2
 
-    def slot_views(self, src: int, dst: int, parity: int) -> tuple[np.ndarray, np.ndarray]:
+    def slot_views(self, src: int, dst: int, parity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(header int64[8], the header's clock float64[1], payload uint8[slot]) of one of the two slots of
         channel src -> dst."""
         views = self._slots.get((src, dst, parity))
