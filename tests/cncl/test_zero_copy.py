@@ -1,10 +1,12 @@
-"""Zero-copy allReduce: ranks in different processes read and write each other's device memory (memfd arenas
-mapped through /proc/<pid>/fd). Results against numpy for every dtype and op, buffers freed and allocated again
-between calls, the fallback to the copy path, and a rank killed while its memory is mapped by its peers."""
+"""Zero-copy collectives: ranks in different processes read and write each other's device memory (memfd arenas
+mapped through /proc/<pid>/fd). Results against numpy for every collective, dtype and op, in place and not,
+buffers freed and allocated again between calls, the fallback to the copy path, a rank killed while its memory is
+mapped by its peers, and an abort while a rank waits for its peers to finish."""
 import os
 import signal
 import time
 
+import numpy as np
 import pytest
 
 from mlusim import sharedmem
@@ -175,3 +177,54 @@ def test_a_rank_killed_while_its_memory_is_mapped():
     assert waited < 2.5
     assert all(process.exitcode == 0 for process in runner.processes[:2])
     assert shm_entries() == before
+
+
+def test_abort_comm_unblocks_a_rank_in_the_done_barrier(monkeypatch):
+    """Rank 0 has done its part of a zero-copy broadcast and waits for rank 1, which is slow: cnclAbortComm on
+    rank 0 makes its call fail at once, and rank 1 still finishes."""
+    import threading
+
+    import cncl
+    import cnrt
+    from cncl import zerocopy
+    from mlusim import device as devices
+
+    saved = dict(sharedmem._state)
+    sharedmem.enable()
+    monkeypatch.setenv("MLUSIM_CNCL_ZERO_COPY_BYTES", "1")
+    pull = zerocopy.broadcast_from
+
+    def slow_on_rank_1(views, rank, root):
+        if rank == 1:
+            time.sleep(2.0)
+        pull(views, rank, root)
+
+    monkeypatch.setattr(zerocopy, "broadcast_from", slow_on_rank_1)
+    devices.configure(memory=64 << 20, device_count=2)
+    try:
+        comms = cncl.initComms(2, [0, 1], [0, 1], 2, None)
+        queues, buffers = [], []
+        for rank in range(2):
+            cnrt.setDevice(rank)
+            queues.append(cnrt.queueCreate())
+            buffers.append(cnrt.malloc(1 << 20))
+            cnrt.memset(buffers[rank], rank + 1, 1 << 20)
+        for rank in range(2):
+            cncl.bcast(buffers[rank], 1 << 18, cncl.cnclFloat, 0, comms[rank], queues[rank])
+        aborter = threading.Timer(0.3, cncl.abortComm, (comms[0],))
+        aborter.start()
+        began = time.monotonic()
+        with pytest.raises(cnrt.CnrtError) as error:
+            cnrt.queueSync(queues[0])
+        assert time.monotonic() - began < 1.5
+        assert "aborted" in str(error.value) and "zero-copy" in str(error.value)
+        aborter.join()
+        cnrt.queueSync(queues[1])  # rank 1 found rank 0's part done
+        received = np.empty(1 << 20, np.uint8)
+        cnrt.memcpy(received, buffers[1], 1 << 20, cnrt.cnrtMemcpyDevToHost)
+        assert (received == 1).all()
+        assert zerocopy.STATS["zero_copy"] >= 1
+        cncl.freeComm(comms[1])
+    finally:
+        devices.configure()
+        sharedmem._state.update(saved)
