@@ -60,8 +60,10 @@ def _reduce_line(typingctx, inputs, outputs, byte_offset, op, streaming):
     if not (isinstance(inputs, types.BaseTuple) and isinstance(outputs, types.BaseTuple) and len(inputs) >= 1):
         return None
     dtype = inputs[0].dtype
-    if not all(isinstance(a, types.Array) and a.dtype == dtype for a in (*inputs, *outputs)):
-        return None
+    if not (isinstance(dtype, (types.Integer, types.Float))
+            and all(isinstance(a, types.Array) and a.dtype == dtype and a.ndim == 1 and a.layout == "C"
+                    for a in (*inputs, *outputs))):
+        return None  # the line loads and stores need contiguous 1-D integer or float arrays of one dtype
 
     def codegen(context, builder, signature, args):
         in_types, out_types = signature.args[0], signature.args[1]

@@ -110,3 +110,12 @@ def test_an_unknown_op_is_refused():
     a = np.ones(64, np.float32)
     with pytest.raises(ValueError, match="op must be"):
         linereduce.reduce_range((a, a), (np.zeros(64, np.float32),), 7, 0, 64, False)
+
+
+def test_strided_arrays_are_refused():
+    """The kernel addresses lines of contiguous memory: a strided view must not compile into wrong results."""
+    from numba.core.errors import TypingError
+
+    a = np.ones(128, np.float32)
+    with pytest.raises(TypingError):
+        linereduce.reduce_range((a[::2], a[::2]), (np.zeros(64, np.float32),), linereduce.SUM, 0, 64, False)
