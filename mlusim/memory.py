@@ -17,6 +17,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import sharedmem
+from .freelist import FreeList
 from .errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault, OutOfBoundsFault,
                      OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
 
@@ -114,10 +115,7 @@ class AddressSpace:
         self._reset_state()
 
     def _reset_state(self) -> None:
-        first = self.base + GUARD
-        self._holes_by_start: list[int] = [first]
-        self._hole_size: dict[int, int] = {first: self.capacity}
-        self._holes_by_size: list[tuple[int, int]] = [(self.capacity, first)]
+        self._holes = FreeList(self.base + GUARD, self.capacity)
         self._starts: list[int] = []
         self._blocks: dict[int, Block] = {}
         self._freed: OrderedDict[int, Block] = OrderedDict()
@@ -129,18 +127,14 @@ class AddressSpace:
         """A new poisoned block of `nbytes` (> 0). Raises OutOfMemoryFault when capacity or host memory runs out."""
         need = footprint(nbytes)
         with self._lock:
-            i = bisect.bisect_left(self._holes_by_size, (need, -1))
-            if i == len(self._holes_by_size):
+            start = self._holes.take(need)
+            if start is None:
                 raise OutOfMemoryFault(
                     f"cannot allocate {nbytes} bytes on device {self.device_index}: "
                     f"{self.capacity - self.used} of {self.capacity} bytes free, largest free range "
-                    f"{self._largest_hole()} bytes", "bytes")
-            size, start = self._holes_by_size.pop(i)
-            self._remove_hole_index(start)
-            if size > need:
-                self._add_hole(start + need, size - need)
+                    f"{self._holes.largest()} bytes", "bytes")
             if not HOST_BUDGET.take(need):
-                self._release_range(start, need)
+                self._holes.give(start, need)
                 raise OutOfMemoryFault(
                     f"cannot allocate {nbytes} bytes on device {self.device_index}: the host's memory limit for "
                     f"simulated devices ({HOST_BUDGET.limit} bytes) is reached", "bytes")
@@ -148,7 +142,7 @@ class AddressSpace:
                 data = self._backing(nbytes)
             except MemoryError:
                 HOST_BUDGET.give(need)
-                self._release_range(start, need)
+                self._holes.give(start, need)
                 raise OutOfMemoryFault(f"the host could not provide {nbytes} bytes for device "
                                        f"{self.device_index}", "bytes") from None
             self._serial += 1
@@ -192,7 +186,7 @@ class AddressSpace:
         del self._blocks[block.start]
         block.freed = True
         block.data = None
-        self._release_range(block.start, block.footprint)
+        self._holes.give(block.start, block.footprint)
         self.used -= block.footprint
         HOST_BUDGET.give(block.footprint)
         self._freed[block.start] = block
@@ -302,41 +296,6 @@ class AddressSpace:
         for s in stale:
             del self._freed[s]
 
-    # ---- free list ----------------------------------------------------------------------------------------------
-
-    def _add_hole(self, start: int, size: int) -> None:
-        bisect.insort(self._holes_by_start, start)
-        self._hole_size[start] = size
-        bisect.insort(self._holes_by_size, (size, start))
-
-    def _remove_hole_index(self, start: int) -> None:
-        index = bisect.bisect_left(self._holes_by_start, start)
-        del self._holes_by_start[index]
-        del self._hole_size[start]
-
-    def _remove_hole(self, start: int) -> None:
-        size = self._hole_size[start]
-        self._remove_hole_index(start)
-        index = bisect.bisect_left(self._holes_by_size, (size, start))
-        del self._holes_by_size[index]
-
-    def _release_range(self, start: int, size: int) -> None:
-        """Return [start, start+size) to the free list, merging with neighbouring holes."""
-        index = bisect.bisect_left(self._holes_by_start, start)
-        if index < len(self._holes_by_start) and self._holes_by_start[index] == start + size:
-            following = self._holes_by_start[index]
-            size += self._hole_size[following]
-            self._remove_hole(following)
-        if index > 0:
-            previous = self._holes_by_start[index - 1]
-            if previous + self._hole_size[previous] == start:
-                start, size = previous, size + self._hole_size[previous]
-                self._remove_hole(previous)
-        self._add_hole(start, size)
-
-    def _largest_hole(self) -> int:
-        return self._holes_by_size[-1][0] if self._holes_by_size else 0
-
     # ---- reporting ----------------------------------------------------------------------------------------------
 
     def info(self) -> tuple[int, int]:
@@ -351,4 +310,4 @@ class AddressSpace:
     def fragments(self) -> int:
         """Number of separate free ranges (1 when nothing is fragmented)."""
         with self._lock:
-            return len(self._holes_by_start)
+            return len(self._holes)

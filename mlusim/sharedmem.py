@@ -19,7 +19,6 @@ Only Linux has memfd; elsewhere blocks are always private.
 """
 from __future__ import annotations
 
-import bisect
 import ctypes
 import mmap
 import os
@@ -29,6 +28,8 @@ import weakref
 from collections import deque
 
 import numpy as np
+
+from .freelist import FreeList
 
 #: Blocks below this size stay private numpy arrays (cheaper to allocate; too small for zero-copy to pay).
 MIN_BYTES = 64 * 1024
@@ -90,9 +91,7 @@ class Arena:
         self.identity = (self.pid, self.fd, stat.st_dev, stat.st_ino, size)
         self._lock = threading.Lock()
         self._pending: deque = deque()
-        self._by_start: list[int] = [0]
-        self._hole: dict[int, int] = {0: size}
-        self._by_size: list[tuple[int, int]] = [(size, 0)]
+        self._free = FreeList(0, size)
         self.live = 0
         self._punch = _fallocate()
 
@@ -103,13 +102,9 @@ class Arena:
         need = (nbytes + PAGE - 1) // PAGE * PAGE
         with self._lock:
             self._drain()
-            i = bisect.bisect_left(self._by_size, (need, -1))
-            if i == len(self._by_size):
+            start = self._free.take(need)
+            if start is None:
                 return None
-            size, start = self._by_size.pop(i)
-            self._remove_start(start)
-            if size > need:
-                self._add(start + need, size - need)
             self.live += need
         view = memoryview(self.map)[start:start + nbytes]
         array = np.frombuffer(view, np.uint8)
@@ -135,7 +130,7 @@ class Arena:
             self.live -= need
             if self._punch is not None and self.populated() - self.live > RETAIN_BYTES:
                 self._punch(self.fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, start, need)
-            self._release(start, need)
+            self._free.give(start, need)
 
     def populated(self) -> int:
         """Bytes of the arena backed by host memory (live blocks plus retained free pages)."""
@@ -147,35 +142,6 @@ class Arena:
             return None
         offset = array.ctypes.data - self.address
         return offset if 0 <= offset and offset + array.nbytes <= self.size else None
-
-    # ---- free list ---------------------------------------------------------------------------------------------
-
-    def _add(self, start: int, size: int) -> None:
-        bisect.insort(self._by_start, start)
-        self._hole[start] = size
-        bisect.insort(self._by_size, (size, start))
-
-    def _remove_start(self, start: int) -> None:
-        del self._by_start[bisect.bisect_left(self._by_start, start)]
-        del self._hole[start]
-
-    def _remove(self, start: int) -> None:
-        size = self._hole[start]
-        self._remove_start(start)
-        del self._by_size[bisect.bisect_left(self._by_size, (size, start))]
-
-    def _release(self, start: int, size: int) -> None:
-        index = bisect.bisect_left(self._by_start, start)
-        following = start + size
-        if index < len(self._by_start) and self._by_start[index] == following:
-            size += self._hole[following]
-            self._remove(following)
-        if index > 0:
-            previous = self._by_start[index - 1]
-            if previous + self._hole[previous] == start:
-                start, size = previous, size + self._hole[previous]
-                self._remove(previous)
-        self._add(start, size)
 
 
 _arena_lock = threading.Lock()
