@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -64,14 +63,7 @@ def bench_launch_overhead(launches: int = 300) -> dict:
         empty_kernel[dim, cnrt.cnrtFuncTypeUnion1, queue]()
         cnrt.queueSync(queue)
 
-    for _ in range(20):
-        launch()
-    samples = []
-    for _ in range(launches):
-        started = time.perf_counter()
-        launch()
-        samples.append(time.perf_counter() - started)
-    median_us = statistics.median(samples) * 1e6
+    median_us = median_time(launch, repeats=launches, warmup=20)[0] * 1e6
     return row(f"empty kernel launch + sync, {dim.x * dim.y} tasks", median_us, 1.0, 200.0, unit="us",
                note="absolute target: median <= 200 us")
 

@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+from common import median_time
+
 KiB, MiB = 1024, 1024 * 1024
 SIZES = [8, 64, 512, 4 * KiB, 32 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB]
 WORLDS = (2, 4)
@@ -46,13 +48,7 @@ def host_memcpy_gbps(nbytes: int = 64 * MiB, repeats: int = 7) -> float:
     """numpy copy bandwidth of this host (bytes copied per second, GB/s), median of repeats."""
     source = np.ones(nbytes, np.uint8)
     target = np.zeros_like(source)
-    np.copyto(target, source)
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        np.copyto(target, source)
-        samples.append(time.perf_counter() - start)
-    return nbytes / sorted(samples)[len(samples) // 2] / 1e9
+    return nbytes / median_time(lambda: np.copyto(target, source), repeats=repeats, warmup=1)[0] / 1e9
 
 
 # ---- the rank side ----------------------------------------------------------------------------------------------

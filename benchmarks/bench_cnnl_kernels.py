@@ -3,28 +3,13 @@
 Each row: median of several timed repeats after a warm-up call, our time, numpy's time, the ratio and its target.
 Run as `python benchmarks/bench_cnnl_kernels.py`, or call `run(report=print)` for the rows as dicts.
 """
-import statistics
-import time
-
 import ml_dtypes
 import numpy as np
 
 from cnnl import kernels
+from common import paired_median_ms
 
 REPEATS = 9
-
-
-def _median_ms_pair(ours, reference, repeats=REPEATS):
-    """Median ms of each function; the two are timed alternately so background load hits both alike."""
-    ours()  # warm-up: numba compile or cache load, page faults
-    reference()
-    times = ([], [])
-    for _ in range(repeats):
-        for fn, bucket in zip((ours, reference), times):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return tuple(statistics.median(t) * 1e3 for t in times)
 
 
 def _cases():
@@ -64,7 +49,8 @@ def run(report=print):
     rows = []
     report(f"{'op':<26}{'size':>8}{'ours ms':>10}{'numpy ms':>10}{'ratio':>8}{'target':>8}  result")
     for op, size, target, ours, reference in _cases():
-        ours_ms, numpy_ms = _median_ms_pair(ours, reference)
+        # timed alternately so background load hits both alike; the warm-up run compiles or loads the kernel
+        ours_ms, numpy_ms = paired_median_ms(ours, reference, repeats=REPEATS, warmup=1)
         ratio = ours_ms / numpy_ms
         row = dict(op=op, size=size, ours_ms=ours_ms, numpy_ms=numpy_ms, ratio=ratio, target=target,
                    passed=ratio <= target)

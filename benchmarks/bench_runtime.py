@@ -5,9 +5,7 @@ its host reference; ratios, not absolute times, are what the targets are about.
 """
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -55,25 +53,16 @@ def _bandwidth_rows(report) -> list[dict]:
 def _enqueue_cost(queue, count: int = 2000) -> float:
     source = cnrt.malloc(64)
     target = cnrt.malloc(64)
-    samples = []
-    for _ in range(count):
-        start = time.perf_counter()
-        cnrt.memcpyAsync(target, source, 64, queue, cnrt.cnrtMemcpyDevToDev)
-        samples.append(time.perf_counter() - start)
+    median = median_time(lambda: cnrt.memcpyAsync(target, source, 64, queue, cnrt.cnrtMemcpyDevToDev),
+                         repeats=count, warmup=0)[0]
     cnrt.queueSync(queue)
     cnrt.free(source)
     cnrt.free(target)
-    return statistics.median(samples)
+    return median
 
 
 def _idle_sync(queue, count: int = 2000) -> float:
-    cnrt.queueSync(queue)
-    samples = []
-    for _ in range(count):
-        start = time.perf_counter()
-        cnrt.queueSync(queue)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    return median_time(lambda: cnrt.queueSync(queue), repeats=count, warmup=1)[0]
 
 
 def _burst(queue, commands: int = 1000) -> float:
