@@ -7,9 +7,9 @@ input line is read before any output line at the same offset is written (so an o
 
 A result much bigger than the caches is best written with streaming stores: whole lines go to memory through the
 write-combining buffers without being read first and without evicting the inputs from the caches. Measured on this
-project's 2-core x86-64 host, two threads each reducing two 32 MiB inputs into two outputs: 14.3 ms with
-`rep movsb` out of an L1 block, 9.2 ms with ordinary vector stores, 6.4-6.9 ms with streaming stores (a
-single-thread memcpy of 64 MiB: 5.5-6.1 ms). Streaming stores are weakly ordered: a data phase that used them ends
+project's 2-core x86-64 host, two threads each reducing two 32 MiB inputs into two outputs (numba, shared-memory
+buffers): 9.8-11.7 ms with the earlier kernel (an L1 block copied out by `rep movsb`), 8.0-9.1 ms with this one
+and ordinary stores, 6.3-6.4 ms with streaming stores (a single-thread numpy copy of 64 MiB: 5.8-5.9 ms). Streaming stores are weakly ordered: a data phase that used them ends
 with store_fence() (or fence() from Python), so the data is visible before a peer is told it is there.
 
 The lines are LLVM vector operations generated here (numba cannot hold a vector in a variable): sum and product

@@ -62,6 +62,11 @@ def streaming_bytes() -> int:
     return DEFAULT_STREAMING_BYTES if text is None else int(text)
 
 
+def _streams(outputs: tuple) -> bool:
+    """Whether a kernel writes these outputs with streaming stores: large enough, and they can be."""
+    return outputs[0].nbytes >= streaming_bytes() and streamable(outputs)
+
+
 class PeerMemory:
     """The mapped arenas of the peers of one rank (kept until the communicator is destroyed), and where the
     clique's shared work counter stood when this rank's next zero-copy call begins."""
@@ -230,8 +235,7 @@ def reduce_into(inputs: list[np.ndarray], outputs: list[np.ndarray], op: int, dt
     count = inputs[0].size
     unit = unit_of(count, bases.size)
     if not dtype.widens:
-        streaming = outputs[0].nbytes >= streaming_bytes() and streamable(tuple(outputs))
-        _reduce_kernel(tuple(inputs), tuple(outputs), op, counters, bases, rank, unit, streaming)
+        _reduce_kernel(tuple(inputs), tuple(outputs), op, counters, bases, rank, unit, _streams(tuple(outputs)))
         return
     # half, bfloat16: numpy in float32, unit by unit
     nrank, units = bases.size, -(-count // unit)
@@ -258,7 +262,7 @@ def copy_into(target: np.ndarray, source: np.ndarray) -> None:
     if target.size == 0 or np.shares_memory(target, source):
         return
     target_bytes, source_bytes = target.reshape(-1).view(np.uint8), source.reshape(-1).view(np.uint8)
-    copy_bytes(target_bytes, source_bytes, target_bytes.nbytes >= streaming_bytes() and streamable((target_bytes,)))
+    copy_bytes(target_bytes, source_bytes, _streams((target_bytes,)))
 
 
 def broadcast_from(views: list, rank: int, root: int) -> None:
@@ -297,5 +301,5 @@ def reduce_own_chunk(views: list, rank: int, op: int, dtype: DataType, scratch) 
     if dtype.widens:  # half, bfloat16: numpy in float32
         reduce_ordered(inputs, recv, op, dtype, scratch)
         return
-    reduce_range(tuple(inputs), (recv,), op, 0, count, recv.nbytes >= streaming_bytes() and streamable((recv,)))
+    reduce_range(tuple(inputs), (recv,), op, 0, count, _streams((recv,)))
     fence()
