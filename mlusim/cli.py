@@ -2,26 +2,15 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 from . import arch
 from . import device as devices
 
-#: Benchmark suites, by name -> file in the repository's benchmarks/ folder. "ops" is the all-ops suite (the main job).
-SUITES = {
-    "ops": "suite.py",
-    "runtime": "bench_runtime.py",
-    "cnnl": "bench_cnnl.py",
-    "nn": "bench_cnnl_nn.py",
-    "kernels": "bench_cnnl_kernels.py",
-    "bang": "bench_bang.py",
-    "cncl": "bench_cncl.py",
-}
-DEFAULT_SUITES = ("ops",)
+from .bench import DEFAULT_SUITES, SUITES, suite_module
 
 
 def _mib(nbytes: int) -> str:
@@ -54,35 +43,6 @@ def info_lines() -> list[str]:
     return lines
 
 
-def benchmarks_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def load_benchmark_module(filename: str, module_name: Optional[str] = None):
-    """Import a file of the benchmarks/ folder (which also goes on sys.path, for its sibling imports). By default
-    the module is named after the file, so that processes it spawns (bench_cncl's ranks) can import it too."""
-    path = benchmarks_dir() / filename
-    if not path.exists():
-        raise FileNotFoundError(f"benchmark file {filename!r} not found at {path}")
-    if str(path.parent) not in sys.path:
-        sys.path.insert(0, str(path.parent))
-    name = module_name or path.stem
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # pickling a function of the module (for a spawned process) looks it up here
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-def load_suite(name: str) -> Callable:
-    """The `run(report=...)` function of a benchmark suite file."""
-    return load_benchmark_module(SUITES[name]).run
-
-
 def _csv_list(text: Optional[str]) -> Optional[list[str]]:
     return None if text is None else [part for part in text.split(",") if part.strip()]
 
@@ -94,17 +54,17 @@ def _say(line: str) -> None:
 def bench(args) -> int:
     """`mlusim bench`: run the chosen suites; the ops suite takes the op/size/repeat options and writes the CSV,
     JSON and plot outputs."""
-    report_module = load_benchmark_module("report.py")
+    from .bench import report as report_module
     results: dict[str, list[dict]] = {}
     for name in args.suites:
         if len(args.suites) > 1:
             _say(f"== {name} ==")
         if name == "ops":
-            results[name] = load_suite(name)(report=_say, ops=_csv_list(args.ops), sizes=_csv_list(args.sizes),
+            results[name] = suite_module(name).run(report=_say, ops=_csv_list(args.ops), sizes=_csv_list(args.sizes),
                                              repeats=args.repeats, warmup=args.warmup,
                                              collectives=args.collectives, progress=not args.no_progress)
         else:
-            results[name] = load_suite(name)(report=_say)
+            results[name] = suite_module(name).run(report=_say)
         _say("")
     ops_rows = results.get("ops", [])
     meta = {"board": devices.current_config().arch, "suites": list(results), "sizes": args.sizes,
@@ -176,7 +136,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 bench_parser.error(str(error.args[0]))
             devices.configure()
         if "ops" in args.suites:
-            suite = load_benchmark_module(SUITES["ops"])
+            suite = suite_module("ops")
             try:
                 suite.select_cases(_csv_list(args.ops))
                 suite.check_sizes(_csv_list(args.sizes))

@@ -1,6 +1,4 @@
-"""The examples against numpy, and the intrinsics in float32, half and bfloat16."""
-import sys
-from pathlib import Path
+"""The sample kernels (mlusim.samples) against numpy, and the intrinsics in float32, half and bfloat16."""
 
 import ml_dtypes
 import numpy as np
@@ -12,10 +10,7 @@ from mlusim import bang
 
 from .conftest import from_device, to_device
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-import sram_reduction  # noqa: E402
-import tiled_matmul  # noqa: E402
-import vector_add  # noqa: E402
+from mlusim.samples import sram_reduction, tiled_matmul, vector_add
 
 
 @settings(max_examples=5, suppress_health_check=[HealthCheck.function_scoped_fixture])

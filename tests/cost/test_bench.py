@@ -8,8 +8,7 @@ import pytest
 
 from mlusim import cli
 
-suite = cli.load_benchmark_module("suite.py", "mlusim_bench_ops_test")
-report = cli.load_benchmark_module("report.py", "mlusim_bench_report_test")
+from mlusim.bench import report, suite
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +128,8 @@ def test_suites_can_hand_their_functions_to_spawned_processes():
     suite by module name: the child must be able to import that module."""
     import multiprocessing
 
-    module = cli.load_benchmark_module(cli.SUITES["cncl"])
+    from mlusim.bench import suite_module
+
+    module = suite_module("cncl")
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         assert pool.apply(module.iterations, (1024,)) == module.iterations(1024)

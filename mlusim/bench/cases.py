@@ -8,9 +8,7 @@ builders and the table; the neural-network builders (docs/cnnl_nn.md) are in cas
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 import ml_dtypes
@@ -19,8 +17,7 @@ import numpy as np
 import cnnl
 import cnrt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import cases_nn as nn  # noqa: E402
+from mlusim.bench import cases_nn as nn  # noqa: E402
 
 SIZES = ("small", "medium", "large")
 
@@ -415,11 +412,8 @@ def memcpy(direction: str) -> Build:
 
 
 def bang_vector_add(arena, shape, dtype):
-    """The Union1 vector-add kernel of examples/vector_add.py over every core of the board."""
-    examples = str(Path(__file__).resolve().parents[1] / "examples")
-    if examples not in sys.path:
-        sys.path.insert(0, examples)
-    from vector_add import union1_dim, vector_add
+    """The Union1 vector-add kernel of mlusim.samples.vector_add over every core of the board."""
+    from mlusim.samples.vector_add import union1_dim, vector_add
     n = shape[0]
     (x, xv), (y, yv), z = arena.random((n,), dtype), arena.random((n,), dtype), arena.empty((n,), dtype)
     dim = union1_dim()

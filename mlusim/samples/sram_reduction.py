@@ -2,7 +2,7 @@
 
 Each core sums its share in NRAM tiles, writes its partial sum into the cluster's SRAM, and after sync_cluster
 core 0 of each cluster adds the cluster's partials and writes one value per cluster to GDRAM; the host adds the
-cluster values. Run: python examples/sram_reduction.py
+cluster values. Run: python -m mlusim.samples.sram_reduction
 """
 import numpy as np
 

@@ -1,7 +1,7 @@
 """Vector add as a Union1 BANG kernel over every core of the board: z = x + y.
 
 Each task takes a contiguous share of the vector and streams it through NRAM in tiles:
-GDRAM -> NRAM (x, y), __bang_add, NRAM -> GDRAM (z). Run: python examples/vector_add.py
+GDRAM -> NRAM (x, y), __bang_add, NRAM -> GDRAM (z). Run: python -m mlusim.samples.vector_add
 """
 import numpy as np
 

@@ -3,21 +3,18 @@ types, with its host time (median of repeats after warm-up, noise shown), its mo
 commands it queued), the modelled rate, and the ratio to the numpy reference measured in the same run.
 
 Run: `mlusim bench [--ops matmul,add] [--sizes small,medium] [--repeats 5] [--collectives]`, or
-`python benchmarks/suite.py`, or call `run(...)`, which returns one dict per measurement (report.COLUMNS).
+`python benchmarks/bench_ops.py`, or call `run(...)`, which returns one dict per measurement (report.COLUMNS).
 """
 from __future__ import annotations
 
 import inspect
-import sys
-from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cases import CASES, DTYPES, SIZES, Arena, Case  # noqa: E402
-from common import Progress, median_time  # noqa: E402
-from report import ESTIMATE_NOTE, table_lines  # noqa: E402
+from mlusim.bench.cases import CASES, SIZES, Arena, Case  # noqa: E402
+from mlusim.bench.common import Progress, median_time  # noqa: E402
+from mlusim.bench.report import ESTIMATE_NOTE, table_lines  # noqa: E402
 
 import cncl  # noqa: E402
 import cnrt  # noqa: E402
@@ -205,5 +202,10 @@ def run(report: Callable[[str], None] = print, ops: Optional[Iterable[str]] = No
     return rows
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """Run the suite and print its table (the benchmarks/ script and `python -m`)."""
     run()
+
+
+if __name__ == "__main__":
+    main()
