@@ -1,4 +1,4 @@
-"""`mlusim run`: start N ranks of a script on this host, the way torchrun does.
+"""`mlusim run` (a front end, part of the CLI): start N ranks of a script on this host, the way torchrun does.
 
     mlusim run -n 4 train.py --epochs 1
     python -m mlusim.launcher -n 4 train.py --epochs 1
@@ -16,10 +16,8 @@ ranks killed in the middle of setting up a clique could not remove are removed a
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import queue
-import secrets
 import signal
 import subprocess
 import sys
@@ -41,11 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def rank_environment(rank: int, world: int, session: str, clique_hex: str, devices: Optional[int]) -> dict:
+def rank_environment(rank: int, world: int, cncl_environment: dict, devices: Optional[int]) -> dict:
     """The environment of one rank."""
     env = dict(os.environ)
     env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
-               MLUSIM_CNCL_SESSION=session, CNCL_CLIQUE_ID=clique_hex, PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", **cncl_environment)
     env.setdefault("MLUSIM_SHARED_GDRAM", "1")  # buffers allocated before cnclInitComms can go zero-copy too
     if devices is not None:
         env["MLUSIM_DEVICE_COUNT"] = str(devices)
@@ -69,12 +67,10 @@ class Job:
     """The ranks of one `mlusim run`."""
 
     def __init__(self, options: argparse.Namespace):
-        from cncl.clique import SESSION_ENV, new_clique_id  # the launcher serves cncl; mlusim itself does not
+        from cncl.jobs import JobSession  # a front end: the launcher serves cncl jobs
 
         self.options = options
-        self.session = secrets.token_hex(6)
-        os.environ[SESSION_ENV] = self.session  # the id made here names segments of this session
-        self.clique_hex = new_clique_id().hex()
+        self.cncl = JobSession()
         self.processes: list[subprocess.Popen] = []
         self.forwarders: list[threading.Thread] = []
         self.lock = threading.Lock()
@@ -83,7 +79,7 @@ class Job:
         options = self.options
         command = [sys.executable] + (["-m", options.target] if options.module else [options.target]) + options.args
         for rank in range(options.nproc):
-            env = rank_environment(rank, options.nproc, self.session, self.clique_hex, options.devices_per_rank)
+            env = rank_environment(rank, options.nproc, self.cncl.rank_environment(), options.devices_per_rank)
             process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             self.processes.append(process)
             prefix = b"" if options.no_prefix else f"[rank {rank}] ".encode()
@@ -122,15 +118,6 @@ class Job:
                 process.kill()
                 process.wait()
 
-    def sweep_shared_memory(self) -> None:
-        from cncl.clique import SEGMENT_PREFIX
-
-        for path in glob.glob(f"/dev/shm/{SEGMENT_PREFIX}{self.session}-*"):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-
     def _say(self, text: str) -> None:
         with self.lock:
             sys.stderr.write(f"[mlusim run] {text}\n")
@@ -158,7 +145,7 @@ def main(argv: list[str]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        job.sweep_shared_memory()
+        job.cncl.sweep_shared_memory()
 
 
 if __name__ == "__main__":
