@@ -1,7 +1,7 @@
 """cncl: a Python clone of Cambricon's CNCL collectives over simulated MLUs (mlusim).
 
 Communicators of one clique may live in one process (several devices) or in several processes of one host (shared
-memory). Names follow DESIGN.md: `cnclAllReduce` is `cncl.allReduce` (and `cncl.cnclAllReduce`); output parameters
+memory). Names follow docs/architecture.md: `cnclAllReduce` is `cncl.allReduce` (and `cncl.cnclAllReduce`); output parameters
 are returned; a failure raises `CnclError` whose `.code` is the cnclResult_t value. Work is queued on cnrt queues.
 """
 from . import collectives, group, management, p2p_calls  # noqa: F401  (register the API functions)

@@ -1,5 +1,6 @@
 """What every communication call does before its work is queued: check the communicator, queue and buffers, pin
-the buffers, and build the queue Command whose run() is this rank's side of the exchange."""
+the buffers, and queue (through mlusim.submit, the one builder of queued work) the command whose work is this
+rank's side of the exchange."""
 from __future__ import annotations
 
 from typing import Callable
@@ -7,8 +8,9 @@ from typing import Callable
 import numpy as np
 
 from cnrt.queues import queue_arg
-from mlusim.queue import Command, Queue
-from mlusim.transfer import DeviceRange, acquire
+from mlusim.queue import Queue, current_command
+from mlusim.submit import Access, Kind, Submission
+from mlusim.transfer import acquire
 from mlusim.validate import as_int, is_address
 
 from .channel import Exchange, Signature
@@ -29,7 +31,7 @@ class Call:
         self.name = name
         self.comm: cnclComm = comm_arg(comm)
         self.queue: Queue = self._queue(queue)
-        self.ranges: list[DeviceRange] = []
+        self.submission = Submission(Kind.COLLECTIVE, name)
         self.spans: dict[str, tuple] = {}
 
     def _queue(self, queue) -> Queue:
@@ -50,9 +52,7 @@ class Call:
         return False
 
     def release(self) -> None:
-        for held in self.ranges:
-            held.block.space.unpin(held.block)
-        self.ranges = []
+        self.submission.release()
 
     def rank_arg(self, value, arg: str) -> int:
         rank = as_int(value, arg)
@@ -69,8 +69,7 @@ class Call:
             raise CnclError(CNCL_RET_ERR_NULL_POINTER, f"argument '{arg}': null device pointer")
         if not is_address(pointer):
             raise _argument_error(arg, f"expected a device pointer (int), got {type(pointer).__name__}")
-        held = acquire(int(pointer), count * dtype.size, arg)
-        self.ranges.append(held)
+        held = self.submission.hold(acquire(int(pointer), count * dtype.size, arg), Access(0))  # access: at submit
         self.spans[arg] = ((held.address, held.nbytes),)
         if held.device is not self.comm.device:
             raise _argument_error(arg, f"0x{int(pointer):x} is on device {held.device.index}, the communicator "
@@ -81,19 +80,19 @@ class Call:
         """The device (address, nbytes) ranges of the named buffer arguments, for a Command's reads/writes."""
         return tuple(item for arg in args for item in self.spans.get(arg, ()))
 
-    def take_blocks(self) -> tuple:
-        """Hand the pins over (to the queue, which releases them when the command has run)."""
-        blocks = tuple(held.block for held in self.ranges)
-        self.ranges = []
-        return blocks
+    def take_submission(self, reads: tuple = (), writes: tuple = ()) -> Submission:
+        """Hand the pins over, with the accesses of the buffers (to the queued command, which releases them)."""
+        submission, self.submission = self.submission, Submission(Kind.COLLECTIVE, self.name)
+        submission.record_extents(reads, writes)
+        return submission
 
     def submit(self, signature: Signature, model_us: float, body: Callable[[Exchange], None],
                reads: tuple = (), writes: tuple = ()) -> None:
         """Queue this call's command now, or at cnclGroupEnd inside a group."""
         from . import group  # group builds on this module
 
-        operation = Operation(self.comm, self.queue, self.name, signature, model_us, body, self.take_blocks(),
-                              reads, writes)
+        operation = Operation(self.comm, self.queue, self.name, signature, model_us, body,
+                              self.take_submission(reads, writes))
         if group.active():
             group.defer(operation)
         else:
@@ -101,39 +100,32 @@ class Call:
 
 
 class Operation:
-    """A checked call ready to be queued: its pins, its ranges, and its rank-side body."""
+    """A checked call ready to be queued: its submission (pins, read/write sets) and its rank-side body."""
 
     def __init__(self, comm: cnclComm, queue: Queue, name: str, signature: Signature, model_us: float,
-                 body: Callable[[Exchange], None], blocks: tuple, reads: tuple, writes: tuple):
+                 body: Callable[[Exchange], None], submission: Submission):
         self.comm, self.queue, self.name = comm, queue, name
         self.signature, self.model_us, self.body = signature, model_us, body
-        self.blocks, self.reads, self.writes = blocks, reads, writes
+        self.submission = submission
 
     def release(self) -> None:
         """Give up the pins of an operation that will not be queued."""
-        for block in self.blocks:
-            block.space.unpin(block)
-        self.blocks = ()
+        self.submission.release()
 
     def submit(self) -> None:
         """Queue the command. Its duration on the device clock is the modelled time plus the time it waited for
         the latest peer's clock (peers stamp their clock on their messages)."""
-        blocks, self.blocks = self.blocks, ()
-        body, signature, model_us = self.body, self.signature, self.model_us
+        body, signature, model_us, submission = self.body, self.signature, self.model_us, self.submission
 
-        def build(run) -> Command:
-            command = Command("collective", self.name, None, reads=self.reads, writes=self.writes,
-                              model_us=model_us, blocks=blocks,
-                              info={"nrank": self.comm.nrank, "rank": self.comm.rank})
-
+        def enqueue(run) -> None:
             def work() -> float:
-                latest = run(body, signature, command.model_start)
-                return max(latest - command.model_start, 0.0) + model_us
+                started = current_command().model_start
+                latest = run(body, signature, started)
+                return max(latest - started, 0.0) + model_us
 
-            command.run = work
-            return command
+            submission.enqueue(self.queue, work, model_us, info={"nrank": self.comm.nrank, "rank": self.comm.rank})
 
-        self.comm.submit(self.queue, build)  # a queue that refuses the command releases its pins
+        self.comm.submit(self.queue, enqueue)  # a queue that refuses the command releases its pins
 
 
 def check_overlap(call: Call, in_place_offset: int) -> None:

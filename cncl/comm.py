@@ -79,9 +79,9 @@ class cnclComm:
         self.collectives_issued += 1
         return self.collectives_issued
 
-    def submit(self, queue: Queue, build: Callable[[Callable], object]) -> None:
-        """Issue one operation on `queue`. `build(run)` makes the queue Command; the command's work calls
-        `run(body, signature)` which takes this operation's turn and runs `body(exchange)`."""
+    def submit(self, queue: Queue, enqueue: Callable[[Callable], None]) -> None:
+        """Issue one operation on `queue`. `enqueue(run)` queues its command, whose work calls
+        `run(body, signature, clock_us)`, which takes this operation's turn and runs `body(exchange)`."""
         with self._turn:
             self._issued += 1
             ticket = self._issued
@@ -101,9 +101,8 @@ class cnclComm:
             finally:
                 self._leave(ticket)
 
-        command = build(run)
         try:
-            queue.enqueue(command)
+            enqueue(run)
         except BaseException:
             self._cancel(ticket)
             raise

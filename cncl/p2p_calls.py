@@ -18,32 +18,25 @@ class TransferBatch:
         self.comm, self.queue = call.comm, call.queue
         self.transfers = [transfer]
         self.model_us = model_us
-        self.blocks = call.take_blocks()
-        self.reads, self.writes = reads, writes
+        self.submission = call.take_submission(reads, writes)
 
     def absorb(self, other: "TransferBatch") -> None:
         """Take over another batch of the same communicator and queue (its pins too)."""
         self.transfers += other.transfers
         self.model_us += other.model_us
-        self.blocks += other.blocks
-        other.blocks = ()
-        self.reads += other.reads
-        self.writes += other.writes
+        self.submission.absorb(other.submission)
 
     def release(self) -> None:
-        for block in self.blocks:
-            block.space.unpin(block)
-        self.blocks = ()
+        self.submission.release()
 
     def submit(self) -> None:
         transfers, comm = self.transfers, self.comm
         name = "cnclSend" if len(transfers) == 1 and transfers[0].direction == SEND else "cnclRecv"
         if len(transfers) > 1:
             name = f"cnclGroup({len(transfers)} send/recv)"
-        blocks, self.blocks = self.blocks, ()
+        self.submission.name = name
         Operation(comm, self.queue, name, Signature(SEND_RECV, 0, 0), self.model_us,
-                  lambda ex: run_transfers(ex, transfers, comm.pool, comm.fail),
-                  blocks, self.reads, self.writes).submit()
+                  lambda ex: run_transfers(ex, transfers, comm.pool, comm.fail), self.submission).submit()
 
 
 def _point_to_point(name: str, direction: str, buffer, count, data_type, peer, comm, queue) -> None:

@@ -1,6 +1,6 @@
 """cnnl: a Python clone of Cambricon's CNNL op library over the simulated MLU (mlusim).
 
-Names follow the one rule of DESIGN.md: `cnnlOpTensor` is `cnnl.opTensor` (and `cnnl.cnnlOpTensor`); output
+Names follow the one rule of docs/architecture.md: `cnnlOpTensor` is `cnnl.opTensor` (and `cnnl.cnnlOpTensor`); output
 parameters are returned; arrays with their counts are one sequence; host scalars are Python numbers; device
 pointers are ints. A failure raises `CnnlError` whose `.code` is the cnnlStatus_t value. Every op validates its
 arguments at the call and enqueues one command on the handle's queue.

@@ -8,7 +8,8 @@ Usage inside an op (after its descriptors and arguments were validated):
         call.workspace(workspace, workspace_size, needed, "cnnlGetOpTensorWorkspaceSize")
         call.submit(lambda: kernel(a, c), flops=c_desc.size, dtype=c_desc.dtype)
 
-If anything fails before `submit`, the pins taken so far are released. The modelled duration comes from
+OpCall is cnnl's face of mlusim.submit.Submission (the one builder of queued work): if anything fails before
+`submit`, the pins taken so far are released. The modelled duration comes from
 `mlusim.cost.op_us` (a roofline over the board's GDRAM bandwidth and the peak of the unit the op runs on: the tensor
 unit for matmul-like ops, the vector unit otherwise). The flops, bytes, data type and unit are kept in `Command.info`.
 """
@@ -20,7 +21,7 @@ import numpy as np
 
 from mlusim import cost
 from mlusim.errors import ArgumentFault, NullPointerFault
-from mlusim.queue import Command
+from mlusim.submit import Access, Kind, Submission
 from mlusim.transfer import DeviceRange, acquire
 from mlusim.validate import as_size
 
@@ -71,9 +72,7 @@ class OpCall:
     def __init__(self, name: str, handle):
         self.name = name
         self.handle: Handle = handle_arg(handle)
-        self.spans: list[DeviceRange] = []
-        self.reads: list[tuple[int, int]] = []
-        self.writes: list[tuple[int, int]] = []
+        self.submission = Submission(Kind.OP, name)
         self.bytes_moved = 0
 
     def __enter__(self) -> "OpCall":
@@ -81,32 +80,26 @@ class OpCall:
 
     def __exit__(self, kind, value, traceback) -> bool:
         if kind is not None:
-            self._release()
+            self.submission.release()
         return False
 
-    def _release(self) -> None:
-        for span in self.spans:
-            span.block.space.unpin(span.block)
-        self.spans = []
-
-    def _claim(self, span: DeviceRange, arg: str) -> None:
+    def _claim(self, span: DeviceRange, arg: str, access: Access) -> None:
         """Hold the pin of `span` for this call; it must be on the handle's device."""
-        self.spans.append(span)
+        self.submission.hold(span, access)
         if span.device is not self.handle.device:
             raise ArgumentFault(f"0x{span.address:x} is on device {span.device.index} but the handle is bound to "
                                 f"device {self.handle.device.index}", arg)
 
-    def _pin(self, desc: TensorDescriptor, pointer, arg: str) -> Optional[DeviceRange]:
+    def _pin(self, desc: TensorDescriptor, pointer, arg: str, access: Access) -> Optional[DeviceRange]:
         span = acquire_tensor(desc, pointer, arg)
         if span is not None:
-            self._claim(span, arg)
+            self._claim(span, arg, access)
         return span
 
     def input(self, desc: TensorDescriptor, pointer, arg: str) -> np.ndarray:
         """A read-only view of an input tensor."""
-        span = self._pin(desc, pointer, arg)
+        span = self._pin(desc, pointer, arg, Access.READ)
         if span is not None:
-            self.reads.append((span.address, span.nbytes))
             self.bytes_moved += min(desc.size, desc.span_elements) * desc.itemsize
         return tensor_view(desc, span, writable=False)
 
@@ -115,11 +108,8 @@ class OpCall:
         if not desc.is_dense and self_overlapping(desc.dims, desc.strides):
             raise ArgumentFault(f"output strides {list(desc.strides)} make elements of {list(desc.dims)} overlap",
                                 arg)
-        span = self._pin(desc, pointer, arg)
+        span = self._pin(desc, pointer, arg, Access.READ_WRITE if read else Access.WRITE)
         if span is not None:
-            self.writes.append((span.address, span.nbytes))
-            if read:
-                self.reads.append((span.address, span.nbytes))
             self.bytes_moved += desc.size * desc.itemsize * (2 if read else 1)
         return tensor_view(desc, span, writable=True)
 
@@ -134,9 +124,7 @@ class OpCall:
             return
         if address == 0:
             raise NullPointerFault(f"workspace is NULL but workspace_size is {nbytes}", "workspace", 0)
-        span = acquire(address, nbytes, "workspace")
-        self._claim(span, "workspace")
-        self.writes.append((span.address, span.nbytes))
+        self._claim(acquire(address, nbytes, "workspace"), "workspace", Access.READ_WRITE)
 
     def device_scalar(self, pointer, dtype: int, arg: str) -> np.ndarray:
         """A read-only 1-element view of a scalar in device memory (CNNL_POINTER_MODE_DEVICE)."""
@@ -159,9 +147,6 @@ class OpCall:
                 _model_us_cache.clear()
             _model_us_specs[id(spec)] = spec
             _model_us_cache[key] = model_us
-        command = Command("op", self.name, run, reads=tuple(self.reads), writes=tuple(self.writes),
-                          model_us=model_us, blocks=tuple([span.block for span in self.spans]),
-                          info={"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype),
-                                "rate": rate, "unit": unit})
-        self.spans = []
-        queue.enqueue(command)
+        self.submission.enqueue(queue, run, model_us,
+                                info={"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype),
+                                      "rate": rate, "unit": unit})

@@ -1,6 +1,6 @@
 """cnrt: a Python clone of Cambricon's CNRT runtime over the simulated MLU (mlusim).
 
-Names follow the one rule of DESIGN.md: `cnrtQueueSync` is `cnrt.queueSync` (and `cnrt.cnrtQueueSync`); output
+Names follow the one rule of docs/architecture.md: `cnrtQueueSync` is `cnrt.queueSync` (and `cnrt.cnrtQueueSync`); output
 parameters are returned; a failure raises `CnrtError` whose `.code` is the cnrtRet_t value.
 """
 from mlusim.queue import Notifier as cnrtNotifier_t

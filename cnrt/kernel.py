@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from mlusim import cost
+from mlusim import cost, launching
 from mlusim import device as devices
 from mlusim.errors import ArgumentFault, NotSupportedFault
-from mlusim.queue import Command
+from mlusim.queue import current_command
+from mlusim.submit import Kind, Submission
 from mlusim.validate import as_enum, as_int, is_address
 
 from . import constants as C
@@ -53,17 +54,17 @@ def ktype_arg(ktype, dim: C.cnrtDim3_t, spec, arg: str = "ktype") -> int:
     return value
 
 
-def _pin_pointer_args(args: Sequence[Any]) -> tuple:
-    """Pin the blocks that pointer arguments fall in, so a free waits for the kernel."""
-    blocks = []
-    for value in args:
+def _hold_pointer_args(submission: Submission, args: Sequence[Any]) -> None:
+    """Hold every allocation a pointer argument points into, from the pointer to the allocation's end, as read and
+    written (what a kernel may touch through it), so that a free waits for the kernel. A pointer to no live
+    allocation is left to the kernel, which faults when it uses it."""
+    for index, value in enumerate(args):
         if is_address(value) and value:
-            owner = devices.owner_of(int(value))
-            block = owner.memory.find(int(value)) if owner is not None else None
+            address = int(value)
+            owner = devices.owner_of(address)
+            block = owner.memory.find(address) if owner is not None else None
             if block is not None:
-                owner.memory.pin(block)
-                blocks.append(block)
-    return tuple(blocks)
+                submission.read_write(address, block.end - address, f"args[{index}]")
 
 
 def launch(kernel, dim, ktype, args, queue) -> None:
@@ -78,28 +79,27 @@ def launch(kernel, dim, ktype, args, queue) -> None:
         raise ArgumentFault(f"expected a sequence of kernel arguments, got {type(args).__name__}", "args")
     arguments = tuple(args)
     name = getattr(kernel, "__name__", type(kernel).__name__)
-    command = Command("kernel", name, None, model_us=cost.launch_us(device.spec),
-                      info={"dim": checked_dim, "ktype": checked_type})
     launcher = getattr(kernel, "__mlusim_launch__", None)
     if launcher is not None:
         def run():
             modelled = launcher(device, checked_dim, checked_type, arguments)
-            _record_work(command, kernel)
+            _record_work(kernel)
             return modelled
     else:
         def run():
             kernel(*arguments)
-    command.run = run
-    command.blocks = _pin_pointer_args(arguments)
-    target.enqueue(command)
+    with Submission(Kind.KERNEL, name) as submission:
+        _hold_pointer_args(submission, arguments)
+        submission.enqueue(target, run, cost.launch_us(device.spec), info={"dim": checked_dim, "ktype": checked_type})
 
 
-def _record_work(command: Command, kernel) -> None:
-    """Put a BANG launch's work counts into the command's info (bytes and flops, for the bench and traces)."""
+def _record_work(kernel) -> None:
+    """Put a BANG launch's work counts into the info of the command running it (bytes and flops, for the bench
+    and traces)."""
     record = getattr(kernel, "last_launch", None)
     counts = getattr(record, "counts", None)
     if counts is not None:
-        command.info.update(bytes=counts.gdram_bytes, flops=2 * counts.total_macs, work=counts.as_dict())
+        current_command().info.update(bytes=counts.gdram_bytes, flops=2 * counts.total_macs, work=counts.as_dict())
 
 
 @api("cnrtInvokeKernel")
@@ -150,3 +150,6 @@ def invokeKernel_V2(kernel, dim, params, ktype: int, queue) -> None:
     """cnrtInvokeKernel_V2(const void *function, cnrtDim3_t dim, cnrtKernelParamsBuffer_t params,
     cnrtFunctionType_t type, cnrtQueue_t queue) (v4)."""
     launch(kernel, dim, ktype, list(_params_arg(params).params), queue)
+
+
+launching.install_runtime_launch(invokeKernel)

@@ -1,7 +1,7 @@
 """Copies and fills: memcpy (+Async, Peer, 2D), memset (+Async, D8/D16/D32).
 
 Every call checks its pointers when it is made (unknown, freed, out-of-range addresses fail at the call) and pins the
-blocks it uses until the queued copy has run. Synchronous forms queue on the default queue of the device that owns
+blocks it uses until the queued copy has run (mlusim.submit builds every command). Synchronous forms queue on the default queue of the device that owns
 the device pointer and wait for it (so they also report that queue's sticky error).
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 from mlusim import cost
 from mlusim.errors import ArgumentFault, DirectionFault
 from mlusim.hostmem import host_bytes
-from mlusim.transfer import (DeviceRange, acquire, copy_2d_command, copy_command, fill_command, owning_device,
-                             pitched_extent)
+from mlusim.submit import Kind, Submission
+from mlusim.transfer import DeviceRange, copy_2d_work, copy_work, fill_work, owning_device, pitched_extent
 from mlusim.validate import as_int, as_size, is_address
 
 from . import constants as C
@@ -67,35 +67,13 @@ def _host_side(buffer, nbytes: int, arg: str, writable: bool) -> np.ndarray:
     return flat[:nbytes]
 
 
-class _Sides:
-    """Acquires both sides of a copy; releases the pins if anything fails before the command is queued."""
-
-    def __init__(self):
-        self.acquired: list[DeviceRange] = []
-
-    def device(self, pointer, nbytes: int, arg: str) -> DeviceRange:
-        side = acquire(int(pointer), nbytes, arg)
-        self.acquired.append(side)
-        return side
-
-    def side(self, pointer, nbytes: int, arg: str, writable: bool) -> Side:
-        if is_address(pointer):
-            return self.device(pointer, nbytes, arg)
-        return _host_side(pointer, nbytes, arg, writable)
-
-    def enqueue(self, queue, command) -> None:
-        """Queue the command; from here on the queue owns the pins (it releases them even if it refuses)."""
-        self.acquired = []
-        queue.enqueue(command)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, traceback):
-        if kind is not None:
-            for side in self.acquired:
-                side.block.space.unpin(side.block)
-        return False
+def _side(submission: Submission, pointer, nbytes: int, arg: str, writable: bool) -> Side:
+    """One side of a copy: a device range held by the submission (its access recorded), or a host buffer."""
+    if is_address(pointer):
+        if writable:
+            return submission.write(int(pointer), nbytes, arg)
+        return submission.read(int(pointer), nbytes, arg)
+    return _host_side(pointer, nbytes, arg, writable)
 
 
 def _device_of_copy(dst: Side, src: Side):
@@ -109,17 +87,16 @@ def _enqueue_copy(name: str, dst, src, nbytes, direction, queue, synchronous: bo
     size = as_size(nbytes, "bytes")
     effective = _direction(dst, src, direction)
     target_queue = queue_arg(queue) if not synchronous else None
-    with _Sides() as sides:
-        dst_side = sides.side(dst, size, "dst", writable=True)
-        src_side = sides.side(src, size, "src", writable=False)
+    with Submission(Kind.MEMCPY, name) as submission:
+        dst_side = _side(submission, dst, size, "dst", writable=True)
+        src_side = _side(submission, src, size, "src", writable=False)
         _check_same_device(effective, dst_side, src_side)
         owner = _device_of_copy(src_side, dst_side) if effective == C.cnrtMemcpyDevToHost \
             else _device_of_copy(dst_side, src_side)
         if target_queue is None:
             target_queue = owner.default_queue if owner is not None else queue_arg(None)
         spec = target_queue.device.spec
-        command = copy_command(name, dst_side, src_side, cost.copy_us(spec, _COST_KIND[effective], size))
-        sides.enqueue(target_queue, command)
+        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(spec, _COST_KIND[effective], size))
     if synchronous:
         target_queue.sync()
 
@@ -149,11 +126,11 @@ def _peer(name, dst, dstDev, src, srcDev, nbytes, queue, synchronous: bool) -> N
     if owning_device(int(src), "src") is not src_device:
         raise ArgumentFault(f"0x{int(src):x} is not on device {src_device.index}", "src")
     target_queue = queue_arg(queue) if not synchronous else src_device.default_queue
-    with _Sides() as sides:
-        dst_side = sides.device(dst, size, "dst")
-        src_side = sides.device(src, size, "src")
+    with Submission(Kind.MEMCPY, name) as submission:
+        dst_side = submission.write(int(dst), size, "dst")
+        src_side = submission.read(int(src), size, "src")
         kind = cost.PEER_TO_PEER if dst_device is not src_device else cost.DEVICE_TO_DEVICE
-        sides.enqueue(target_queue, copy_command(name, dst_side, src_side, cost.copy_us(src_device.spec, kind, size)))
+        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(src_device.spec, kind, size))
     if synchronous:
         target_queue.sync()
 
@@ -181,14 +158,14 @@ def memcpy2D(dst, dpitch: int, src, spitch: int, width: int, height: int, dir: i
     src_extent = pitched_extent(s_pitch, row, rows, "spitch")
     if dst_extent == 0:
         return
-    with _Sides() as sides:
-        dst_side = sides.side(dst, dst_extent, "dst", writable=True)
-        src_side = sides.side(src, src_extent, "src", writable=False)
+    with Submission(Kind.MEMCPY, "cnrtMemcpy2D") as submission:
+        dst_side = _side(submission, dst, dst_extent, "dst", writable=True)
+        src_side = _side(submission, src, src_extent, "src", writable=False)
         _check_same_device(effective, dst_side, src_side)
         owner = _device_of_copy(dst_side, src_side)
         queue = owner.default_queue if owner is not None else queue_arg(None)
         model = cost.copy_us(queue.device.spec, _COST_KIND[effective], row * rows)
-        sides.enqueue(queue, copy_2d_command("cnrtMemcpy2D", dst_side, d_pitch, src_side, s_pitch, row, rows, model))
+        submission.enqueue(queue, copy_2d_work(dst_side, d_pitch, src_side, s_pitch, row, rows), model)
     queue.sync()
 
 
@@ -201,14 +178,11 @@ def _fill(name: str, ptr, value, count, element_bytes: int, queue, synchronous: 
     nbytes = as_size(count, "count" if element_bytes > 1 else "bytes") * element_bytes
     if not is_address(ptr):
         raise ArgumentFault(f"expected a device address, got {type(ptr).__name__}", "ptr")
-    target = acquire(int(ptr), nbytes, "ptr")
-    try:
+    with Submission(Kind.MEMSET, name) as submission:
+        target = submission.write(int(ptr), nbytes, "ptr")
         target_queue = target.device.default_queue if synchronous else queue_arg(queue)
-    except Exception:
-        target.block.space.unpin(target.block)
-        raise
-    target_queue.enqueue(fill_command(name, target, number, element_bytes,
-                                      cost.memset_us(target_queue.device.spec, nbytes)))
+        submission.enqueue(target_queue, fill_work(target, number, element_bytes),
+                           cost.memset_us(target_queue.device.spec, nbytes))
     if synchronous:
         target_queue.sync()
 

@@ -7,7 +7,7 @@ from typing import Any, Optional
 from mlusim import device as devices
 from mlusim.errors import ArgumentFault
 from mlusim.hostmem import PINNED
-from mlusim.queue import Command
+from mlusim.submit import Kind, Submission
 from mlusim.transfer import owning_device
 from mlusim.validate import as_enum, as_size, is_address
 
@@ -62,7 +62,7 @@ def memFreeAsync(ptr: int, queue) -> None:
     def release() -> None:
         memory.free(address, "ptr")
 
-    target.enqueue(Command("free", "cnrtMemFreeAsync", release))
+    Submission(Kind.FREE, "cnrtMemFreeAsync").enqueue(target, release)
 
 
 @api("cnrtMemGetInfo")

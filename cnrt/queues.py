@@ -4,7 +4,8 @@ from __future__ import annotations
 import threading
 
 from mlusim.errors import ArgumentFault, HandleFault
-from mlusim.queue import Command, Notifier, Queue
+from mlusim.queue import Notifier, Queue
+from mlusim.submit import Kind, Submission
 from mlusim.validate import as_enum, as_int, is_address
 
 from . import constants as C
@@ -125,7 +126,7 @@ def invokeHostFunc(queue, fn, userData=None) -> None:
     def call() -> None:  # the host function's return value is not a modelled time
         fn(userData)
 
-    target.enqueue(Command("host_func", getattr(fn, "__name__", "host function"), call))
+    Submission(Kind.HOST_FUNC, getattr(fn, "__name__", "host function")).enqueue(target, call)
 
 
 def notifier_arg(notifier, arg: str = "notifier") -> Notifier:

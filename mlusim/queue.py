@@ -13,6 +13,7 @@ the host queues after waiting for a queue cannot start before that queue's work 
 """
 from __future__ import annotations
 
+import enum
 import itertools
 import os
 import threading
@@ -68,8 +69,30 @@ os.register_at_fork(after_in_child=_reset_queues_in_child)
 command_hooks: list[Callable[["Queue", "Command"], None]] = []
 
 
+class Kind(str, enum.Enum):
+    """What a queued command is (`Command.kind`); compares equal to its value ("memcpy", "op", ...)."""
+
+    MEMCPY = "memcpy"
+    MEMSET = "memset"
+    OP = "op"
+    KERNEL = "kernel"
+    COLLECTIVE = "collective"
+    HOST_FUNC = "host_func"
+    FREE = "free"
+    NOTIFIER = "notifier"
+    WAIT = "wait"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def current_command() -> Optional["Command"]:
+    """The command the calling thread is running for a queue (None outside queued work)."""
+    return getattr(_running, "command", None)
+
+
 class Command:
-    """One unit of queued work.
+    """One unit of queued work, built by mlusim.submit.Submission (notifier placements and waits: by the queue).
 
     `run()` does the work; it may return a float to replace `model_us` (work whose cost is known only once it ran).
     `reads`/`writes` are (address, nbytes) ranges; `blocks` are the memory blocks pinned until the command is done.
@@ -78,10 +101,10 @@ class Command:
     __slots__ = ("kind", "name", "run", "reads", "writes", "model_us", "blocks", "waits_for",
                  "host_start", "host_end", "model_start", "model_end", "info", "not_before_us")
 
-    def __init__(self, kind: str, name: str, run: Optional[Callable[[], Optional[float]]] = None,
+    def __init__(self, kind: Kind, name: str, run: Optional[Callable[[], Optional[float]]] = None,
                  reads: tuple = (), writes: tuple = (), model_us: float = 0.0, blocks: tuple = (),
                  waits_for: Optional["Placement"] = None, info: Optional[dict] = None):
-        self.kind = kind
+        self.kind = Kind(kind)
         self.name = name
         self.run = run
         self.reads = reads
@@ -242,7 +265,7 @@ class Queue:
                 placement = command.waits_for
                 placement.event.wait()
                 self.model_clock_us = max(self.model_clock_us, placement.model_time_us)
-            if self._fault is not None and command.kind != "notifier":
+            if self._fault is not None and command.kind is not Kind.NOTIFIER:
                 self._skipped += 1
                 return
             command.host_start = time.perf_counter()
@@ -250,6 +273,8 @@ class Queue:
             if command.not_before_us > model_start:
                 model_start = command.not_before_us
             command.model_start = self.model_clock_us = model_start
+            outer = getattr(_running, "command", None)
+            _running.command = command
             try:
                 modelled = command.run() if command.run is not None else None
                 command.host_end = time.perf_counter()
@@ -267,6 +292,8 @@ class Queue:
                                          command_kind=command.kind)
                 if not self.blocking:  # in blocking mode the error is raised at the call itself
                     self.device.record_fault(self._fault)
+            finally:
+                _running.command = outer
         finally:
             self._unpin(command)
 
@@ -335,7 +362,7 @@ class Queue:
             placement.event.set()
 
         notifier.current = placement
-        self.enqueue(Command("notifier", "placeNotifier", reach))
+        self.enqueue(Command(Kind.NOTIFIER, "placeNotifier", reach))
         return placement
 
     def wait_for(self, notifier: Notifier) -> None:
@@ -343,7 +370,7 @@ class Queue:
         placement = notifier.current
         if placement is None or placement.queue is self:
             return  # never placed, or placed earlier on this same in-order queue
-        self.enqueue(Command("wait", "queueWaitNotifier", None, waits_for=placement))
+        self.enqueue(Command(Kind.WAIT, "queueWaitNotifier", None, waits_for=placement))
 
 
 def wait_all(queues: Iterable[Queue]) -> None:

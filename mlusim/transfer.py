@@ -1,7 +1,8 @@
-"""Device ranges and the copy / fill commands built on them.
+"""Device ranges and the copy / fill work done on them.
 
 A `DeviceRange` is a validated, pinned piece of GDRAM: it is resolved when the command is enqueued (so a bad pointer
 fails at the call) and read when the command runs. Host sides are flat uint8 numpy views (see hostmem.host_bytes).
+The `*_work` functions give the body of a queued copy or fill; mlusim.submit builds the command around it.
 """
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from . import device as devices
 from .errors import ArgumentFault, NullPointerFault, UnknownAddressFault
 from .hostpool import host_cores, pool
 from .memory import Block
-from .queue import Command
 
 
 class DeviceRange:
@@ -62,14 +62,6 @@ def _bytes_of(side: Side) -> np.ndarray:
     return side.array() if isinstance(side, DeviceRange) else side
 
 
-def _ranges(*sides: Side) -> tuple:
-    return tuple([(s.address, s.nbytes) for s in sides if type(s) is DeviceRange])
-
-
-def _blocks(*sides: Side) -> tuple:
-    return tuple([s.block for s in sides if type(s) is DeviceRange])
-
-
 #: Copies of at least this many bytes are split over the host's cores (numpy's copy releases the GIL).
 PARALLEL_COPY_BYTES = 8 << 20
 def copy_bytes(dst: np.ndarray, src: np.ndarray) -> None:
@@ -86,14 +78,13 @@ def copy_bytes(dst: np.ndarray, src: np.ndarray) -> None:
         future.result()
 
 
-def copy_command(name: str, dst: Side, src: Side, model_us: float) -> Command:
-    """A command copying src's bytes into dst (both the same length)."""
+def copy_work(dst: Side, src: Side):
+    """The work of a copy of src's bytes into dst (both the same length)."""
 
     def run() -> None:
         copy_bytes(_bytes_of(dst), _bytes_of(src))
 
-    return Command("memcpy", name, run, reads=_ranges(src), writes=_ranges(dst), model_us=model_us,
-                   blocks=_blocks(dst, src))
+    return run
 
 
 def pitched(flat: np.ndarray, pitch: int, width: int, height: int) -> np.ndarray:
@@ -101,15 +92,13 @@ def pitched(flat: np.ndarray, pitch: int, width: int, height: int) -> np.ndarray
     return as_strided(flat, shape=(height, width), strides=(pitch, 1), writeable=True)
 
 
-def copy_2d_command(name: str, dst: Side, dpitch: int, src: Side, spitch: int, width: int, height: int,
-                    model_us: float) -> Command:
-    """A command copying `height` rows of `width` bytes between pitched buffers."""
+def copy_2d_work(dst: Side, dpitch: int, src: Side, spitch: int, width: int, height: int):
+    """The work of a copy of `height` rows of `width` bytes between pitched buffers."""
 
     def run() -> None:
         np.copyto(pitched(_bytes_of(dst), dpitch, width, height), pitched(_bytes_of(src), spitch, width, height))
 
-    return Command("memcpy", name, run, reads=_ranges(src), writes=_ranges(dst), model_us=model_us,
-                   blocks=_blocks(dst, src))
+    return run
 
 
 def pitched_extent(pitch: int, width: int, height: int, pitch_arg: str) -> int:
@@ -124,11 +113,11 @@ def pitched_extent(pitch: int, width: int, height: int, pitch_arg: str) -> int:
 _FILL_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
-def fill_command(name: str, dst: DeviceRange, value: int, element_bytes: int, model_us: float) -> Command:
-    """A command writing `value` into every `element_bytes`-wide element of dst."""
+def fill_work(dst: DeviceRange, value: int, element_bytes: int):
+    """The work of writing `value` into every `element_bytes`-wide element of dst."""
     dtype = _FILL_TYPES[element_bytes]
 
     def run() -> None:
         dst.array().view(dtype)[...] = dtype(value)
 
-    return Command("memset", name, run, writes=_ranges(dst), model_us=model_us, blocks=_blocks(dst))
+    return run

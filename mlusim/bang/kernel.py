@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numba
 from numba.core.registry import CPUDispatcher
 
+from mlusim import launching
 from mlusim.errors import KernelFault
 
 from .caching import jit
@@ -271,9 +272,8 @@ class Kernel:
         dim, ktype = config[0], config[1]
         queue = config[2] if len(config) == 3 else None
 
-        def launch(*args):
-            import cnrt  # the launch goes through the runtime's own checks and queues
-            return cnrt.invokeKernel(self, dim, ktype, list(args), 0, queue)
+        def launch(*args):  # through the runtime's own checks and queues (cnrtInvokeKernel)
+            return launching.runtime_launch()(self, dim, ktype, list(args), 0, queue)
 
         return launch
 

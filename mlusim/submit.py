@@ -1,0 +1,116 @@
+"""The one way work reaches a queue: a `Submission` builds every queued Command.
+
+Every memcpy, memset, cnnl op, BANG launch, collective, host function and asynchronous free goes through it:
+
+    with Submission(Kind.MEMCPY, "cnrtMemcpyAsync") as submission:
+        dst = submission.write(dst_address, nbytes, "dst")      # resolved, checked and pinned at the call
+        src = submission.read(src_address, nbytes, "src")
+        submission.enqueue(queue, work, model_us=...)          # one fully formed Command; the queue owns the pins
+
+The device ranges a command touches are resolved (a bad pointer fails at the call, naming its argument), pinned (a
+free waits until the command ran) and recorded with their access, so that the command's read and write sets are
+exact: they drive tracing, the cost model's byte counts and the sanitizer. If anything fails before `enqueue`, the
+`with` block releases the pins taken so far; a queue that refuses the command releases them too.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Callable, Optional
+
+from .queue import Command, Kind, Queue
+from .transfer import DeviceRange, acquire
+
+
+class Access(enum.IntFlag):
+    """How a command uses a device range."""
+
+    READ = 1
+    WRITE = 2
+    READ_WRITE = 3
+
+
+class Submission:
+    """The device ranges, read/write sets and pins of one command being built."""
+
+    __slots__ = ("kind", "name", "spans", "reads", "writes")
+
+    def __init__(self, kind: Kind, name: str):
+        self.kind = Kind(kind)
+        self.name = name
+        self.spans: list[DeviceRange] = []
+        self.reads: list[tuple[int, int]] = []
+        self.writes: list[tuple[int, int]] = []
+
+    def __enter__(self) -> "Submission":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> bool:
+        if kind is not None:
+            self.release()
+        return False
+
+    # ---- device ranges --------------------------------------------------------------------------------------------
+
+    def read(self, address: int, nbytes: int, arg: str) -> DeviceRange:
+        """Resolve and pin [address, address + nbytes), which the command reads."""
+        return self.hold(acquire(address, nbytes, arg), Access.READ)
+
+    def write(self, address: int, nbytes: int, arg: str) -> DeviceRange:
+        """Resolve and pin [address, address + nbytes), which the command writes."""
+        return self.hold(acquire(address, nbytes, arg), Access.WRITE)
+
+    def read_write(self, address: int, nbytes: int, arg: str) -> DeviceRange:
+        """Resolve and pin [address, address + nbytes), which the command reads and writes."""
+        return self.hold(acquire(address, nbytes, arg), Access.READ_WRITE)
+
+    def hold(self, span: DeviceRange, access: Access) -> DeviceRange:
+        """Take over a range pinned elsewhere (e.g. a strided tensor's span) and record its access."""
+        self.spans.append(span)
+        self.record(span, access)
+        return span
+
+    def record(self, span: DeviceRange, access: Access) -> None:
+        """Record one more access to a range already held (an output that is also read, say)."""
+        if span.nbytes == 0:
+            return
+        extent = (span.address, span.nbytes)
+        if access & Access.READ:
+            self.reads.append(extent)
+        if access & Access.WRITE:
+            self.writes.append(extent)
+
+    def record_extents(self, reads=(), writes=()) -> None:
+        """Record accesses given as (address, nbytes) extents of ranges already held."""
+        self.reads.extend(reads)
+        self.writes.extend(writes)
+
+    def absorb(self, other: "Submission") -> None:
+        """Take over another submission's ranges, pins and accesses (calls merged into one command)."""
+        self.spans += other.spans
+        self.reads += other.reads
+        self.writes += other.writes
+        other.spans, other.reads, other.writes = [], [], []
+
+    def release(self) -> None:
+        """Give up the pins of a command that will not be queued."""
+        spans, self.spans = self.spans, []
+        for span in spans:
+            span.block.space.unpin(span.block)
+
+    # ---- the command ----------------------------------------------------------------------------------------------
+
+    def command(self, run: Optional[Callable[[], Optional[float]]], model_us: float = 0.0,
+                info: Optional[dict] = None) -> Command:
+        """The fully formed Command; its pins move into it (the queue releases them when it has run)."""
+        blocks = tuple([span.block for span in self.spans])
+        self.spans = []
+        return Command(self.kind, self.name, run, reads=tuple(self.reads), writes=tuple(self.writes),
+                       model_us=model_us, blocks=blocks, info=info)
+
+    def enqueue(self, queue: Queue, run: Optional[Callable[[], Optional[float]]], model_us: float = 0.0,
+                info: Optional[dict] = None) -> Command:
+        """Build the Command and queue it (run at once in blocking mode). `run()` does the work and may return the
+        modelled µs when they are known only once it ran."""
+        command = self.command(run, model_us, info)
+        queue.enqueue(command)
+        return command
