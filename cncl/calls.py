@@ -69,7 +69,7 @@ class Call:
             raise CnclError(CNCL_RET_ERR_NULL_POINTER, f"argument '{arg}': null device pointer")
         if not is_address(pointer):
             raise _argument_error(arg, f"expected a device pointer (int), got {type(pointer).__name__}")
-        held = self.submission.hold(acquire(int(pointer), count * dtype.size, arg), Access(0))  # access: at submit
+        held = self.submission.hold(acquire(int(pointer), count * dtype.size, arg), Access.NONE)  # access: at submit
         self.spans[arg] = ((held.address, held.nbytes),)
         if held.device is not self.comm.device:
             raise _argument_error(arg, f"0x{int(pointer):x} is on device {held.device.index}, the communicator "

@@ -83,14 +83,14 @@ class OpCall:
             self.submission.release()
         return False
 
-    def _claim(self, span: DeviceRange, arg: str, access: Access) -> None:
+    def _claim(self, span: DeviceRange, arg: str, access: int) -> None:
         """Hold the pin of `span` for this call; it must be on the handle's device."""
         self.submission.hold(span, access)
         if span.device is not self.handle.device:
             raise ArgumentFault(f"0x{span.address:x} is on device {span.device.index} but the handle is bound to "
                                 f"device {self.handle.device.index}", arg)
 
-    def _pin(self, desc: TensorDescriptor, pointer, arg: str, access: Access) -> Optional[DeviceRange]:
+    def _pin(self, desc: TensorDescriptor, pointer, arg: str, access: int) -> Optional[DeviceRange]:
         span = acquire_tensor(desc, pointer, arg)
         if span is not None:
             self._claim(span, arg, access)

@@ -104,7 +104,7 @@ class Command:
     def __init__(self, kind: Kind, name: str, run: Optional[Callable[[], Optional[float]]] = None,
                  reads: tuple = (), writes: tuple = (), model_us: float = 0.0, blocks: tuple = (),
                  waits_for: Optional["Placement"] = None, info: Optional[dict] = None):
-        self.kind = Kind(kind)
+        self.kind = kind if kind.__class__ is Kind else Kind(kind)
         self.name = name
         self.run = run
         self.reads = reads

@@ -46,6 +46,8 @@ def as_number(value: Any, arg: str) -> float | int:
 
 def as_enum(value: Any, arg: str, allowed: Iterable[int], enum_name: str) -> int:
     """An enum value that must be one of `allowed`."""
+    if type(value) is int and value in allowed:  # the common case, without the checks' allocations
+        return value
     allowed = tuple(allowed)
     number = as_int(value, arg)
     if number not in allowed:
