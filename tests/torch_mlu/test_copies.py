@@ -1,0 +1,146 @@
+"""Copies cpu <-> mlu <-> mlu through cnrt: every dtype, strides and offsets, broadcasting and dtype conversion in
+copy_, non_blocking with pinned memory (and staging of pageable memory), UntypedStorage on mlu."""
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cnrt
+import torch_mlu
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.int16, torch.int32,
+          torch.int64, torch.uint8, torch.bool, torch.complex64]
+
+
+def _sample(shape, dtype, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    values = torch.randn(shape, generator=generator) * 100
+    if dtype == torch.complex64:
+        return torch.complex(values, -values)
+    return values.to(dtype)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(DTYPES), st.lists(st.integers(0, 5), max_size=4))
+def test_round_trip_is_exact_for_every_dtype_and_shape(dtype, shape):
+    cpu = _sample(shape, dtype)
+    on_device = cpu.to("mlu")
+    assert on_device.device.type == "mlu" and on_device.dtype == dtype and on_device.shape == cpu.shape
+    assert torch.equal(on_device.cpu(), cpu)
+
+
+def test_strided_and_offset_tensors_in_both_directions():
+    cpu = torch.arange(60, dtype=torch.float32).reshape(3, 4, 5)
+    view = cpu.permute(2, 0, 1)[1:, :, ::2]  # non-contiguous, with an offset
+    assert torch.equal(view.to("mlu").cpu(), view)
+    device = cpu.to("mlu")
+    device_view = device.permute(2, 0, 1)[1:, :, ::2]
+    assert not device_view.is_contiguous()
+    assert torch.equal(device_view.cpu(), view)
+    # into a strided cpu destination and a strided device destination
+    target = torch.zeros(5, 3, 4).permute(1, 2, 0)
+    target.copy_(device)
+    assert torch.equal(target, cpu)
+    device_target = torch.zeros(5, 3, 4, device="mlu").permute(1, 2, 0)
+    device_target.copy_(cpu)
+    assert torch.equal(device_target.cpu(), cpu)
+
+
+def test_copy_broadcasts_and_converts_dtypes():
+    dst = torch.zeros(2, 3, device="mlu")
+    dst.copy_(torch.tensor([1, 2, 3], dtype=torch.int64))
+    assert dst.cpu().tolist() == [[1, 2, 3], [1, 2, 3]]
+    dst.copy_(torch.tensor(7.5))
+    assert dst.cpu().tolist() == [[7.5] * 3] * 2
+    half = torch.empty(3, dtype=torch.float16, device="mlu")
+    src = torch.tensor([1 / 3, 70000.0, -2.5e-8], device="mlu")  # rounds, overflows, underflows on the device
+    half.copy_(src)
+    assert torch.equal(half.cpu(), src.cpu().to(torch.float16))
+    as_int = torch.empty(3, dtype=torch.int32, device="mlu")
+    as_int.copy_(torch.tensor([1.9, -1.9, 0.5], device="mlu"))
+    assert as_int.cpu().tolist() == [1, -1, 0]
+    flags = torch.tensor([0.0, 2.0, -0.0, float("nan")], device="mlu").to(torch.bool)
+    assert flags.cpu().tolist() == [False, True, False, True]
+    back = torch.zeros(2, 3, dtype=torch.float64)
+    back.copy_(torch.ones(3, dtype=torch.float16, device="mlu"))
+    assert back.tolist() == [[1.0] * 3] * 2
+
+
+def test_device_to_device_copies_queue_and_never_wait(gates):
+    src = torch.arange(8, dtype=torch.float32, device="mlu")
+    gate = gates()
+    strided = torch.empty(4, 4, device="mlu")[:, 1]  # a strided destination (cnnlCopy)
+    dense = torch.empty(8, device="mlu")
+    converted = torch.empty(8, dtype=torch.float16, device="mlu")
+    dense.copy_(src)            # cnrtMemcpyAsync
+    strided.copy_(src[::2])     # cnnlCopy
+    converted.copy_(src)        # cnnlCastDataType
+    marker = cnrt.notifierCreate()
+    cnrt.placeNotifier(marker, torch.mlu.current_stream().mlu_stream)
+    assert cnrt.queryNotifier(marker) == cnrt.cnrtErrorNotReady  # nothing waited for the device
+    gate.set()
+    assert dense.cpu().tolist() == list(range(8))
+    assert strided.cpu().tolist() == [0, 2, 4, 6]
+    assert converted.cpu().tolist() == list(range(8))
+
+
+def test_pinned_memory_non_blocking_copies_stay_queued(gates):
+    host = torch.arange(1000, dtype=torch.float32).pin_memory()
+    gate = gates()
+    assert host.is_pinned() and not torch.ones(3).is_pinned()
+    assert host[10:].is_pinned()
+    device = host.to("mlu", non_blocking=True)  # returns while the queue is held
+    back = torch.empty(1000, dtype=torch.float32, pin_memory=True)
+    back.copy_(device, non_blocking=True)
+    marker = cnrt.notifierCreate()
+    cnrt.placeNotifier(marker, torch.mlu.current_stream().mlu_stream)
+    assert cnrt.queryNotifier(marker) == cnrt.cnrtErrorNotReady
+    gate.set()
+    torch.mlu.synchronize()
+    assert torch.equal(back, host)
+
+
+def test_pageable_non_blocking_copy_takes_the_bytes_at_the_call(gates):
+    host = torch.ones(1000)
+    gate = gates()
+    device = host.to("mlu", non_blocking=True)  # the queue is held: the bytes must be staged now
+    host.fill_(5)
+    gate.set()
+    assert device.cpu().tolist() == [1.0] * 1000
+
+
+def test_pinned_buffers_are_cnrt_host_memory():
+    host = torch.empty(64, dtype=torch.uint8).pin_memory()
+    assert torch_mlu._state.C.is_pinned_ptr(host.data_ptr())
+    address = host.data_ptr()
+    del host
+    assert not torch_mlu._state.C.is_pinned_ptr(address)
+
+
+def test_writing_into_an_expanded_tensor_is_refused():
+    target = torch.zeros(1, device="mlu").expand(4)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        target.copy_(torch.arange(4.0))
+
+
+def test_empty_and_scalar_tensors():
+    assert torch.empty(0, 3).to("mlu").cpu().shape == (0, 3)
+    scalar = torch.tensor(3.25).to("mlu")
+    assert scalar.dim() == 0 and scalar.item() == 3.25
+    assert torch.tensor(True, device="mlu").item() is True
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+def test_untyped_storage_on_mlu():
+    storage = torch.UntypedStorage(16, device="mlu")
+    assert storage.device.type == "mlu" and storage.nbytes() == 16
+    assert cnrt.pointerGetAttributes(storage.data_ptr()).type == cnrt.cnrtMemTypeDevice
+    t = torch.arange(4, dtype=torch.int32, device="mlu")
+    shared = t.untyped_storage()
+    assert shared.data_ptr() == t.data_ptr() and shared.nbytes() == 16
+    on_host = shared.cpu()
+    assert on_host.device.type == "cpu" and bytes(on_host) == bytes(torch.arange(4, dtype=torch.int32).numpy())
+    moved = torch.UntypedStorage(torch.arange(3, dtype=torch.uint8).numpy().tobytes()).mlu()
+    assert moved.device.type == "mlu" and list(moved.cpu()) == [0, 1, 2]
+    typed = torch.tensor([1.0, 2.0]).mlu().storage()
+    assert typed.device.type == "mlu" and typed.tolist() == [1.0, 2.0]

@@ -1,0 +1,167 @@
+"""The "mlu" device: a real PrivateUse1 backend (device type, .mlu(), data_ptr = simulated address, printing),
+torch.mlu's device management, the metadata-only kernels and the autoload entry point."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import cnrt
+import torch_mlu
+
+
+def test_the_issue_snippet_trains_like_cpu():
+    torch.manual_seed(0)
+    x_cpu, w_cpu = torch.randn(64, 128), torch.randn(128, 32)
+    x = x_cpu.mlu()
+    w = w_cpu.to("mlu").requires_grad_()
+    loss = (x @ w).relu().sum()
+    loss.backward()
+    torch.mlu.synchronize()
+    w_ref = w_cpu.clone().requires_grad_()
+    loss_ref = (x_cpu @ w_ref).relu().sum()
+    loss_ref.backward()
+    assert loss.device == torch.device("mlu", 0)
+    torch.testing.assert_close(loss.cpu(), loss_ref, rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(w.grad.cpu(), w_ref.grad)
+
+
+def test_device_type_and_tensor_methods():
+    t = torch.zeros(3).mlu()
+    assert t.device.type == "mlu" and t.device.index == 0
+    assert t.is_mlu and not torch.zeros(1).is_mlu
+    assert torch.device("mlu") == torch.device("mlu")
+    assert torch.device("mlu:0").index == 0
+    assert t.get_device() == 0
+    assert torch.empty(2, device="mlu").device == torch.device("mlu:0")
+    module = torch.nn.Linear(2, 3).mlu()
+    assert all(p.device.type == "mlu" for p in module.parameters())
+    assert next(module.cpu().parameters()).device.type == "cpu"
+
+
+def test_data_ptr_is_a_simulated_device_address():
+    t = torch.arange(6, dtype=torch.float32, device="mlu")
+    attributes = cnrt.pointerGetAttributes(t.data_ptr())
+    assert attributes.type == cnrt.cnrtMemTypeDevice and attributes.device == 0
+    view = t[2:]
+    assert view.data_ptr() == t.data_ptr() + 2 * 4
+    # the bytes behind the address are the tensor's
+    host = torch.empty(6, dtype=torch.float32)
+    cnrt.memcpy(host.numpy(), t.data_ptr(), 24, cnrt.cnrtMemcpyDevToHost)
+    assert host.tolist() == [0, 1, 2, 3, 4, 5]
+
+
+def test_printing_shows_the_device():
+    text = str(torch.tensor([1.5, -2.0], device="mlu"))
+    assert text == "tensor([ 1.5000, -2.0000], device='mlu:0')"
+
+
+def test_device_management_functions():
+    assert torch.mlu.is_available()
+    assert torch.mlu.device_count() == 1 == torch.accelerator.device_count()
+    assert torch.mlu.current_device() == 0
+    assert torch.accelerator.current_accelerator() == torch.device("mlu")
+    name = torch.mlu.get_device_name()
+    assert name == cnrt.getDeviceProperties(0).name == "MLU370-X4"
+    properties = torch.mlu.get_device_properties(0)
+    assert properties.total_memory == cnrt.getDeviceProperties(0).totalGlobalMemSize == 1 << 30
+    assert properties.multi_processor_count == properties.cluster_count * properties.core_num_per_cluster > 0
+    assert torch.mlu.get_device_capability() == (properties.major, properties.minor)
+    assert "MLU370-X4" in repr(properties)
+
+
+def test_invalid_device_index_is_an_error():
+    with pytest.raises(IndexError, match="invalid device ordinal 3"):
+        torch.empty(1, device="mlu:3")
+    with pytest.raises(ValueError, match="invalid device"):
+        torch.mlu.set_device(5)
+    with pytest.raises(ValueError, match="Expected an mlu device"):
+        torch.mlu.get_device_properties("cpu")
+
+
+def test_device_context_and_synchronize():
+    with torch.mlu.device(0):
+        assert torch.mlu.current_device() == 0
+    with torch.mlu.device(None):
+        assert torch.mlu.current_device() == 0
+    t = torch.ones(1000, device="mlu") * 3
+    torch.mlu.synchronize()
+    torch.mlu.synchronize("mlu:0")
+    assert t.sum().item() == 3000
+
+
+def test_mixing_cpu_and_mlu_tensors_is_the_usual_error():
+    a, b = torch.ones(3, device="mlu"), torch.ones(3)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device.*mlu:0 and cpu"):
+        a + b
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.mm(torch.ones(2, 2, device="mlu"), torch.ones(2, 2))
+    # a 0-d cpu tensor is a scalar and mixes in, as on CUDA
+    assert (a * torch.tensor(2.0)).cpu().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_views_share_device_memory():
+    t = torch.arange(12, dtype=torch.float32, device="mlu")
+    v = t.view(3, 4)
+    assert v.data_ptr() == t.data_ptr() and v.shape == (3, 4)
+    s = t.as_strided((2, 2), (4, 1), 1)
+    assert s.cpu().tolist() == [[1, 2], [5, 6]]
+    u = t.unfold(0, 4, 4)
+    assert u.shape == (3, 4) and u.data_ptr() == t.data_ptr()
+    r = t.reshape(2, 6)
+    assert r.data_ptr() == t.data_ptr()
+    v.fill_(7)
+    assert t.cpu().tolist() == [7.0] * 12
+
+
+def test_resize_grows_through_a_device_copy_and_keeps_the_values():
+    t = torch.arange(4, dtype=torch.float32, device="mlu")
+    before = t.data_ptr()
+    t.resize_(64)
+    assert t.shape == (64,)
+    assert t.data_ptr() != before  # new device memory; the old bytes were copied on the device
+    assert t[:4].cpu().tolist() == [0, 1, 2, 3]
+    assert cnrt.pointerGetAttributes(t.data_ptr()).type == cnrt.cnrtMemTypeDevice
+    t.resize_(2, 2)  # shrinking keeps the storage
+    assert t.cpu().tolist() == [[0, 1], [2, 3]]
+    empty = torch.empty(0, device="mlu")
+    empty.resize_(3).fill_(1)
+    assert empty.cpu().tolist() == [1, 1, 1]
+    storage = torch.UntypedStorage(8, device="mlu")
+    storage.resize_(64)
+    assert storage.nbytes() == 64 and storage.device.type == "mlu"
+
+
+def test_set_shares_and_grows_storage():
+    a = torch.arange(6, dtype=torch.float32, device="mlu")
+    b = torch.empty(0, device="mlu")
+    b.set_(a)
+    assert b.data_ptr() == a.data_ptr() and b.shape == a.shape
+    c = torch.empty(0, device="mlu").set_(a.untyped_storage(), 2, (2, 2), (2, 1))
+    assert c.cpu().tolist() == [[2, 3], [4, 5]]
+    d = torch.empty(0, device="mlu").set_()
+    assert d.shape == (0,) and d.device.type == "mlu"
+
+
+def test_autoload_entry_point_makes_plain_import_torch_work():
+    code = ("import torch; x = torch.ones(2, device='mlu') + 1; "
+            "print(x.device, x.cpu().tolist(), torch.mlu.is_available(), type(torch.mlu).__name__)")
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "mlu:0 [2.0, 2.0] True module"
+
+
+def test_import_torch_mlu_first_works():
+    code = "import torch_mlu, torch; print(torch.ones(1, device='mlu').device)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "mlu:0"
+
+
+def test_version_and_registered_ops():
+    assert torch_mlu.__version__
+    names = torch_mlu.ops.registered()
+    for op in ("aten::add.Tensor", "aten::_copy_from", "aten::mm", "aten::fill_.Scalar", "aten::addmm"):
+        assert op in names

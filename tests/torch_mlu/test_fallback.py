@@ -1,0 +1,108 @@
+"""The CPU fallback: aten ops without an mlu kernel give CPU's results, warn once per op name, are counted per op
+name, and MLUSIM_TORCH_FALLBACK=error (or torch_mlu.fallback.mode("error")) turns them into errors."""
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+import torch_mlu
+from torch_mlu import fallback
+
+
+def test_results_match_the_cpu_and_each_op_warns_once():
+    x = torch.linspace(-3, 3, 50)
+    with fallback.mode("warn"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = torch.tanh(x.to("mlu"))
+        second = torch.tanh(x.to("mlu") * 2)
+    torch.testing.assert_close(first.cpu(), torch.tanh(x))
+    torch.testing.assert_close(second.cpu(), torch.tanh(x * 2))
+    assert first.device.type == "mlu"
+    messages = [str(w.message) for w in caught if "no native mlu kernel" in str(w.message)]
+    assert messages == ["mlu: aten::tanh.out has no native mlu kernel yet and runs on the CPU (its tensors are copied to "
+                        "the host and back); torch_mlu.fallback.counts() counts such ops, "
+                        "MLUSIM_TORCH_FALLBACK=error forbids them"]
+    assert fallback.counts()["aten::tanh.out"] == 2  # structured ops reach the fallback as their out= form
+
+
+def test_in_place_and_out_forms_write_the_device_tensors():
+    x = torch.linspace(0.1, 2, 10, device="mlu")
+    address = x.data_ptr()
+    x.sqrt_()
+    assert x.data_ptr() == address
+    torch.testing.assert_close(x.cpu(), torch.linspace(0.1, 2, 10).sqrt())
+    out = torch.empty(10, device="mlu")
+    torch.exp(x, out=out)
+    torch.testing.assert_close(out.cpu(), torch.linspace(0.1, 2, 10).sqrt().exp())
+    values, indices = torch.sort(torch.tensor([3.0, 1.0, 2.0], device="mlu"))
+    assert values.device.type == indices.device.type == "mlu"
+    assert values.cpu().tolist() == [1.0, 2.0, 3.0] and indices.cpu().tolist() == [1, 2, 0]
+    assert fallback.counts()["aten::sqrt.out"] == 1  # sqrt_ reaches the fallback as sqrt.out
+
+
+def test_error_mode_refuses_a_fallback_and_names_the_op():
+    x = torch.ones(4, device="mlu")
+    with fallback.mode("error"):
+        assert (x + x).cpu().tolist() == [2.0] * 4  # native: allowed
+        with pytest.raises(NotImplementedError, match="aten::tanh.out has no native mlu kernel, and "
+                                                      "MLUSIM_TORCH_FALLBACK=error forbids"):
+            torch.tanh(x)
+    assert fallback.get_mode() == "silent"
+    with pytest.raises(ValueError, match="expected one of warn, silent, error"):
+        fallback.set_mode("loud")
+
+
+def test_a_native_kernel_falls_back_for_what_it_does_not_serve():
+    flags = torch.tensor([True, False], device="mlu")
+    assert (flags * flags).cpu().tolist() == [True, False]  # bool arithmetic: no cnnl kernel, so the CPU
+    assert fallback.counts()["aten::mul.Tensor"] == 1
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
+        flags - flags  # the CPU kernel's own error
+
+
+def test_mixed_devices_in_a_fallback_op_are_the_usual_error():
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least two "
+                                           "devices, mlu:0 and cpu"):
+        torch.atan2(torch.ones(3, device="mlu"), torch.ones(3))
+    # a 0-d cpu tensor is a scalar operand, as on CUDA
+    assert torch.atan2(torch.ones(2, device="mlu"), torch.tensor(1.0)).device.type == "mlu"
+    # cpu indices into a device tensor are allowed, as on CUDA
+    assert torch.arange(5.0, device="mlu")[torch.tensor([4, 0])].cpu().tolist() == [4.0, 0.0]
+
+
+def test_counts_reset():
+    torch.cos(torch.ones(1, device="mlu"))
+    assert "aten::cos.out" in fallback.counts()
+    fallback.reset()
+    assert fallback.counts() == {}
+
+
+def test_environment_variable_sets_error_mode():
+    code = ("import torch, torch_mlu\n"
+            "x = torch.ones(2, device='mlu') + 1\n"
+            "try:\n"
+            "    torch.tanh(x)\n"
+            "except NotImplementedError as e:\n"
+            "    print('refused', 'aten::tanh' in str(e))\n")
+    env = dict(os.environ, MLUSIM_TORCH_FALLBACK="error")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "refused True"
+    env["MLUSIM_TORCH_FALLBACK"] = "sometimes"
+    out = subprocess.run([sys.executable, "-c", "import torch_mlu"], capture_output=True, text=True, env=env,
+                         timeout=240)
+    assert out.returncode != 0
+    assert "MLUSIM_TORCH_FALLBACK='sometimes': expected one of warn, silent, error" in out.stderr
+
+
+def test_registered_native_ops_do_not_fall_back():
+    a = torch.randn(8, 8, device="mlu")
+    with fallback.mode("error"):
+        b = (a + a) * a - a / (a.abs() + 1) if False else (a + a) * a - a / 2
+        c = a @ b
+        torch.addmm(a, b, c).zero_().fill_(2.0)
+        b.copy_(c).cpu()
+    assert not any(name in fallback.counts() for name in torch_mlu.ops.registered())

@@ -1,0 +1,192 @@
+"""The stream-ordered caching allocator: rounding and pools, reuse on the same stream at once, no sync on free,
+other streams only after the work is done, record_stream, statistics, empty_cache, out-of-memory recovery."""
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cnrt
+from mlusim import device as devices
+
+MiB = 1 << 20
+
+
+def _pending_marker(stream):
+    notifier = cnrt.notifierCreate()
+    cnrt.placeNotifier(notifier, stream.mlu_stream)
+    return notifier
+
+
+def test_sizes_round_to_512_bytes_from_2_mib_segments():
+    t = torch.empty(100, dtype=torch.uint8, device="mlu")
+    assert torch.mlu.memory_allocated() == 512
+    assert torch.mlu.memory_reserved() == 2 * MiB
+    stats = torch.mlu.memory_stats()
+    assert stats["allocation.all.current"] == 1 and stats["allocation.small_pool.current"] == 1
+    assert stats["segment.small_pool.current"] == 1 and stats["segment.large_pool.current"] == 0
+    assert stats["requested_bytes.all.current"] == 100
+    u = torch.empty(600, dtype=torch.uint8, device="mlu")
+    assert torch.mlu.memory_allocated() == 512 + 1024
+    assert u.data_ptr() == t.data_ptr() + 512  # carved from the same segment
+    assert torch.mlu.memory_stats()["segment.all.current"] == 1
+    del t, u
+    assert torch.mlu.memory_allocated() == 0
+    assert torch.mlu.memory_reserved() == 2 * MiB  # cached, not returned to cnrt
+
+
+def test_large_pool_segments():
+    a = torch.empty(5 * MiB, dtype=torch.uint8, device="mlu")
+    assert torch.mlu.memory_reserved() == 20 * MiB  # requests under 10 MiB share 20 MiB segments
+    b = torch.empty(3 * MiB, dtype=torch.uint8, device="mlu")
+    assert torch.mlu.memory_reserved() == 20 * MiB and b.data_ptr() == a.data_ptr() + 5 * MiB
+    c = torch.empty(13 * MiB + 1, dtype=torch.uint8, device="mlu")  # more than the 12 MiB left
+    assert torch.mlu.memory_reserved() == 20 * MiB + 14 * MiB  # its own segment, rounded up to 2 MiB
+    stats = torch.mlu.memory_stats()
+    # a large block keeps a remainder of up to 1 MiB rather than splitting it off (as CUDA's allocator)
+    assert stats["segment.large_pool.current"] == 2 and stats["allocated_bytes.large_pool.current"] == \
+        5 * MiB + 3 * MiB + 14 * MiB
+    assert stats["requested_bytes.large_pool.current"] == 5 * MiB + 3 * MiB + 13 * MiB + 1
+    del a, b, c
+
+
+def test_a_freed_block_is_reused_at_once_on_the_same_stream_without_waiting(gates):
+    stream = torch.mlu.current_stream()
+    t = torch.ones(256, device="mlu")
+    gate = gates(stream)
+    t.add_(t)  # queued behind the blocked host function
+    address = t.data_ptr()
+    marker = _pending_marker(stream)
+    del t  # must not wait for the queue
+    assert cnrt.queryNotifier(marker) == cnrt.cnrtErrorNotReady
+    u = torch.empty(256, device="mlu")
+    assert u.data_ptr() == address  # same stream: its work on the block comes first
+    u.fill_(5)
+    assert cnrt.queryNotifier(marker) == cnrt.cnrtErrorNotReady
+    gate.set()
+    torch.mlu.synchronize()
+    assert u.cpu().tolist() == [5.0] * 256
+
+
+def test_another_stream_reuses_a_block_only_after_the_work_on_it_is_done(gates):
+    default = torch.mlu.current_stream()
+    side = torch.mlu.Stream()
+    t = torch.empty(5 * MiB, dtype=torch.uint8, device="mlu")
+    gate = gates(default)
+    t.fill_(1)
+    address = t.data_ptr()
+    del t  # its 20 MiB segment is free again, but the default queue has not run the fill yet
+    with torch.mlu.stream(side):
+        x = torch.empty(5 * MiB, dtype=torch.uint8, device="mlu")
+    assert x.data_ptr() != address and torch.mlu.memory_reserved() == 40 * MiB
+    gate.set()
+    default.synchronize()
+    with torch.mlu.stream(side):
+        y = torch.empty(16 * MiB, dtype=torch.uint8, device="mlu")  # more than the 15 MiB left of side's segment
+    assert y.data_ptr() == address  # the default queue is idle: its free block serves the side stream
+    assert torch.mlu.memory_reserved() == 40 * MiB
+    del x, y
+
+
+def test_record_stream_keeps_a_block_until_the_other_stream_is_done(gates):
+    side = torch.mlu.Stream()
+    t = torch.ones(256, device="mlu")
+    gate = gates(side)
+    with torch.mlu.stream(side):
+        t.add_(t)
+    t.record_stream(side)
+    address = t.data_ptr()
+    del t
+    u = torch.empty(256, device="mlu")  # same stream as the freed block, but the block is still used on `side`
+    assert u.data_ptr() != address
+    assert torch.mlu.memory_stats()["active.all.current"] == 2  # the recorded block is still active
+    gate.set()
+    side.synchronize()
+    v = torch.empty(256, device="mlu")
+    assert v.data_ptr() == address
+
+
+def test_peaks_reset_and_accumulated_stats():
+    a = torch.empty(10 * MiB, dtype=torch.uint8, device="mlu")
+    del a
+    assert torch.mlu.max_memory_allocated() == 10 * MiB and torch.mlu.memory_allocated() == 0
+    torch.mlu.reset_peak_memory_stats()
+    assert torch.mlu.max_memory_allocated() == 0
+    assert torch.mlu.max_memory_reserved() == torch.mlu.memory_reserved() == 10 * MiB
+    stats = torch.mlu.memory_stats()
+    assert stats["allocated_bytes.all.allocated"] == stats["allocated_bytes.all.freed"] == 10 * MiB
+    torch.mlu.reset_accumulated_memory_stats()
+    assert torch.mlu.memory_stats()["allocated_bytes.all.allocated"] == 0
+
+
+def test_empty_cache_gives_segments_back_to_cnrt():
+    free_before, total = torch.mlu.mem_get_info()
+    assert (free_before, total) == cnrt.memGetInfo()
+    a = torch.empty(30 * MiB, dtype=torch.uint8, device="mlu")
+    b = torch.empty(1000, device="mlu")
+    del a
+    assert torch.mlu.mem_get_info()[0] < free_before - 30 * MiB
+    torch.mlu.empty_cache()
+    assert torch.mlu.memory_reserved() == 2 * MiB  # b's segment stays
+    del b
+    torch.mlu.empty_cache()
+    assert torch.mlu.memory_reserved() == 0
+    assert torch.mlu.mem_get_info() == (free_before, total)
+
+
+def test_out_of_memory_frees_the_cache_once_then_raises_with_the_sizes():
+    devices.configure(memory=64 * MiB)
+    a = torch.empty(40 * MiB, dtype=torch.uint8, device="mlu")
+    del a  # 40 MiB stay cached
+    b = torch.empty(50 * MiB, dtype=torch.uint8, device="mlu")  # fits only after the cache is released
+    stats = torch.mlu.memory_stats()
+    assert stats["num_alloc_retries"] == 1 and stats["num_ooms"] == 0
+    with pytest.raises(torch.OutOfMemoryError, match=r"Tried to allocate 100\.00 MiB\. MLU 0 has a total capacity "
+                                                     r"of 64\.00 MiB") as error:
+        torch.empty(100 * MiB, dtype=torch.uint8, device="mlu")
+    assert "50.00 MiB is allocated by PyTorch" in str(error.value)
+    assert torch.mlu.memory_stats()["num_ooms"] == 1
+    del b
+    c = torch.ones(60 * MiB // 4, device="mlu")  # recovers: the memory is usable again
+    assert c[-1].item() == 1.0
+    assert isinstance(error.value, torch.mlu.OutOfMemoryError)
+
+
+def test_torch_accelerator_memory_functions_see_the_allocator():
+    a = torch.empty(3000, dtype=torch.uint8, device="mlu")
+    assert torch.accelerator.memory_allocated() == torch.mlu.memory_allocated() == 3072
+    assert torch.accelerator.memory_reserved() == 2 * MiB
+    assert torch.accelerator.memory_stats()["allocation.all.current"] == 1
+    del a
+    torch.accelerator.empty_cache()
+    assert torch.mlu.memory_reserved() == 0
+
+
+def test_summary_and_snapshot():
+    a = torch.empty(1000, device="mlu")
+    summary = torch.mlu.memory_summary()
+    assert "Allocated memory" in summary and "MLU reserved memory" in summary and "3.91 KiB" in summary
+    (segment,) = torch.mlu.memory_snapshot()
+    assert segment["total_size"] == 2 * MiB and segment["segment_type"] == "small"
+    assert segment["blocks"][0] == {"address": a.data_ptr(), "size": 4096, "requested_size": 4000,
+                                    "state": "active_allocated"}
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 3 * MiB)), min_size=1, max_size=25))
+def test_live_tensors_never_overlap_and_keep_their_bytes(steps):
+    live = []
+    for index, (allocate, nbytes) in enumerate(steps):
+        if allocate or not live:
+            live.append((torch.empty(nbytes, dtype=torch.uint8, device="mlu").fill_(index % 251), index % 251))
+        else:
+            live.pop(index % len(live))
+    spans = sorted((t.data_ptr(), t.data_ptr() + t.numel()) for t, _ in live)
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+    rounded = sum(max(512, -(-t.numel() // 512) * 512) for t, _ in live)
+    large = sum(t.numel() > MiB for t, _ in live)  # a large block may keep a remainder of up to 1 MiB
+    assert rounded <= torch.mlu.memory_allocated() <= rounded + large * MiB
+    assert torch.mlu.memory_allocated() <= torch.mlu.memory_reserved()
+    assert all(int(t.min().item()) == int(t.max().item()) == value for t, value in live)
+    live.clear()
+    assert torch.mlu.memory_allocated() == 0
+

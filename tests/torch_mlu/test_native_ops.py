@@ -1,0 +1,183 @@
+"""The native kernels of this issue against torch's CPU kernels: add/sub/mul/div (Tensor, Scalar, in-place, out=,
+alpha, type promotion, broadcasting, strides), fill_/zero_, and the matrix products (mm, addmm, bmm, matmul, linear),
+none of them falling back to the CPU."""
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from torch_mlu import fallback
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+NUMBERS = FLOATS + [torch.int32, torch.int64, torch.int16, torch.uint8]
+TOLERANCE = {torch.float16: dict(rtol=1e-3, atol=1e-3), torch.bfloat16: dict(rtol=8e-3, atol=8e-3)}
+
+
+def _values(shape, dtype, seed):
+    generator = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        return (torch.randn(shape, generator=generator) * 10).to(dtype)
+    low = 0 if dtype == torch.uint8 else -50
+    return torch.randint(low, 50, shape, generator=generator).to(dtype)
+
+
+def _check(device_result, cpu_result):
+    assert device_result.device.type == "mlu"
+    assert device_result.dtype == cpu_result.dtype and device_result.shape == cpu_result.shape
+    torch.testing.assert_close(device_result.cpu(), cpu_result, equal_nan=True,
+                               **TOLERANCE.get(cpu_result.dtype, {}))
+
+
+shapes = st.lists(st.integers(1, 4), min_size=0, max_size=3)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["add", "sub", "mul", "div"]), st.sampled_from(NUMBERS), shapes, shapes,
+       st.integers(0, 1000))
+def test_binary_tensor_ops_match_cpu_with_broadcasting(name, dtype, left_shape, right_shape, seed):
+    try:
+        torch.broadcast_shapes(left_shape, right_shape)
+    except RuntimeError:
+        return
+    a, b = _values(left_shape, dtype, seed), _values(right_shape, dtype, seed + 1)
+    if name == "div":
+        b = torch.where(b == 0, torch.ones_like(b), b)
+    op = getattr(torch, name)
+    with fallback.mode("error"):
+        result = op(a.to("mlu"), b.to("mlu"))
+    _check(result, op(a, b))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+def test_scalar_forms_alpha_and_promotion(dtype):
+    a = _values((3, 4), dtype, 1)
+    d = a.to("mlu")
+    for device_result, cpu_result in [
+        (d + 3, a + 3), (d * 2, a * 2), (d - 1, a - 1), (d / 4, a / 4),
+        (d + 1.5, a + 1.5), (2 * d, 2 * a),
+        (torch.add(d, d, alpha=2), torch.add(a, a, alpha=2)), (torch.sub(d, d, alpha=3), torch.sub(a, a, alpha=3)),
+        (torch.ops.aten.add.Scalar(d, 2), torch.ops.aten.add.Scalar(a, 2)),
+        (torch.ops.aten.mul.Scalar(d, 3), torch.ops.aten.mul.Scalar(a, 3)),
+        (d * torch.tensor(2, dtype=torch.int64), a * torch.tensor(2, dtype=torch.int64)),
+    ]:
+        _check(device_result, cpu_result)
+    assert fallback.counts() == {}
+
+
+def test_mixed_dtypes_promote_like_cpu():
+    pairs = [(torch.float16, torch.float32), (torch.int32, torch.float64), (torch.int64, torch.int16),
+             (torch.uint8, torch.int8), (torch.bfloat16, torch.float16)]
+    for left, right in pairs:
+        a, b = _values((5,), left, 3), _values((5,), right, 4)
+        for op in (torch.add, torch.mul, torch.sub):
+            _check(op(a.to("mlu"), b.to("mlu")), op(a, b))
+        _check(torch.div(a.to("mlu"), b.to("mlu") + 100), torch.div(a, b + 100))
+    ints = torch.tensor([7, -7, 3])
+    _check(ints.to("mlu") / 2, ints / 2)  # true division of integers gives floats
+
+
+def test_in_place_and_out_forms():
+    a = torch.randn(4, 5)
+    d = a.to("mlu")
+    address = d.data_ptr()
+    d.add_(torch.ones(5, device="mlu"), alpha=2).mul_(3).sub_(1).div_(2)
+    assert d.data_ptr() == address
+    _check(d, ((a + 2) * 3 - 1) / 2)
+    out = torch.empty(0, device="mlu")
+    torch.mul(d, d, out=out)
+    _check(out, torch.mul(d.cpu(), d.cpu()))
+    half_out = torch.empty(4, 5, dtype=torch.float16, device="mlu")
+    torch.add(d, 1, out=half_out)  # the result is cast into out's dtype
+    _check(half_out, (d.cpu() + 1).half())
+    ints = torch.ones(3, dtype=torch.int32, device="mlu")
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Int"):
+        ints.add_(1.5)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        torch.ones(3, device="mlu").add_(torch.ones(2, 3, device="mlu"))
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
+        torch.add(ints, ints, alpha=0.5)
+
+
+def test_strided_operands_and_special_values():
+    a = torch.randn(6, 4)
+    d = a.to("mlu")
+    _check(d.t() + d.t(), a.t() + a.t())
+    _check(d[::2] * d[1::2], a[::2] * a[1::2])
+    special = torch.tensor([float("inf"), -float("inf"), float("nan"), -0.0, 0.0, 1e-45])
+    s = special.to("mlu")
+    _check(s + s, special + special)
+    _check(s * -1, special * -1)
+    _check(s / s, special / special)
+    _check(s - s, special - special)
+    big = torch.tensor([60000.0], dtype=torch.float16)
+    _check(big.to("mlu") + big.to("mlu"), big + big)  # half overflow to inf, as on the CPU
+    empty = torch.empty(0, 3, device="mlu")
+    assert (empty + empty).shape == (0, 3)
+
+
+def test_fill_and_zero():
+    t = torch.empty(3, 4, device="mlu")
+    t.fill_(2.5)
+    assert t.cpu().tolist() == [[2.5] * 4] * 3
+    t[:, 1].fill_(-1)  # a strided view
+    assert t.cpu()[:, 1].tolist() == [-1.0] * 3 and t.cpu()[:, 0].tolist() == [2.5] * 3
+    t.zero_()
+    assert t.cpu().abs().sum().item() == 0
+    ints = torch.empty(4, dtype=torch.int32, device="mlu").fill_(2.9)
+    assert ints.cpu().tolist() == [2] * 4  # truncated, as on the CPU
+    with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without overflow"):
+        torch.empty(2, dtype=torch.uint8, device="mlu").fill_(300)
+    flags = torch.empty(2, dtype=torch.bool, device="mlu").fill_(3)
+    assert flags.cpu().tolist() == [True, True]
+    t.fill_(torch.tensor(7.0, device="mlu"))  # read on the device
+    assert t.cpu().tolist() == [[7.0] * 4] * 3
+    t.fill_(torch.tensor(-2))  # a cpu 0-d value
+    assert t.cpu().tolist() == [[-2.0] * 4] * 3
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
+        t.fill_(torch.ones(2, device="mlu"))
+    assert torch.zeros(2, 2, device="mlu").cpu().tolist() == [[0, 0], [0, 0]]
+    assert torch.full((2,), 4, device="mlu").cpu().tolist() == [4, 4]
+    assert fallback.counts() == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_matrix_products_match_cpu(dtype):
+    a, b, bias = _values((5, 7), dtype, 1), _values((7, 3), dtype, 2), _values((3,), dtype, 3)
+    da, db, dbias = a.to("mlu"), b.to("mlu"), bias.to("mlu")
+    tolerance = dict(rtol=2e-2, atol=2e-1) if dtype in (torch.float16, torch.bfloat16) else {}
+
+    def check(device_result, cpu_result):
+        assert device_result.device.type == "mlu" and device_result.dtype == dtype
+        torch.testing.assert_close(device_result.cpu(), cpu_result, **tolerance)
+
+    with fallback.mode("error"):
+        check(da @ db, a @ b)
+        check(db.t() @ da.t(), b.t() @ a.t())  # transposed operands: cnnl's transpose flags
+        check(torch.addmm(dbias, da, db, beta=0.5, alpha=2), torch.addmm(bias, a, b, beta=0.5, alpha=2))
+        check(torch.nn.functional.linear(da, db.t(), dbias), torch.nn.functional.linear(a, b.t(), bias))
+        a3, b3 = _values((2, 4, 5), dtype, 4), _values((2, 5, 3), dtype, 5)
+        check(torch.bmm(a3.to("mlu"), b3.to("mlu")), torch.bmm(a3, b3))
+        check(a3.to("mlu") @ b.to("mlu")[:5], a3 @ b[:5])  # torch.matmul folds batches into mm
+        check(torch.mm(da[:, :0], db[:0]), torch.mm(a[:, :0], b[:0]))  # an empty inner dimension: zeros
+        out = torch.empty(5, 3, dtype=dtype, device="mlu")
+        torch.mm(da, db, out=out)
+        check(out, a @ b)
+
+
+def test_matrix_product_errors_are_torchs():
+    a = torch.ones(2, 3, device="mlu")
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"):
+        a @ a
+    with pytest.raises(RuntimeError, match="expected mat1 and mat2 to have the same dtype"):
+        torch.mm(a, torch.ones(3, 2, dtype=torch.float64, device="mlu"))
+
+
+def test_autograd_through_native_ops():
+    a = torch.randn(4, 3, requires_grad=True)
+    b = torch.randn(3, 2, requires_grad=True)
+    da = a.detach().to("mlu").requires_grad_()
+    db = b.detach().to("mlu").requires_grad_()
+    ((da @ db) * 2 - da.sum() / 3).sum().backward()
+    ((a @ b) * 2 - a.sum() / 3).sum().backward()
+    torch.testing.assert_close(da.grad.cpu(), a.grad)
+    torch.testing.assert_close(db.grad.cpu(), b.grad)

@@ -1,0 +1,89 @@
+"""Build and load the C++ part of torch_mlu (csrc/mlu.cpp) with torch.utils.cpp_extension.
+
+The source ships as package data, so this works from an installed (non-editable) package too. The module is built
+on first import and cached on disk in a per-user directory keyed by the torch version, the Python ABI and a hash
+of the source and the compiler flags: later imports load the cached library directly (no compiler run), and a new
+torch or a changed source builds a fresh one beside the old.
+
+  MLUSIM_TORCH_CACHE   where the builds are kept (default: $XDG_CACHE_HOME/mlusim/torch_mlu, else
+                       ~/.cache/mlusim/torch_mlu)
+  MLUSIM_TORCH_VERBOSE 1 shows the compiler's output
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+NAME = "torch_mlu_C"
+SOURCE = Path(__file__).with_name("csrc") / "mlu.cpp"
+#: -O1: the C++ part forwards to Python, so optimisation buys little and -O2 costs compile time
+CFLAGS = ("-O1", "-fvisibility=hidden")
+#: Written after a successful build: a library without it may still be being linked by another process.
+READY = "ready"
+
+
+def cache_root() -> Path:
+    """The per-user directory that holds the builds."""
+    configured = os.environ.get("MLUSIM_TORCH_CACHE")
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mlusim" / "torch_mlu"
+
+
+def build_key() -> str:
+    """torch version, Python ABI and a hash of (source, flags): one build directory per distinct combination."""
+    digest = hashlib.sha256(SOURCE.read_bytes())
+    digest.update(" ".join(CFLAGS).encode())
+    version = torch.__version__.replace("+", "_")
+    return f"torch-{version}-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}"
+
+
+def build_directory() -> Path:
+    return cache_root() / build_key()
+
+
+def _library(directory: Path) -> Path:
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[-1] if sys.platform == "win32" else ".so"
+    return directory / f"{NAME}{suffix}"
+
+
+def _import(path: Path):
+    spec = importlib.util.spec_from_file_location(NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[NAME] = module
+    return module
+
+
+def _build(directory: Path):
+    from torch.utils import cpp_extension
+
+    directory.mkdir(parents=True, exist_ok=True)
+    verbose = os.environ.get("MLUSIM_TORCH_VERBOSE", "") not in ("", "0")
+    print(f"torch_mlu: building the C++ part for torch {torch.__version__} in {directory} (once; takes a minute)",
+          file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    module = cpp_extension.load(name=NAME, sources=[str(SOURCE)], extra_cflags=list(CFLAGS),
+                                build_directory=str(directory), verbose=verbose, with_cuda=False)
+    (directory / READY).write_text(f"{time.perf_counter() - started:.1f} s\n")
+    return module
+
+
+def load():
+    """The extension module: the cached build when there is one, else a fresh build (serialised across processes
+    by cpp_extension's lock file in the build directory)."""
+    if NAME in sys.modules:
+        return sys.modules[NAME]
+    directory = build_directory()
+    library = _library(directory)
+    if (directory / READY).exists() and library.exists():
+        return _import(library)
+    return _build(directory)

@@ -1,0 +1,141 @@
+"""torch.mlu's memory functions over the caching allocator (torch_mlu/_allocator.py), with torch.cuda's names and
+statistics (memory_stats keys such as "allocated_bytes.all.current")."""
+from __future__ import annotations
+
+import collections
+
+from .. import _state
+from .._allocator import POOLS, format_size
+from ._utils import checked_index
+
+
+def _allocator():
+    return _state.runtime.allocator
+
+
+def memory_stats_as_nested_dict(device=None) -> dict:
+    """torch.mlu.memory_stats_as_nested_dict: the allocator statistics of a device as nested dicts."""
+    index = checked_index(device)
+    with _allocator()._lock:
+        return _allocator().stats(index).nested()
+
+
+def memory_stats(device=None) -> "collections.OrderedDict[str, int]":
+    """torch.mlu.memory_stats: flat, sorted statistics ("allocated_bytes.all.current", "num_ooms", ...)."""
+    flat = []
+
+    def visit(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                visit(f"{prefix}.{key}" if prefix else key, inner)
+        else:
+            flat.append((prefix, value))
+
+    visit("", memory_stats_as_nested_dict(device))
+    flat.sort()
+    return collections.OrderedDict(flat)
+
+
+def _stat(name: str, field: str, device) -> int:
+    return memory_stats_as_nested_dict(device)[name]["all"][field]
+
+
+def memory_allocated(device=None) -> int:
+    """torch.mlu.memory_allocated: bytes held by tensors (rounded block sizes) on the device."""
+    return _stat("allocated_bytes", "current", device)
+
+
+def max_memory_allocated(device=None) -> int:
+    """torch.mlu.max_memory_allocated: peak of memory_allocated since start or reset_peak_memory_stats."""
+    return _stat("allocated_bytes", "peak", device)
+
+
+def memory_reserved(device=None) -> int:
+    """torch.mlu.memory_reserved: bytes the caching allocator holds from cnrt (allocated + cached)."""
+    return _stat("reserved_bytes", "current", device)
+
+
+def max_memory_reserved(device=None) -> int:
+    """torch.mlu.max_memory_reserved: peak of memory_reserved."""
+    return _stat("reserved_bytes", "peak", device)
+
+
+def memory_cached(device=None) -> int:
+    """Deprecated name of memory_reserved."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None) -> int:
+    """Deprecated name of max_memory_reserved."""
+    return max_memory_reserved(device)
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """torch.mlu.reset_peak_memory_stats: every peak becomes the current value."""
+    _allocator().reset_peak(checked_index(device))
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    """Deprecated: reset_peak_memory_stats."""
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None) -> None:
+    """Deprecated: reset_peak_memory_stats."""
+    reset_peak_memory_stats(device)
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    """torch.mlu.reset_accumulated_memory_stats: the allocated/freed totals and the counters restart at 0."""
+    _allocator().reset_accumulated(checked_index(device))
+
+
+def empty_cache() -> None:
+    """torch.mlu.empty_cache: give the cached, unused segments back to cnrt (cnrtFree)."""
+    _allocator().empty_cache()
+
+
+def mem_get_info(device=None) -> tuple[int, int]:
+    """torch.mlu.mem_get_info: (free, total) bytes of the device's simulated GDRAM (cnrtMemGetInfo)."""
+    return _state.runtime.mem_get_info(checked_index(device))
+
+
+def memory_snapshot(device=None) -> list[dict]:
+    """torch.mlu.memory_snapshot: the allocator's segments and their blocks."""
+    return _allocator().snapshot(checked_index(device))
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """torch.mlu.memory_summary: a readable table of the allocator statistics of a device."""
+    index = checked_index(device)
+    stats = memory_stats_as_nested_dict(index)
+    rows = [("Allocated memory", "allocated_bytes", True), ("Active memory", "active_bytes", True),
+            ("Requested memory", "requested_bytes", True), ("MLU reserved memory", "reserved_bytes", True),
+            ("Non-releasable memory", "inactive_split_bytes", True), ("Allocations", "allocation", False),
+            ("Active allocs", "active", False), ("MLU reserved segments", "segment", False),
+            ("Non-releasable allocs", "inactive_split", False)]
+    width = 75
+    lines = ["=" * width, f" PyTorch MLU memory summary, device ID {index:<6d}".ljust(width - 1) + "|",
+             "-" * width,
+             f" MLU OOMs: {stats['num_ooms']:<13d} | cudaMalloc retries: {stats['num_alloc_retries']:<9d}"
+             .replace("cudaMalloc", "cnrtMalloc").ljust(width - 1) + "|",
+             "=" * width,
+             f" {'Metric':<25}| {'Cur Usage':>10} | {'Peak Usage':>10} | {'Tot Alloc':>10} | {'Tot Freed':>10} |",
+             "-" * width]
+    for title, name, is_bytes in rows:
+        pools = POOLS[:1] if abbreviated else POOLS
+        for pool in pools:
+            entry = stats[name][pool]
+            show = format_size if is_bytes else str
+            label = title if pool == "all" else f"      from {pool.replace('_pool', '')} pool"
+            lines.append(f" {label:<25}| {show(entry['current']):>10} | {show(entry['peak']):>10} | "
+                         f"{show(entry['allocated']):>10} | {show(entry['freed']):>10} |")
+        lines.append("-" * width)
+    lines.append("=" * width)
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["memory_stats", "memory_stats_as_nested_dict", "memory_allocated", "max_memory_allocated",
+           "memory_reserved", "max_memory_reserved", "memory_cached", "max_memory_cached",
+           "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
+           "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "memory_snapshot", "memory_summary"]

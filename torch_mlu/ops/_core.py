@@ -1,0 +1,147 @@
+"""What every native mlu op is written with: registration, dtype mapping, cached cnnl descriptors, the cnnl handle
+of the current stream, outputs from the caching allocator, the same-device check and the CPU fallback.
+
+A native op is a Python function registered for the PrivateUse1 key (see docs/torch.md, "Adding an op"):
+
+    @register("aten::neg")
+    def neg(self):
+        if not cnnl_dtype_ok(self):
+            return fallback(aten.neg.default, self)
+        out = empty_like_dense(self)
+        cnnl.negTensor(handle(out), desc(self), self.data_ptr(), desc(out), out.data_ptr())
+        return out
+"""
+from __future__ import annotations
+
+import threading
+
+import torch
+
+import cnnl
+
+from .. import _state
+
+aten = torch.ops.aten
+
+#: the library that holds every native mlu kernel
+LIBRARY = torch.library.Library("aten", "IMPL")
+#: registered op name ("aten::add.Tensor") -> Python kernel
+REGISTERED: dict[str, object] = {}
+
+TORCH_TO_CNNL = {
+    torch.float32: cnnl.CNNL_DTYPE_FLOAT, torch.float16: cnnl.CNNL_DTYPE_HALF,
+    torch.bfloat16: cnnl.CNNL_DTYPE_BFLOAT16, torch.float64: cnnl.CNNL_DTYPE_DOUBLE,
+    torch.int8: cnnl.CNNL_DTYPE_INT8, torch.int16: cnnl.CNNL_DTYPE_INT16, torch.int32: cnnl.CNNL_DTYPE_INT32,
+    torch.int64: cnnl.CNNL_DTYPE_INT64, torch.uint8: cnnl.CNNL_DTYPE_UINT8, torch.bool: cnnl.CNNL_DTYPE_BOOL,
+}
+FLOATING = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
+
+
+def register(*names: str):
+    """Decorator: register the function as the mlu (PrivateUse1) kernel of each aten overload named, e.g.
+    "aten::add.Tensor" or "add.Tensor" (the overload's full name; ".default" for the default overload)."""
+
+    def wrap(kernel):
+        for name in names:
+            qualified = name if name.startswith("aten::") else f"aten::{name}"
+            short = qualified[len("aten::"):]
+            if short.endswith(".default"):
+                short = short[:-len(".default")]
+            LIBRARY.impl(short, kernel, "PrivateUse1")
+            REGISTERED[qualified] = kernel
+        return kernel
+
+    return wrap
+
+
+def cnnl_dtype(dtype: torch.dtype) -> int:
+    """The cnnlDataType_t of a torch dtype (KeyError for one cnnl lacks)."""
+    return TORCH_TO_CNNL[dtype]
+
+
+def cnnl_dtype_ok(*tensors: torch.Tensor) -> bool:
+    """True when cnnl has a data type for each tensor's dtype."""
+    return all(t.dtype in TORCH_TO_CNNL for t in tensors)
+
+
+# ---- descriptors ------------------------------------------------------------------------------------------------
+_descriptors: dict[tuple, object] = {}
+_descriptor_lock = threading.Lock()
+#: descriptors are small; past this many distinct (shape, strides, dtype) the cache starts over
+DESCRIPTOR_CACHE_SIZE = 8192
+
+
+def desc_for(shape: tuple, strides: tuple, dtype: torch.dtype):
+    """A cnnl tensor descriptor (CNNL_LAYOUT_ARRAY) for (shape, strides in elements, dtype), made once and cached:
+    a 0-d tensor is described as {1}. Descriptors are never changed after they are made, so sharing is safe."""
+    key = (shape, strides, dtype)
+    found = _descriptors.get(key)
+    if found is not None:
+        return found
+    made = cnnl.createTensorDescriptor()
+    dims, steps = (list(shape), list(strides)) if shape else ([1], [1])
+    cnnl.setTensorDescriptorEx_v2(made, cnnl.CNNL_LAYOUT_ARRAY, TORCH_TO_CNNL[dtype], dims, steps)
+    with _descriptor_lock:
+        if len(_descriptors) >= DESCRIPTOR_CACHE_SIZE:
+            _descriptors.clear()
+        _descriptors[key] = made
+    return made
+
+
+def desc(tensor: torch.Tensor):
+    """The cached cnnl descriptor of a tensor's shape, strides and dtype (pass tensor.data_ptr() with it)."""
+    return desc_for(tuple(tensor.shape), tensor.stride(), tensor.dtype)
+
+
+# ---- handles and outputs ------------------------------------------------------------------------------------------
+def stream_id(device_index: int) -> int:
+    """The current stream of a device in this thread."""
+    return _state.C.current_stream_id(device_index)
+
+
+def handle(tensor: torch.Tensor):
+    """The cnnl handle of the current stream of the tensor's device: ops on it run in stream order."""
+    index = tensor.device.index
+    return _state.runtime.streams.handle(index, _state.C.current_stream_id(index))
+
+
+def handle_of(device_index: int):
+    return _state.runtime.streams.handle(device_index, _state.C.current_stream_id(device_index))
+
+
+def empty(shape, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A new dense tensor on `device` from the caching allocator (allocated on that device's current stream)."""
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
+def workspace(nbytes: int, device: torch.device):
+    """(address, tensor keeping it alive) of `nbytes` of device scratch from the caching allocator; (None, None)
+    for 0 bytes. Keep the tensor until the op is queued: freeing is stream-ordered, so it may then go."""
+    if nbytes == 0:
+        return None, None
+    scratch = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    return scratch.data_ptr(), scratch
+
+
+# ---- checks and the fallback --------------------------------------------------------------------------------------
+def check_same_device(*tensors: torch.Tensor) -> torch.device:
+    """The common device of the tensors, with torch's usual error when they differ (0-d cpu tensors are scalars
+    and may mix in, as in TensorIterator)."""
+    device = None
+    for tensor in tensors:
+        where = tensor.device
+        if where.type == "cpu" and tensor.dim() == 0:
+            continue
+        if device is None:
+            device = where
+        elif where != device:
+            first, second = (device, where) if device.type == "mlu" else (where, device)
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{first} and {second}!")
+    return device
+
+
+def fallback(op, *args, **kwargs):
+    """Run aten overload `op` (e.g. aten.add.Tensor) through the CPU fallback: counted, warned once, refused in
+    MLUSIM_TORCH_FALLBACK=error mode (torch_mlu.fallback)."""
+    return _state.C.run_fallback(op._handle, *args, **kwargs)

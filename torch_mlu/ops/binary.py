@@ -1,0 +1,195 @@
+"""add / sub / mul / div: Tensor and Scalar forms, in place (add_) and out= (add.out), with torch's type promotion and
+broadcasting, over cnnlOpTensor and cnnlDiv_v2.
+
+Operands are first brought to the result dtype on the device (cnnlCastDataType); a Python or 0-d cpu scalar
+becomes a cached one-element device tensor. The common case of a dense, same-shape, same-dtype operation with
+alpha 1 takes the fast path of `_launch` after its first call.
+"""
+from __future__ import annotations
+
+import torch
+
+import cnnl
+from cnnl import kernels
+
+from . import _launch
+from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
+from .copy import copy_into
+from .fill import device_scalar
+
+ADD, SUB, MUL = cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_OP_TENSOR_SUB, cnnl.CNNL_OP_TENSOR_MUL
+DIV = "div"
+_KERNEL_NAMES = {ADD: "add", SUB: "sub", MUL: "mul"}
+_op_descriptors: dict[tuple, object] = {}
+
+
+def _op_descriptor(op: int, dtype: torch.dtype):
+    """A cached cnnlOpTensorDescriptor (computation in float for half/bfloat16)."""
+    key = (op, dtype)
+    found = _op_descriptors.get(key)
+    if found is None:
+        compute = cnnl.CNNL_DTYPE_FLOAT if dtype in (torch.float16, torch.bfloat16) else TORCH_TO_CNNL[dtype]
+        found = cnnl.createOpTensorDescriptor()
+        cnnl.setOpTensorDescriptor(found, op, compute, cnnl.CNNL_NOT_PROPAGATE_NAN)
+        _op_descriptors[key] = found
+    return found
+
+
+def _result_dtype(op, self: torch.Tensor, other) -> torch.dtype:
+    dtype = torch.result_type(self, other)
+    if op == DIV and not dtype.is_floating_point:
+        return torch.get_default_dtype()
+    return dtype
+
+
+def _operand(value, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """`value` (a tensor or a number) as an mlu tensor of `dtype` on `device`."""
+    if not isinstance(value, torch.Tensor):
+        return device_scalar(value, dtype, device)
+    if value.device.type == "cpu":  # a 0-d cpu tensor: a scalar operand
+        return device_scalar(value.item(), dtype, device)
+    return value if value.dtype == dtype else value.to(dtype)
+
+
+def _supported(op, dtype: torch.dtype, alpha) -> bool:
+    if dtype not in TORCH_TO_CNNL or dtype == torch.bool:
+        return False
+    if op == DIV:
+        return dtype in FLOATING
+    return alpha == 1 or dtype in FLOATING or float(alpha) == int(alpha)
+
+
+def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> None:
+    """out = a op alpha*b, every operand of out's dtype on out's device (a and b broadcast to out)."""
+    dtype = out.dtype
+    h = handle(out)
+    a_desc, b_desc, out_desc = desc(a), desc(b), desc(out)
+    a_ptr, b_ptr, out_ptr = a.data_ptr(), b.data_ptr(), out.data_ptr()
+    if op == DIV:
+        size = cnnl.getDivWorkspaceSize(h, a_desc, b_desc, out_desc)
+        ws, _keep = workspace(size, out.device)
+        cnnl.div_v2(h, cnnl.CNNL_COMPUTATION_HIGH_PRECISION, a_desc, a_ptr, b_desc, b_ptr, ws, size, out_desc,
+                    out_ptr)
+        return
+    op_desc = _op_descriptor(op, dtype)
+    fast = alpha == 1 and a.shape == b.shape == out.shape and a.is_contiguous() and b.is_contiguous() \
+        and out.is_contiguous()
+    if fast:
+        signature = (op, dtype, a_desc, b_desc, out_desc)
+        if _launch.validated(signature):
+            name = _KERNEL_NAMES[op]
+            _launch.enqueue("cnnlOpTensor", h, ((a_desc, a_ptr, "a"), (b_desc, b_ptr, "b")),
+                            ((out_desc, out_ptr, "c"),),
+                            lambda av, bv, cv: kernels.op_tensor(name, av, bv, cv, 1, 1, 0),
+                            flops=out.numel(), dtype=out_desc.dtype)
+            return
+    size = cnnl.getOpTensorWorkspaceSize(h, a_desc, b_desc, out_desc)
+    ws, _keep = workspace(size, out.device)
+    cnnl.opTensor(h, op_desc, 1, a_desc, a_ptr, alpha, b_desc, b_ptr, ws, size, 0, out_desc, out_ptr)
+    if fast:
+        _launch.remember(signature)
+
+
+def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor | None = None):
+    """The shared body of the Tensor / Scalar / in-place / out= forms."""
+    operands = (self, other) if isinstance(other, torch.Tensor) else (self,)
+    device = check_same_device(*operands, *((out,) if out is not None else ()))
+    dtype = _result_dtype(op, self, other)
+    if device is None or device.type != "mlu" or not _supported(op, dtype, alpha):
+        args = (self, other) if alpha == 1 or op in (MUL, DIV) else (self, other)
+        kwargs = {"alpha": alpha} if op in (ADD, SUB) and alpha != 1 else {}
+        if out is not None:
+            kwargs["out"] = out
+        return fallback(overload, *args, **kwargs)
+    if alpha != 1 and not dtype.is_floating_point and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    shape = torch.broadcast_shapes(self.shape, other.shape if isinstance(other, torch.Tensor) else ())
+    a = _operand(self, dtype, device)
+    b = _operand(other, dtype, device)
+    if out is None:
+        result = torch.empty(shape, dtype=dtype, device=device)
+        _compute(op, a, b, result, alpha)
+        return result
+    if out.dtype == dtype and out.shape == shape:
+        target = out
+    else:
+        if out.shape != shape:
+            out.resize_(shape)
+        target = out if out.dtype == dtype else torch.empty(shape, dtype=dtype, device=device)
+    _compute(op, a, b, target, alpha)
+    if target is not out:
+        copy_into(target, out)
+    return out
+
+
+def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
+    dtype = _result_dtype(op, self, other)
+    if torch.can_cast(dtype, self.dtype) is False:
+        raise RuntimeError(f"result type {_type_name(dtype)} can't be cast to the desired output type "
+                           f"{_type_name(self.dtype)}")
+    shape = torch.broadcast_shapes(self.shape, other.shape if isinstance(other, torch.Tensor) else ())
+    if shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
+    return _binary(op, overload, self, other, alpha, out=self)
+
+
+def _type_name(dtype: torch.dtype) -> str:
+    return {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+            torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char",
+            torch.uint8: "Byte", torch.bool: "Bool"}.get(dtype, str(dtype))
+
+
+# ---- registrations -------------------------------------------------------------------------------------------------
+def _register_family(name: str, op):
+    tensor_op, scalar_op = getattr(aten, name).Tensor, getattr(aten, name).Scalar
+    inplace_tensor, inplace_scalar = getattr(aten, f"{name}_").Tensor, getattr(aten, f"{name}_").Scalar
+    out_op = getattr(aten, name).out
+    with_alpha = op in (ADD, SUB)
+
+    if with_alpha:
+        def tensor_form(self, other, *, alpha=1):
+            return _binary(op, tensor_op, self, other, alpha)
+
+        def scalar_form(self, other, alpha=1):
+            return _binary(op, scalar_op, self, other, alpha)
+
+        def inplace_tensor_form(self, other, *, alpha=1):
+            return _inplace(op, inplace_tensor, self, other, alpha)
+
+        def inplace_scalar_form(self, other, alpha=1):
+            return _inplace(op, inplace_scalar, self, other, alpha)
+
+        def out_form(self, other, *, alpha=1, out):
+            return _binary(op, out_op, self, other, alpha, out=out)
+    else:
+        def tensor_form(self, other):
+            return _binary(op, tensor_op, self, other)
+
+        def scalar_form(self, other):
+            return _binary(op, scalar_op, self, other)
+
+        def inplace_tensor_form(self, other):
+            return _inplace(op, inplace_tensor, self, other)
+
+        def inplace_scalar_form(self, other):
+            return _inplace(op, inplace_scalar, self, other)
+
+        def out_form(self, other, *, out):
+            return _binary(op, out_op, self, other, out=out)
+
+    for suffix, kernel in (("Tensor", tensor_form), ("Scalar", scalar_form)):
+        kernel.__name__ = f"{name}_{suffix.lower()}"
+        kernel.__doc__ = f"aten::{name}.{suffix}"
+        register(f"aten::{name}.{suffix}")(kernel)
+    for suffix, kernel in (("Tensor", inplace_tensor_form), ("Scalar", inplace_scalar_form)):
+        kernel.__name__ = f"{name}__{suffix.lower()}"
+        kernel.__doc__ = f"aten::{name}_.{suffix}"
+        register(f"aten::{name}_.{suffix}")(kernel)
+    out_form.__name__, out_form.__doc__ = f"{name}_out", f"aten::{name}.out"
+    register(f"aten::{name}.out")(out_form)
+
+
+_register_family("add", ADD)
+_register_family("sub", SUB)
+_register_family("mul", MUL)
+_register_family("div", DIV)

@@ -1,0 +1,142 @@
+"""Matrix products over cnnlMatMul and cnnlBatchMatMulBCast: mm, addmm, bmm (and their out= forms); torch.matmul
+and nn.Linear reach them through torch's own decompositions. A transposed operand is described as the dense matrix
+it is a view of, with cnnl's transpose flag, so the product runs on dense BLAS without a copy."""
+from __future__ import annotations
+
+import torch
+
+import cnnl
+
+from ._core import FLOATING, aten, check_same_device, desc, fallback, handle, register, workspace
+from .copy import copy_into
+
+
+def _dense_operand(x: torch.Tensor):
+    """(tensor to describe, transposed): op(tensor) == x and the described tensor is dense."""
+    if x.is_contiguous():
+        return x, False
+    flipped = x.transpose(-1, -2)
+    if flipped.is_contiguous():
+        return flipped, True
+    return x.contiguous(), False
+
+
+def _check_pair(name: str, a: torch.Tensor, b: torch.Tensor, batched: bool) -> None:
+    rank = 3 if batched else 2
+    for tensor, arg in ((a, "self" if batched else "mat1"), (b, "mat2")):
+        if tensor.dim() != rank:
+            raise RuntimeError(f"{arg} must be a {'3D' if batched else 'matrix'}, got {tensor.dim()}-D tensor")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected {'mat1' if not batched else 'self'} and mat2 to have the same dtype, but got: "
+                           f"{_name(a.dtype)} != {_name(b.dtype)}")
+    if batched:
+        if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    elif a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+                           f"{b.shape[0]}x{b.shape[1]})")
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _native(*tensors: torch.Tensor) -> bool:
+    return all(t.dtype in FLOATING for t in tensors)
+
+
+def _matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, alpha=1, beta=0) -> None:
+    """out = alpha * a @ b + beta * out (out dense, of the operands' dtype)."""
+    if out.numel() == 0:
+        return
+    if a.shape[1] == 0:  # an empty inner dimension: the product is zero
+        if beta == 0:
+            out.zero_()
+        elif beta != 1:
+            out.mul_(beta)
+        return
+    da, ta = _dense_operand(a)
+    db, tb = _dense_operand(b)
+    cnnl.matMul(handle(out), ta, tb, alpha, desc(da), da.data_ptr(), desc(db), db.data_ptr(), beta, desc(out),
+                out.data_ptr())
+
+
+@register("aten::mm")
+def mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
+    """aten::mm(self, mat2) (cnnlMatMul)."""
+    device = check_same_device(self, mat2)
+    if device.type != "mlu" or not _native(self, mat2):
+        return fallback(aten.mm.default, self, mat2)
+    _check_pair("mm", self, mat2, batched=False)
+    out = torch.empty((self.shape[0], mat2.shape[1]), dtype=self.dtype, device=device)
+    _matmul_into(out, self, mat2)
+    return out
+
+
+@register("aten::mm.out")
+def mm_out(self: torch.Tensor, mat2: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::mm.out(self, mat2, *, out)."""
+    result = mm(self, mat2)
+    return _into_out(result, out)
+
+
+def _into_out(result: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    check_same_device(result, out)
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    copy_into(result, out)
+    return out
+
+
+@register("aten::addmm")
+def addmm(self: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, *, beta=1, alpha=1) -> torch.Tensor:
+    """aten::addmm(self, mat1, mat2, *, beta, alpha): beta * self + alpha * mat1 @ mat2 (self broadcast)."""
+    device = check_same_device(self, mat1, mat2)
+    if device.type != "mlu" or not _native(self, mat1, mat2):
+        return fallback(aten.addmm.default, self, mat1, mat2, beta=beta, alpha=alpha)
+    _check_pair("addmm", mat1, mat2, batched=False)
+    if self.dtype != mat1.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_name(self.dtype)} and "
+                           f"{_name(mat2.dtype)}")
+    shape = (mat1.shape[0], mat2.shape[1])
+    out = torch.empty(shape, dtype=mat1.dtype, device=device)
+    if beta != 0:
+        copy_into(self.expand(shape), out)
+    _matmul_into(out, mat1, mat2, alpha=alpha, beta=beta)
+    return out
+
+
+@register("aten::addmm.out")
+def addmm_out(self, mat1, mat2, *, beta=1, alpha=1, out):
+    """aten::addmm.out(self, mat1, mat2, *, beta, alpha, out)."""
+    return _into_out(addmm(self, mat1, mat2, beta=beta, alpha=alpha), out)
+
+
+@register("aten::bmm")
+def bmm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
+    """aten::bmm(self, mat2) (cnnlBatchMatMulBCast)."""
+    device = check_same_device(self, mat2)
+    if device.type != "mlu" or not _native(self, mat2):
+        return fallback(aten.bmm.default, self, mat2)
+    _check_pair("bmm", self, mat2, batched=True)
+    out = torch.empty((self.shape[0], self.shape[1], mat2.shape[2]), dtype=self.dtype, device=device)
+    if out.numel() == 0:
+        return out
+    if self.shape[2] == 0:
+        return out.zero_()
+    da, ta = _dense_operand(self)
+    db, tb = _dense_operand(mat2)
+    h = handle(out)
+    a_desc, b_desc, out_desc = desc(da), desc(db), desc(out)
+    size = cnnl.getBatchMatMulBCastWorkspaceSize(h, a_desc, b_desc, out_desc)
+    ws, _keep = workspace(size, device)
+    cnnl.batchMatMulBCast(h, ta, tb, a_desc, da.data_ptr(), b_desc, db.data_ptr(), ws, size, out_desc,
+                          out.data_ptr())
+    return out
+
+
+@register("aten::bmm.out")
+def bmm_out(self: torch.Tensor, mat2: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::bmm.out(self, mat2, *, out)."""
+    return _into_out(bmm(self, mat2), out)
