@@ -45,6 +45,18 @@ def broadcasts_to(out: TensorDescriptor, out_arg: str, *inputs: tuple[TensorDesc
                 raise ArgumentFault(f"dims {list(desc.dims)} do not broadcast to {out_arg}'s {list(out.dims)}", arg)
 
 
+def broadcast_dims(*descs: tuple[TensorDescriptor, str]) -> tuple[int, ...]:
+    """The dims the tensors broadcast to together (numpy rules); BAD_PARAM naming the first that does not fit."""
+    ndim = max(len(desc.dims) for desc, _ in descs)
+    dims = [1] * ndim
+    for desc, arg in descs:
+        for i, extent in enumerate(desc.dims, ndim - len(desc.dims)):
+            if extent != 1 and dims[i] not in (1, extent):
+                raise ArgumentFault(f"dims {list(desc.dims)} do not broadcast with the other operands", arg)
+            dims[i] = extent if extent != 1 else dims[i]
+    return tuple(dims)
+
+
 def axis(value, ndim: int, arg: str) -> int:
     """An axis in [-ndim, ndim), normalised to [0, ndim)."""
     number = as_int(value, arg)

@@ -226,3 +226,29 @@ CNNL_SMOOTHL1LOSS_REDUCTION_NONE = 0
 CNNL_SMOOTHL1LOSS_REDUCTION_MEAN = 1
 CNNL_SMOOTHL1LOSS_REDUCTION_SUM = 2
 LOSS_REDUCTIONS = (0, 1, 2)
+
+# ---- CNNL part 3: the rest of what a real backend calls (docs/cnnl_ext.md) -----------------------------------------
+# cnnlMaskedOp_t, continued (chosen; FILL/SCATTER/SELECT above)
+CNNL_MASKED_FILL_HOST = 3
+CNNL_MASKED_SCALE = 4
+MASKED_OPS_V4 = (0, 1, 2, 3, 4)
+
+# cnnlUniqueSort_t (mlu-ops' numbers)
+CNNL_UNSORT_FORWARD = 0
+CNNL_SORT_ASCEND = 1
+CNNL_UNSORT_REVERSE = 2
+UNIQUE_SORTS = (0, 1, 2)
+
+# cnnlBitComputeOp_t (chosen)
+CNNL_CYCLE_BAND_OP = 0
+CNNL_CYCLE_BOR_OP = 1
+CNNL_CYCLE_BXOR_OP = 2
+CNNL_BNOT_OP = 3
+CNNL_BLEFT_SHIFT_OP_V = 4
+CNNL_BRIGHT_SHIFT_OP_V = 5
+BIT_COMPUTE_OPS = (0, 1, 2, 3, 4, 5)
+
+# cnnlStdVarMeanOp_t (chosen)
+CNNL_STD = 0
+CNNL_VAR = 1
+STD_VAR_MEAN_OPS = (0, 1)

@@ -1,8 +1,6 @@
 """cnnlSelectV2 (where): output = then where the condition is nonzero, else `else`, all broadcasting."""
 from __future__ import annotations
 
-from mlusim.errors import ArgumentFault
-
 from .. import checks
 from .. import dtypes as D
 from .. import kernels
@@ -10,18 +8,7 @@ from .. import workspace as W
 from ..handle import handle_arg
 from ..launch import OpCall
 from ..status import api
-from ..tensor import TensorDescriptor, tensor_arg
-
-
-def _broadcast_dims(*descs: tuple[TensorDescriptor, str]) -> tuple[int, ...]:
-    ndim = max(len(desc.dims) for desc, _ in descs)
-    dims = [1] * ndim
-    for desc, arg in descs:
-        for i, extent in enumerate(desc.dims, ndim - len(desc.dims)):
-            if extent != 1 and dims[i] not in (1, extent):
-                raise ArgumentFault(f"dims {list(desc.dims)} do not broadcast with the other operands", arg)
-            dims[i] = extent if extent != 1 else dims[i]
-    return tuple(dims)
+from ..tensor import tensor_arg
 
 
 def _select_inputs(condition_desc, then_desc, else_desc):
@@ -38,7 +25,7 @@ def getSelectV2WorkspaceSize(handle, condition_desc, then_desc, else_desc) -> in
     """cnnlGetSelectV2WorkspaceSize(handle, condition_desc, then_desc, else_desc, size_t *size) -> size."""
     handle_arg(handle)
     cond, then, other = _select_inputs(condition_desc, then_desc, else_desc)
-    dims = _broadcast_dims((cond, "condition_desc"), (then, "then_desc"), (other, "else_desc"))
+    dims = checks.broadcast_dims((cond, "condition_desc"), (then, "then_desc"), (other, "else_desc"))
     return W.staged_inputs(dims, cond, then, other)
 
 

@@ -1,0 +1,243 @@
+"""Elementwise arithmetic beyond `binary`: addcmul / addcdiv, lerp, atan2, floor and truncating division, floor
+modulo, the product of N tensors, the affine transform alpha*x + beta, clipping and the bitwise ops.
+
+Every input broadcasts to the output (numpy rules); blocks run in parallel through `elementwise.run_elementwise`.
+Numerics as in `binary`: half/bfloat16 compute in float32 and round once, float32/float64 in their own type,
+integers in their own type with wrap-around. The formulas are PyTorch's CPU kernels:
+- addcmul: x + (value*t1)*t2; addcdiv: x + (value*t1)/t2.
+- lerp: |w| < 0.5 ? start + w*(end - start) : end - (end - start)*(1 - w).
+- floor_div: floats as torch.div(rounding_mode="floor") (the fmod-corrected quotient, so 7.5 // 2.5 is exactly 3;
+  x/0 is +-inf or NaN); trunc_div: trunc(x/y). floor_mod: fmod corrected toward the divisor's sign, so a zero
+  result keeps the dividend's sign (torch.remainder). Integer division or modulo by zero gives 0 (as `binary`'s
+  integer div), where PyTorch raises.
+- clip: min(max(x, low), high); NaN in x or a bound propagates; low > high gives high (torch.clamp).
+- bitwise: and/or/xor/not on integers and bools; shifts as torch.bitwise_left_shift/right_shift: a shift count
+  outside [0, bits) gives 0 (left) or the sign fill (right).
+"""
+import functools
+
+import numpy as np
+
+from .dtypes import BOOL, FLOAT_DTYPES, NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_int
+from .elementwise import run_elementwise
+from .staging import compute_buffer, load, store
+
+INT_OR_BOOL = tuple(d for d in NUMERIC_DTYPES if is_int(d)) + (BOOL,)
+BITWISE_OPS = ("and", "or", "xor", "not", "left_shift", "right_shift")
+
+
+def _scalar(value, dtype):
+    """`value` as a numpy scalar of compute dtype `dtype` (integers wrap)."""
+    dtype = np.dtype(dtype)
+    return np.array(int(value)).astype(dtype)[()] if is_int(dtype) else dtype.type(value)
+
+
+def _at_least_1d(block):
+    """`block` with 0-d operands viewed as 1-element arrays (numpy ufuncs return scalars for 0-d results)."""
+    def run(*operands):
+        block(*(a.reshape(1) if a is not None and a.ndim == 0 else a for a in operands))
+    return run
+
+
+def _run(block, out, inputs, dtypes=NUMERIC_DTYPES):
+    check_same_dtype(out=out, **{f"input{i}": x for i, x in enumerate(inputs)})
+    check_dtype("out", out, dtypes)
+    run_elementwise(_at_least_1d(block), out, list(inputs), staged=True)
+
+
+# ---- addcmul / addcdiv / lerp / atan2 ----------------------------------------------------------------------------
+
+def _addc_block(divide, value, out, x, t1, t2):
+    kind = compute_dtype(out.dtype)
+    result = compute_buffer(out)
+    with np.errstate(all="ignore"):
+        np.multiply(load(t1), _scalar(value, kind), out=result)
+        (np.divide if divide else np.multiply)(result, load(t2), out=result)
+        np.add(load(x), result, out=result)
+    store(result, out)
+
+
+def addcmul(x, t1, t2, value, out):
+    """out = x + value * t1 * t2 (`cnnlAddcmul`)."""
+    _run(functools.partial(_addc_block, False, value), out, (x, t1, t2))
+
+
+def addcdiv(x, t1, t2, value, out):
+    """out = x + value * t1 / t2 (`cnnlAddcdiv`); floats only."""
+    _run(functools.partial(_addc_block, True, value), out, (x, t1, t2), FLOAT_DTYPES)
+
+
+def _lerp_block(out, start, end, weight):
+    s, e, w = load(start), load(end), load(weight)
+    with np.errstate(all="ignore"):
+        difference = e - s
+        small = np.abs(w) < 0.5
+        result = np.where(small, s + w * difference, e - difference * (1 - w))
+    store(result.astype(compute_dtype(out.dtype), copy=False), out)
+
+
+def lerp(start, end, weight, out):
+    """out = start + weight * (end - start) with PyTorch's two-sided formula (`cnnlLerp`); floats only."""
+    _run(_lerp_block, out, (start, end, weight), FLOAT_DTYPES)
+
+
+def _atan2_block(out, y, x):
+    result = compute_buffer(out)
+    np.arctan2(load(y), load(x), out=result)
+    store(result, out)
+
+
+def atan2(y, x, out):
+    """out = atan2(y, x) (`cnnlAtan2`); floats only."""
+    _run(_atan2_block, out, (y, x), FLOAT_DTYPES)
+
+
+# ---- division and modulo -----------------------------------------------------------------------------------------
+
+def _float_floor_div(a, b, out):
+    # torch's div_floor_floating: the quotient of the exact remainder, floored, corrected by the rounding of /
+    with np.errstate(all="ignore"):
+        quotient_of_zero = a / b
+        remainder = np.fmod(a, b)
+        quotient = (a - remainder) / b
+        np.subtract(quotient, 1, out=quotient, where=(remainder != 0) & ((b < 0) != (remainder < 0)))
+        floored = np.floor(quotient)
+        floored += (quotient - floored) > 0.5
+        result = np.where(quotient == 0, np.copysign(0, quotient_of_zero), floored)
+        np.copyto(out, np.where(b == 0, quotient_of_zero, result))
+
+
+def _int_floor_div(a, b, out):
+    with np.errstate(all="ignore"):
+        safe = np.where(b == 0, 1, b)
+        np.copyto(out, np.where(b == 0, 0, np.floor_divide(a, safe)), casting="unsafe")
+
+
+def _float_trunc_div(a, b, out):
+    with np.errstate(all="ignore"):
+        np.trunc(np.divide(a, b), out=out)
+
+
+def _int_trunc_div(a, b, out):
+    with np.errstate(all="ignore"):
+        safe = np.where(b == 0, 1, b)
+        remainder = np.fmod(a, safe)
+        np.copyto(out, np.where(b == 0, 0, (a - remainder) // safe), casting="unsafe")
+
+
+def _float_floor_mod(a, b, out):
+    with np.errstate(all="ignore"):
+        remainder = np.fmod(a, b)
+        np.add(remainder, b, out=remainder, where=(remainder != 0) & ((b < 0) != (remainder < 0)))
+        np.copyto(out, remainder)
+
+
+def _int_floor_mod(a, b, out):
+    with np.errstate(all="ignore"):
+        safe = np.where(b == 0, 1, b)
+        np.copyto(out, np.where(b == 0, 0, np.remainder(a, safe)), casting="unsafe")
+
+
+_DIVISIONS = {"floor_div": (_float_floor_div, _int_floor_div), "trunc_div": (_float_trunc_div, _int_trunc_div),
+              "floor_mod": (_float_floor_mod, _int_floor_mod)}
+
+
+def _division_block(op, out, a, b):
+    float_fn, int_fn = _DIVISIONS[op]
+    result = compute_buffer(out)
+    (int_fn if is_int(out.dtype) else float_fn)(load(a), load(b), result)
+    store(result, out)
+
+
+def divide(op, a, b, out):
+    """out = a op b with op 'floor_div' (`cnnlFloorDiv_v2`), 'trunc_div' (`cnnlFloorDivTrunc`) or 'floor_mod'
+    (`cnnlFloorMod`); see the module rules."""
+    if op not in _DIVISIONS:
+        raise ValueError(f"unknown division {op!r} (one of {', '.join(_DIVISIONS)})")
+    _run(functools.partial(_division_block, op), out, (a, b))
+
+
+# ---- product of N, affine transform, clip ------------------------------------------------------------------------
+
+def _product_block(out, *inputs):
+    result = compute_buffer(out)
+    with np.errstate(all="ignore"):
+        np.copyto(result, load(inputs[0]))
+        for x in inputs[1:]:
+            np.multiply(result, load(x), out=result)
+    store(result, out)
+
+
+def mul_n(inputs, out):
+    """out = the product of all inputs, left to right (`cnnlMulN`)."""
+    if not inputs:
+        raise ValueError("mul_n needs at least one input")
+    _run(_product_block, out, tuple(inputs))
+
+
+def _transform_block(alpha, beta, out, x):
+    kind = compute_dtype(out.dtype)
+    result = compute_buffer(out)
+    with np.errstate(all="ignore"):
+        np.multiply(load(x), _scalar(alpha, kind), out=result)
+        np.add(result, _scalar(beta, kind), out=result)
+    store(result, out)
+
+
+def transform(x, alpha, beta, out):
+    """out = alpha * x + beta (`cnnlTransform_v2`); integer tensors need integral alpha and beta."""
+    _run(functools.partial(_transform_block, alpha, beta), out, (x,))
+
+
+def _clip_block(low, high, out, x):
+    result = compute_buffer(out)
+    values = load(x)
+    if low is not None and high is not None:
+        np.minimum(np.maximum(values, low), high, out=result)
+    elif low is not None:
+        np.maximum(values, low, out=result)
+    else:
+        np.minimum(values, high, out=result)
+    store(result, out)
+
+
+def clip(x, low, high, out):
+    """out = min(max(x, low), high) (`cnnlClip_v2`); `low` / `high` are 0-d arrays of x's dtype or None (at least
+    one given)."""
+    if low is None and high is None:
+        raise ValueError("clip needs a lower or an upper bound")
+    bounds = [None if v is None else load(np.asarray(v, x.dtype).reshape(()))[()] for v in (low, high)]
+    _run(functools.partial(_clip_block, *bounds), out, (x,))
+
+
+# ---- bitwise -------------------------------------------------------------------------------------------------------
+
+def _shift(op, a, b, out):
+    bits = a.dtype.itemsize * 8
+    in_range = (b >= 0) & (b < bits)
+    count = np.where(in_range, b, 0).astype(a.dtype)
+    if op == "left_shift":
+        np.copyto(out, np.where(in_range, np.left_shift(a, count), 0), casting="unsafe")
+    else:
+        signed = a.dtype.kind == "i"
+        fill = np.right_shift(a, a.dtype.type(bits - 1)) if signed else np.zeros((), a.dtype)
+        np.copyto(out, np.where(in_range, np.right_shift(a, count), fill), casting="unsafe")
+
+
+def _bitwise_block(op, out, a, b=None):
+    if op == "not":
+        np.invert(a, out=out) if out.dtype == a.dtype else np.copyto(out, np.invert(a))
+    elif op in ("left_shift", "right_shift"):
+        _shift(op, a, b, out)
+    else:
+        {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op](a, b, out=out)
+
+
+def bitwise(op, a, b, out):
+    """out = a op b (`cnnlBitCompute_v2`) on integers or bools; 'not' reads only a (b is None); shifts need
+    integers."""
+    if op not in BITWISE_OPS:
+        raise ValueError(f"unknown bitwise op {op!r} (one of {', '.join(BITWISE_OPS)})")
+    inputs = (a,) if op == "not" else (a, b)
+    allowed = INT_OR_BOOL if op in ("and", "or", "xor", "not") else INT_OR_BOOL[:-1]
+    _run(functools.partial(_bitwise_block, op), out, inputs, allowed)
