@@ -2,7 +2,7 @@
 
 float16/bfloat16 compute in float32 and round once; float32/float64 in their own type. Ops marked float-only reject
 integer tensors. On integers: abs and neg wrap (abs(-128) stays -128 in int8), square wraps, sign is -1/0/1 and
-floor/ceil/round are the identity. `round` is half to even (rint). bool tensors are rejected.
+floor/ceil/round/trunc are the identity. `round` is half to even (rint). bool tensors are rejected.
 """
 import functools
 
@@ -52,6 +52,7 @@ UNARY_OPS = {
     "floor": (np.floor, _integer_identity, True),
     "ceil": (np.ceil, _integer_identity, True),
     "round": (np.rint, _integer_identity, True),
+    "trunc": (np.trunc, _integer_identity, True),
     "sign": (np.sign, np.sign, True),
 }
 
