@@ -32,19 +32,25 @@ def host_number(value, arg: str, dtype: int):
     return number
 
 
+def host_scalar(value, arg: str, dtype: int) -> np.ndarray:
+    """A host number rounded once to `dtype`'s storage type, as a 0-d array (integers must be integral and fit)."""
+    storage = D.NUMPY_DTYPES[dtype]
+    number = host_number(value, arg, dtype)
+    if storage.kind in "iu" and not np.iinfo(storage).min <= int(number) <= np.iinfo(storage).max:
+        raise ArgumentFault(f"{number} does not fit {D.name(dtype)}", arg)
+    stored = np.empty((), storage)
+    cast_block(np.asarray(number, np.float64 if storage.kind == "f" else None), stored)
+    return stored
+
+
 def scalar_reader(call: OpCall, mode: int, pointer, dtype: int, arg: str,
                   optional: bool = False) -> Optional[Callable[[], np.ndarray]]:
     """A function returning the scalar as a 0-d array of `dtype`'s storage type when the op runs (None for an
     optional NULL scalar). Host numbers round once to the storage type; integers must fit it."""
     if optional and (pointer is None or (mode == E.CNNL_POINTER_MODE_DEVICE and pointer == 0)):
         return None
-    storage = D.NUMPY_DTYPES[dtype]
     if mode == E.CNNL_POINTER_MODE_HOST:
-        number = host_number(pointer, arg, dtype)
-        if storage.kind in "iu" and not np.iinfo(storage).min <= int(number) <= np.iinfo(storage).max:
-            raise ArgumentFault(f"{number} does not fit {D.name(dtype)}", arg)
-        value = np.empty((), storage)
-        cast_block(np.asarray(number, np.float64 if storage.kind == "f" else None), value)
+        value = host_scalar(pointer, arg, dtype)
         return lambda: value
     view = call.device_scalar(pointer, dtype, arg)
     return lambda: view.reshape(())
