@@ -34,6 +34,30 @@ def _roll_axes(x, shifts, axes, out):
         copy(x[tuple(source)], out[tuple(target)])
 
 
+def _roll_dense(x, shift, axis, out):
+    """Roll dense x into dense out along one axis as one shifted copy of the flattened data plus a patch of the
+    elements that wrapped into the wrong outer block: a row-by-row copy at an unaligned offset (a roll along the
+    last axis) runs several times slower than one long copy. True when done this way."""
+    flat_x, flat_out = _flat(x), _flat(out)
+    if flat_x is None or flat_out is None:
+        return False
+    n = x.shape[axis]
+    outer, inner = int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis + 1:]))
+    shift %= n
+    if shift == 0:
+        copy(flat_x, flat_out)
+        return True
+    blocks_x, blocks_out = x.reshape(outer, n, inner), out.reshape(outer, n, inner)
+    if shift <= n // 2:  # elements move right; the first `shift` slices of every outer block wrap
+        copy(flat_x[:x.size - shift * inner], flat_out[shift * inner:])
+        copy(blocks_x[:, n - shift:], blocks_out[:, :shift])
+    else:  # elements move left by n - shift; the last slices wrap
+        back = n - shift
+        copy(flat_x[back * inner:], flat_out[:x.size - back * inner])
+        copy(blocks_x[:, :back], blocks_out[:, n - back:])
+    return True
+
+
 def roll(x, shifts, axes, out):
     """out = torch.roll(x, shifts, axes); `axes` None rolls the flattened tensor by shifts[0]."""
     if x.size == 0:
@@ -43,6 +67,10 @@ def roll(x, shifts, axes, out):
         totals = {}
         for shift, axis in zip(shifts, axes):  # repeated axes add up, as in torch
             totals[axis] = totals.get(axis, 0) + shift
+        if len(totals) == 1:
+            (axis, shift), = totals.items()
+            if _roll_dense(x, shift, axis, out):
+                return
         _roll_axes(x, list(totals.values()), list(totals), out)
         return
     flat_out = _flat(out)

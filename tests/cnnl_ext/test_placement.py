@@ -24,9 +24,12 @@ def _roll(handle, values, code, shifts, dims, strides=None, out_strides=None):
 @pytest.mark.parametrize("code", ALL)
 def test_roll_matches_torch(handle, code):
     values = random_values(np.random.default_rng(code), (3, 4, 5), code)
-    for shifts, dims in (([1], [0]), ([-2, 7], [2, 1]), ([5, -1, 2], [0, 1, 2]), ([2, 3], [1, 1])):
-        got = _roll(handle, values, code, shifts, dims, strides=[1, 3, 12])
-        np.testing.assert_array_equal(got, np.roll(values, shifts, dims))  # numpy's roll is torch's
+    cases = (([1], [0]), ([-2, 7], [2, 1]), ([5, -1, 2], [0, 1, 2]), ([2, 3], [1, 1]), ([1], [2]), ([-1], [1]),
+             ([4], [-1]), ([0], [1]))
+    for strides in (None, [1, 3, 12]):  # dense: one shifted flat copy + patch; strided: block copies
+        for shifts, dims in cases:
+            got = _roll(handle, values, code, shifts, dims, strides=strides)
+            np.testing.assert_array_equal(got, np.roll(values, shifts, dims))  # numpy's roll is torch's
 
 
 def test_flattened_roll_into_a_strided_output(handle):
