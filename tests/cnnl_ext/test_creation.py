@@ -48,7 +48,7 @@ def test_linspace_matches_torch(handle, code, count):
     sync(handle)
     torch_type = {cnnl.CNNL_DTYPE_INT32: torch.int32, cnnl.CNNL_DTYPE_INT64: torch.int64}.get(code, torch.float64)
     expected = torch.linspace(start, end, count, dtype=torch_type).numpy().astype(np.float64)
-    assert_close(out.read(), expected, NUMPY[code])
+    assert_close(out.read(), expected, NUMPY[code], scale=abs(start) + abs(end))  # terms of |start|, |end|
     got = out.read()
     if code not in INTS:
         assert as_float64(got)[0] == np.float64(np.asarray(start).astype(NUMPY[code]))
