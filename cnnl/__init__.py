@@ -9,7 +9,7 @@ from . import status as _status
 from . import handle, tensor  # noqa: F401  (register the API functions)
 from .ops import activation, binary, cast, fill, matmul, movement, reduce, scan, select, topk, unary  # noqa: F401
 from .ops import batch_norm, convolution, indexing, layer_norm, losses, pooling, random, softmax  # noqa: F401
-from .ops import arithmetic, bias, creation, padding, placement, special, thresholds, unique  # noqa: F401
+from .ops import arithmetic, bias, creation, padding, placement, special, statistics, thresholds, unique  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
@@ -23,6 +23,7 @@ from .ops.pooling import PoolingDescriptor as cnnlPoolingDescriptor_t  # noqa: F
 from .ops.random import RandGenerator as cnnlRandGenerator_t  # noqa: F401
 from .ops.movement import TransposeDescriptor as cnnlTransposeDescriptor_t  # noqa: F401
 from .ops.reduce import ReduceDescriptor as cnnlReduceDescriptor_t  # noqa: F401
+from .ops.statistics import StdVarMeanDescriptor as cnnlStdVarMeanDescriptor_t  # noqa: F401
 from .ops.unique import UniqueDescriptor as cnnlUniqueDescriptor_t  # noqa: F401
 from .status import CnnlError, api as _api  # noqa: F401
 from .tensor import TensorDescriptor as cnnlTensorDescriptor_t  # noqa: F401
