@@ -170,9 +170,10 @@ def embeddingBackward(handle, padding_idx, scale_grad_by_freq, indices_desc, ind
 
 @api("cnnlGetMaskedWorkspaceSize")
 def getMaskedWorkspaceSize(handle, masked_op, input_desc, mask_desc, value_desc, output_desc) -> int:
-    """cnnlGetMaskedWorkspaceSize(handle, masked_op, input_desc, mask_desc, value_desc, output_desc, &size) -> 0."""
+    """cnnlGetMaskedWorkspaceSize(handle, masked_op, input_desc, mask_desc, value_desc, output_desc, &size) -> 0
+    (for cnnlMasked_v3 and cnnlMasked_v4, whose ops it takes)."""
     handle_arg(handle)
-    as_enum(masked_op, "masked_op", E.MASKED_OPS, "cnnlMaskedOp_t")
+    as_enum(masked_op, "masked_op", E.MASKED_OPS_V4, "cnnlMaskedOp_t")
     for desc, arg in ((input_desc, "input_desc"), (mask_desc, "mask_desc"), (output_desc, "output_desc")):
         tensor_arg(desc, arg)
     return 0
