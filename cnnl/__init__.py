@@ -10,7 +10,7 @@ from . import handle, tensor  # noqa: F401  (register the API functions)
 from .ops import activation, binary, cast, fill, matmul, movement, reduce, scan, select, topk, unary  # noqa: F401
 from .ops import batch_norm, convolution, indexing, layer_norm, losses, pooling, random, softmax  # noqa: F401
 from .ops import advanced_indexing, arithmetic, bias, creation, padding, placement, special, statistics  # noqa: F401
-from .ops import optimizers, thresholds, unique, view_backward  # noqa: F401
+from .ops import frozen_batch_norm, optimizers, thresholds, unique, view_backward  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
