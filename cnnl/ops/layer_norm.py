@@ -169,10 +169,15 @@ def rmsNormForward(handle, axis, x_desc, x, wb_desc, weight, bias, eps, workspac
 
 @api("cnnlRmsNormBackward")
 def rmsNormBackward(handle, axis, x_desc, x, diff_z_desc, diff_z, wb_desc, weight, rms_desc, rms, workspace,
-                    workspace_size, diff_x_desc, diff_x, diff_weight, diff_bias) -> None:
+                    workspace_size, diff_x_desc, diff_x, diff_wb_desc, diff_weight, diff_bias) -> None:
     """cnnlRmsNormBackward(handle, axis, x_desc, x, diff_z_desc, diff_z, wb_desc, weight, rms_desc, rms, workspace,
-    workspace_size, diff_x_desc, diff_x, diff_weight, diff_bias): gradients of cnnlRmsNormForward from its saved
-    rstd (argument order chosen after cnnlLayerNormBackward_v2, with axis first as in the forward)."""
+    workspace_size, diff_x_desc, diff_x, diff_wb_desc, diff_weight, diff_bias): gradients of cnnlRmsNormForward
+    from its saved rstd (the argument order of DIOPI's call); diff_wb_desc describes diff_weight and diff_bias like
+    wb_desc does weight (it may be NULL)."""
+    if diff_wb_desc is not None:
+        grads, params = tensor_arg(diff_wb_desc, "diff_wb_desc"), tensor_arg(wb_desc, "wb_desc")
+        checks.same_dtype(params, "wb_desc", (grads, "diff_wb_desc"))
+        checks.same_shape(params, "wb_desc", (grads, "diff_wb_desc"))
     _row_backward("cnnlRmsNormBackward", handle, False, x_desc, x, axis, diff_z_desc, diff_z, wb_desc, weight,
                   rms_desc, ((rms, "rms"),), workspace, workspace_size, diff_x_desc, diff_x, diff_weight, diff_bias,
                   "cnnlGetRmsNormBackwardWorkspaceSize")

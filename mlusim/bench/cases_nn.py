@@ -404,7 +404,7 @@ def norm_backward(rms: bool):
             workspace, size = arena.workspace(cnnl.getRmsNormBackwardWorkspaceSize(arena.handle, x.desc, AXIS))
             call = lambda: cnnl.rmsNormBackward(  # noqa: E731
                 arena.handle, AXIS, x.desc, x.ptr, dy.desc, dy.ptr, weight.desc, weight.ptr, rstd.desc, rstd.ptr,
-                workspace, size, dx.desc, dx.ptr, dweight.ptr, None)
+                workspace, size, dx.desc, dx.ptr, dweight.desc, dweight.ptr, None)
         else:
             mean = arena.upload(row_mean.reshape(-1).astype(values.dtype), dtype)
             workspace, size = arena.workspace(cnnl.getLayerNormBackwardWorkspaceSize(arena.handle, x.desc, AXIS))

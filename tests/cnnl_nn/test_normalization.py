@@ -206,7 +206,7 @@ def layer_norm_backward(handle, x, dy, axis, weight, mean, rstd, code, rms=False
     if rms:
         size = cnnl.getRmsNormBackwardWorkspaceSize(handle, xt.desc, axis)
         cnnl.rmsNormBackward(handle, axis, xt.desc, xt.ptr, dyt.desc, dyt.ptr, wt.desc, wt.ptr, rt.desc, rt.ptr,
-                             None, size, dxt.desc, dxt.ptr, dwt.ptr, dbt.ptr)
+                             None, size, dxt.desc, dxt.ptr, dwt.desc, dwt.ptr, dbt.ptr)
     else:
         mt = placed(mean, code)
         size = cnnl.getLayerNormBackwardWorkspaceSize(handle, xt.desc, axis)
@@ -282,7 +282,10 @@ def test_layer_norm_rejects(handle):
             cnnl.layerNormForward(*bad)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="mean_rstd_desc"):
         cnnl.rmsNormBackward(handle, 2, x.desc, x.ptr, y.desc, y.ptr, w.desc, w.ptr, blank((7,), F32).desc,
-                             stats.ptr, None, 0, x.desc, x.ptr, None, None)
+                             stats.ptr, None, 0, x.desc, x.ptr, None, None, None)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="diff_wb_desc"):
+        cnnl.rmsNormBackward(handle, 2, x.desc, x.ptr, y.desc, y.ptr, w.desc, w.ptr, blank((6,), F32).desc,
+                             stats.ptr, None, 0, x.desc, x.ptr, blank((5,), F32).desc, None, None)
 
 
 # ---- group norm --------------------------------------------------------------------------------------------------
