@@ -35,7 +35,7 @@ from . import pointer_scalars as P
 _MASK_TYPES = (E.CNNL_DTYPE_BOOL, E.CNNL_DTYPE_UINT8)
 
 
-# ---- masked, v4 ------------------------------------------------------------------------------------------------------
+# ---- masked, v4 ---------------------------------------------------------------------------------------------------
 
 @api("cnnlMasked_v4")
 def masked_v4(handle, masked_op, input_desc, input, mask_desc, mask, value_desc, value, scale, workspace,
@@ -93,7 +93,7 @@ def masked_v4(handle, masked_op, input_desc, input, mask_desc, mask, value_desc,
         call.submit(run, flops=xd.size, dtype=xd.dtype)
 
 
-# ---- advanced index ----------------------------------------------------------------------------------------------------
+# ---- advanced index -----------------------------------------------------------------------------------------------
 
 def _index_descs(input_desc, indices_desc) -> tuple[TensorDescriptor, list]:
     x = tensor_arg(input_desc, "input_desc")
@@ -206,7 +206,7 @@ def advancedIndex(handle, input_desc, input, indices_desc, indices, workspace, w
                     dtype=x.dtype)
 
 
-# ---- index add / index fill ----------------------------------------------------------------------------------------
+# ---- index add / index fill ---------------------------------------------------------------------------------------
 
 def _index_along(op: str, dim, x: TensorDescriptor, index_desc) -> tuple[int, TensorDescriptor]:
     axis = checks.axis(dim, len(x.dims), "dim")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlusim.errors import ArgumentFault
 
 from .. import checks
 from .. import dtypes as D

@@ -12,7 +12,6 @@ from mlusim.errors import ArgumentFault
 from mlusim.validate import as_enum, as_int
 
 from .. import checks
-from .. import dtypes as D
 from .. import enums as E
 from .. import workspace as W
 from ..descriptors import Descriptor, lifecycle, live, ready
