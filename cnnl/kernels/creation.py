@@ -71,7 +71,7 @@ def linspace(start, end, out):
 def one_hot(indices, depth, on, off, axis, out):
     """out (dense, indices.shape with `depth` inserted at `axis`) = on where the position along `axis` equals the
     index, else off. `on`/`off` are 0-d arrays of out's dtype."""
-    positions = np.asarray(indices, np.int64)
+    positions = np.array(indices, np.int64)  # a copy: out may overlap the indices
     if positions.size and (positions.min() < 0 or positions.max() >= depth):
         bad = positions[(positions < 0) | (positions >= depth)][0]
         raise IndexError(f"class index {int(bad)} is outside [0, {depth})")

@@ -7,7 +7,6 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .movement import copy, select
-from .parallel import detach_inputs
 
 
 def _flat(array):
@@ -62,7 +61,8 @@ def roll(x, shifts, axes, out):
     """out = torch.roll(x, shifts, axes); `axes` None rolls the flattened tensor by shifts[0]."""
     if x.size == 0:
         return
-    (x,) = detach_inputs(out, x)
+    if np.may_share_memory(x, out):  # even the identical view: elements move between blocks
+        x = x.copy()
     if axes is not None:
         totals = {}
         for shift, axis in zip(shifts, axes):  # repeated axes add up, as in torch

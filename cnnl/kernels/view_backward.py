@@ -19,6 +19,8 @@ def _zero(array):
 
 def strided_slice_backward(dy, index, dx):
     """dx = 0, then dx[index] = dy (`index` a tuple of slices)."""
+    if np.may_share_memory(dy, dx):  # dx is zeroed before dy is read
+        dy = dy.copy()
     _zero(dx)
     copy(dy, dx[index])
 
@@ -26,6 +28,8 @@ def strided_slice_backward(dy, index, dx):
 def as_strided_backward(dy, strides, offset, overlapping, dx):
     """dx (its row-major order as flat storage) = the sum of dy's elements at positions offset + sum(i * stride);
     `overlapping` says two positions coincide."""
+    if np.may_share_memory(dy, dx):  # dx is zeroed before dy is read
+        dy = dy.copy()
     flat = dx.reshape(-1) if dx.flags.c_contiguous else np.empty(dx.size, dx.dtype)
     if dy.size and overlapping:
         positions = offset + sum(np.arange(n, dtype=np.int64).reshape((-1,) + (1,) * (dy.ndim - 1 - d)) * s

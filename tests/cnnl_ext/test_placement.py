@@ -114,3 +114,14 @@ def test_roll_and_flip_fuzzed(data):
         cnnl.destroy(h)
     np.testing.assert_array_equal(got, torch.roll(torch.from_numpy(values), shifts, axes).numpy())
     np.testing.assert_array_equal(out.read(), np.flip(values, unique))
+
+
+def test_roll_and_flip_in_place(handle):
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = tensor(values)
+    cnnl.roll(handle, x.desc, x.ptr, [1], [1], None, 0, x.desc, x.ptr)
+    sync(handle)
+    np.testing.assert_array_equal(x.read(), np.roll(values, 1, 1))
+    cnnl.flip(handle, [0, 1], x.desc, x.ptr, x.desc, x.ptr)
+    sync(handle)
+    np.testing.assert_array_equal(x.read(), np.flip(np.roll(values, 1, 1)))

@@ -58,3 +58,12 @@ def test_view_backward_bad_arguments(handle):
         cnnl.getAsStridedBackwardWorkspaceSize(handle, ints.desc)
     half = empty([3, 3], cnnl.CNNL_DTYPE_HALF)
     assert cnnl.getAsStridedBackwardWorkspaceSize(handle, half.desc) == 36
+
+
+def test_view_gradients_of_a_full_view_in_place(handle):
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    g = tensor(values)
+    cnnl.stridedSliceBackward(handle, [0, 0], [2, 3], [1, 1], g.desc, g.ptr, g.desc, g.ptr)
+    cnnl.asStridedBackward(handle, g.desc, g.ptr, g.desc, g.ptr, [3, 1], 0, None, 0)
+    sync(handle)
+    np.testing.assert_array_equal(g.read(), values)
