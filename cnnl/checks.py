@@ -2,6 +2,7 @@
 the argument (BAD_PARAM, or NOT_SUPPORTED for a valid request this library does not implement)."""
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 from mlusim.errors import ArgumentFault, NotSupportedFault
@@ -76,9 +77,14 @@ def scalar(value, arg: str, default: float, dtype: int) -> float | int:
     if value is None:
         return default
     number = as_number(value, arg)
-    if dtype in D.INTEGER and float(number) != int(number):
+    if dtype in D.INTEGER and not integral(number):
         raise ArgumentFault(f"{number} is not integral, as {D.name(dtype)} tensors need", arg)
     return number
+
+
+def integral(number) -> bool:
+    """True for a finite number with no fractional part (NaN and infinities are not)."""
+    return math.isfinite(number) and float(number) == int(number)
 
 
 def flag(value, arg: str) -> bool:

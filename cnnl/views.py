@@ -26,6 +26,12 @@ def pointer_value(pointer, arg: str) -> int:
     return int(pointer)
 
 
+def is_null(pointer) -> bool:
+    """True for NULL (None or address 0). Anything else, junk included, is not NULL: the call that takes it as a
+    pointer then reports it."""
+    return pointer is None or (is_address(pointer) and int(pointer) == 0)
+
+
 def self_overlapping(dims, strides) -> bool:
     """True when two different indices of (dims, strides) address the same element (e.g. a 0 stride)."""
     axes = sorted((s, d) for d, s in zip(dims, strides) if d > 1)

@@ -29,6 +29,7 @@ from ..kernels.cast import cast_block
 from ..launch import OpCall
 from ..status import api
 from ..tensor import MAX_DIMS, TensorDescriptor, tensor_arg
+from ..views import is_null
 from . import nn_common as N
 from . import pointer_scalars as P
 
@@ -75,7 +76,7 @@ def masked_v4(handle, masked_op, input_desc, input, mask_desc, mask, value_desc,
             v_view = call.input(vd, value, "value")
         o_view = call.output(od, output, "output")
         count = None
-        if mode == E.CNNL_MASKED_SELECT or (mode == E.CNNL_MASKED_SCATTER and number is not None):
+        if mode == E.CNNL_MASKED_SELECT or (mode == E.CNNL_MASKED_SCATTER and not is_null(number)):
             count = call.output(N.raw_buffer(E.CNNL_DTYPE_INT32, 1, "number"), number, "number")
         call.workspace(workspace, workspace_size, 0, "cnnlGetMaskedWorkspaceSize")
         if mode == E.CNNL_MASKED_FILL:
@@ -197,9 +198,9 @@ def advancedIndex(handle, input_desc, input, indices_desc, indices, workspace, w
         views = [None if d is None else call.input(d, p, f"indices[{i}]")
                  for i, (d, p) in enumerate(zip(descs, pointers))]
         o_view = call.output(out, output, "output")
-        dims_view = None if not output_dims else call.output(
+        dims_view = None if is_null(output_dims) else call.output(
             N.raw_buffer(E.CNNL_DTYPE_INT64, len(dims), "output_dims"), output_dims, "output_dims")
-        ndim_view = None if not output_dim else call.output(
+        ndim_view = None if is_null(output_dim) else call.output(
             N.raw_buffer(E.CNNL_DTYPE_INT32, 1, "output_dim"), output_dim, "output_dim")
         call.workspace(workspace, workspace_size, _index_workspace(x, descs), "cnnlGetAdvancedIndexWorkspaceSize")
         call.submit(lambda: K.advanced_index(x_view, views, o_view, dims_view, ndim_view), flops=out.size,

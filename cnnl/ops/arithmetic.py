@@ -237,7 +237,7 @@ def mulN(handle, inputs_desc, inputs, output_desc, output) -> None:
             raise ArgumentFault(f"expected a sequence, got {type(value).__name__}", arg)
     if len(inputs_desc) != len(inputs):
         raise ArgumentFault(f"{len(inputs_desc)} descriptors but {len(inputs)} pointers", "inputs")
-    if not inputs_desc:
+    if len(inputs_desc) == 0:
         raise ArgumentFault("needs at least one input", "inputs_desc")
     tensors = tuple((d, p, f"inputs[{i}]") for i, (d, p) in enumerate(zip(inputs_desc, inputs)))
     _elementwise("cnnlMulN", "", handle, D.NUMERIC, tensors, (output_desc, output, "output"), None, 0,

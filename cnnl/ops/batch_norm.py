@@ -21,6 +21,7 @@ from ..kernels import normalization as K
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
+from ..views import is_null
 from . import nn_common as N
 from .activation import ActivationDescriptor
 
@@ -64,7 +65,7 @@ def _fusion(activation_desc, mode, bn_ops) -> None:
 
 
 def _no_extra(desc, pointer, arg: str) -> None:
-    if desc is not None or pointer not in (None, 0):
+    if desc is not None or not is_null(pointer):
         raise NotSupportedFault(f"'{arg}' (a fused residual input) is not supported; pass NULL", arg)
 
 
@@ -96,9 +97,9 @@ def _training(c_name, handle, alpha, beta, x_desc, x, wbmv_desc, weight, bias, m
         scale, accumulate = checks.scalar(alpha, "alpha", 1, xd.dtype), checks.scalar(beta, "beta", 0, xd.dtype)
         xv = call.input(xd, x, "x")
         wv, bv = call.input(pd, weight, "weight"), call.input(pd, bias, "bias")
-        stats = [call.output(pd, p, a, read=True) if p not in (None, 0) else None
+        stats = [call.output(pd, p, a, read=True) if not is_null(p) else None
                  for p, a in ((mov_mean, "mov_mean"), (mov_var, "mov_var"))]
-        saved = [call.output(pd, p, a) if p not in (None, 0) else None
+        saved = [call.output(pd, p, a) if not is_null(p) else None
                  for p, a in ((save_mean, "save_mean"), (save_std, "save_std"))]
         yv = call.output(yd, y, "y", read=accumulate != 0)
         call.workspace(workspace, workspace_size, 0, "cnnlGetBatchNormForwardWorkspaceSize")
@@ -170,7 +171,7 @@ def _backward(c_name, handle, alphas, param_alphas, x_desc, x, dy_desc, dy, wbmv
         wv = call.input(pd, weight, "weight")
         mean, invstd = call.input(pd, saved_mean, "saved_mean"), call.input(pd, saved_invstd, "saved_invstd")
         dxv = call.output(dxd, dx, "diff_x", read=data[1] != 0)
-        grads = [call.output(pd, p, a, read=param[1] != 0) if p not in (None, 0) else None
+        grads = [call.output(pd, p, a, read=param[1] != 0) if not is_null(p) else None
                  for p, a in ((dweight, "diff_weight"), (dbias, "diff_bias"))]
         call.workspace(workspace, workspace_size, 0, "cnnlGetBatchNormBackwardWorkspaceSize")
         axis = N.channel_axis(xd)

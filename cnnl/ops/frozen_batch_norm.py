@@ -14,6 +14,7 @@ from ..kernels.frozen_batch_norm import frozen_batch_norm_backward
 from ..launch import OpCall
 from ..status import api
 from ..tensor import tensor_arg
+from ..views import is_null
 from . import nn_common as N
 from .batch_norm import _eps, _fusion, _input, _no_extra, _params
 
@@ -50,7 +51,7 @@ def frozenBatchNormBackward_v2(handle, activation_desc, mode, bnOps, x_desc, x, 
         wv, mean, var = (call.input(pd, p, a) for p, a in ((filter, "filter"), (pop_mean, "pop_mean"),
                                                           (pop_var, "pop_var")))
         dxv = call.output(dxd, diff_x, "diff_x")
-        grads = [call.output(pd, p, a) if p not in (None, 0) else None
+        grads = [call.output(pd, p, a) if not is_null(p) else None
                  for p, a in ((diff_filter, "diff_filter"), (diff_bias, "diff_bias"))]
         call.workspace(workspace, workspace_size, 0, "cnnlGetFrozenBatchNormBackwardWorkspaceSize")
         axis = N.channel_axis(xd)

@@ -43,7 +43,7 @@ def roll(handle, input_desc, input, shifts, dims, workspace, workspace_size, out
         xd, yd = _same_type("cnnlRoll", input_desc, output_desc)
         checks.same_shape(xd, "input_desc", (yd, "output_desc"))
         steps = as_int_sequence(shifts, "shifts")
-        axes = None if dims is None or len(dims) == 0 else _axes(dims, "dims", len(xd.dims))
+        axes = None if dims is None else (_axes(dims, "dims", len(xd.dims)) or None)
         if axes is None and len(steps) != 1:
             raise ArgumentFault(f"{len(steps)} shifts without dims; a flattened roll takes one", "shifts")
         if axes is not None and len(steps) != len(axes):

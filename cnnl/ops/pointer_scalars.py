@@ -8,8 +8,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from mlusim.errors import ArgumentFault
-from mlusim.validate import as_enum, as_number
+from mlusim.validate import as_enum, as_number, is_address
 
+from .. import checks
 from .. import dtypes as D
 from .. import enums as E
 from ..kernels.cast import cast_block
@@ -27,7 +28,7 @@ def host_number(value, arg: str, dtype: int):
     if value is None:
         raise ArgumentFault("NULL pointer to the scalar", arg)
     number = as_number(value, arg)
-    if dtype in D.INTEGER + (E.CNNL_DTYPE_BOOL,) and float(number) != int(number):
+    if dtype in D.INTEGER + (E.CNNL_DTYPE_BOOL,) and not checks.integral(number):
         raise ArgumentFault(f"{number} is not integral, as {D.name(dtype)} tensors need", arg)
     return number
 
@@ -47,7 +48,8 @@ def scalar_reader(call: OpCall, mode: int, pointer, dtype: int, arg: str,
                   optional: bool = False) -> Optional[Callable[[], np.ndarray]]:
     """A function returning the scalar as a 0-d array of `dtype`'s storage type when the op runs (None for an
     optional NULL scalar). Host numbers round once to the storage type; integers must fit it."""
-    if optional and (pointer is None or (mode == E.CNNL_POINTER_MODE_DEVICE and pointer == 0)):
+    if optional and (pointer is None or (mode == E.CNNL_POINTER_MODE_DEVICE and is_address(pointer)
+                                         and int(pointer) == 0)):
         return None
     if mode == E.CNNL_POINTER_MODE_HOST:
         value = host_scalar(pointer, arg, dtype)

@@ -23,6 +23,7 @@ from ..kernels import pool as P
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
+from ..views import is_null
 from . import nn_common as N
 
 _INDEX_TYPES = (E.CNNL_DTYPE_INT16, E.CNNL_DTYPE_INT32, E.CNNL_DTYPE_INT64)
@@ -185,7 +186,7 @@ def poolingForward_v2(handle, pooling_desc, alpha, x_desc, x, beta, extra_device
     """cnnlPoolingForward_v2(handle, pooling_desc, alpha, x_desc, x, beta, extra_device_input, y_desc, y, workspace,
     workspace_size): as cnnlPoolingForward; `extra_device_input` (precomputed divisors on some boards) must be
     NULL, since the simulator needs none."""
-    if extra_device_input not in (None, 0):
+    if not is_null(extra_device_input):
         raise NotSupportedFault("extra device input is not used by the simulator; pass NULL", "extra_device_input")
     _forward("cnnlPoolingForward_v2", handle, pooling_desc, alpha, x_desc, x, beta, y_desc, y, workspace,
              workspace_size)
@@ -258,7 +259,7 @@ def _adaptive_pair(op, x_desc, y_desc, mode, x_arg, y_arg):
 
 
 def _no_index(index_desc, index) -> None:
-    if index_desc is not None or index not in (None, 0):
+    if index_desc is not None or not is_null(index):
         raise NotSupportedFault("average adaptive pooling has no indices; pass NULL", "index_desc")
 
 

@@ -21,6 +21,7 @@ from ..kernels import random as K
 from ..launch import OpCall
 from ..status import api
 from ..tensor import tensor_arg
+from ..views import is_null
 from . import nn_common as N
 
 #: bytes of a device state: the seed and the offset as two 64-bit integers
@@ -92,7 +93,7 @@ def _state_desc():
 def randMakeMTGP32KernelState(handle, state, params, kernel_params, seed) -> None:
     """cnnlRandMakeMTGP32KernelState(handle, state, params, kernel_params, seed): initialise a device state to
     (seed, offset 0) on the handle's queue. The MTGP32 parameter tables are not used and must be NULL."""
-    if params is not None or kernel_params not in (None, 0):
+    if params is not None or not is_null(kernel_params):
         raise NotSupportedFault("MTGP32 parameter tables are not used; pass NULL", "params")
     value = as_int(seed, "seed", minimum=0, maximum=_SEED_RANGE - 1)
     with OpCall("cnnlRandMakeMTGP32KernelState", handle) as call:

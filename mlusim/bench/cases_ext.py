@@ -125,8 +125,8 @@ def bit_and(arena, shape, dtype):
 
 # ---- unary math ----------------------------------------------------------------------------------------------------
 
-def unary(function, numpy_op, leading=(), positive: bool = False, low=None, high=None, out_dtype=None):
-    """y = f(x) in the (handle, *leading, x_desc, x, y_desc, y) form; the reference in float32 (float64 for erf)."""
+def unary(name: str, numpy_op, leading=(), positive: bool = False, low=None, high=None, out_dtype=None):
+    """y = cnnl.<name>(x) in the (handle, *leading, x_desc, x, y_desc, y) form; the reference in float32."""
     def build(arena, shape, dtype):
         if low is not None:
             x, xv = arena.between(shape, dtype, low, high)
@@ -134,7 +134,8 @@ def unary(function, numpy_op, leading=(), positive: bool = False, low=None, high
             x, xv = arena.random(shape, dtype, positive)
         y = arena.empty(shape, out_dtype or dtype)
         x32 = _f32(xv)
-        return (lambda: function(arena.handle, *leading, x.desc, x.ptr, y.desc, y.ptr), lambda: numpy_op(x32))
+        return (lambda: getattr(cnnl, name)(arena.handle, *leading, x.desc, x.ptr, y.desc, y.ptr),
+                lambda: numpy_op(x32))
     return build
 
 
