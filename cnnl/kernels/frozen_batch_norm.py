@@ -14,7 +14,8 @@ def frozen_batch_norm_backward(x, dy, weight, pop_mean, pop_var, eps, dx, dweigh
     shape = [1] * x.ndim
     shape[channel_axis] = x.shape[channel_axis]
     axes = tuple(a for a in range(x.ndim) if a != channel_axis)
-    invstd = 1.0 / np.sqrt(load(pop_var, np.float64) + eps)
+    with np.errstate(all="ignore"):  # a negative variance gives NaN, as on the device
+        invstd = 1.0 / np.sqrt(load(pop_var, np.float64) + eps)
     if dweight is not None or dbias is not None:
         grads = load(dy, np.float64)
         if dbias is not None:
