@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cnnl
 import cnrt
@@ -175,3 +177,22 @@ def test_advanced_indexing_bad_arguments(handle):
         cnnl.indexAdd(handle, 1, x.desc, x.ptr, a.desc, a.ptr, source.desc, source.ptr, x.desc, x.ptr)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="dim"):
         cnnl.indexFill_v2(handle, 2, cnnl.CNNL_POINTER_MODE_HOST, 1.0, x.desc, x.ptr, a.desc, a.ptr, x.desc, x.ptr)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_advanced_index_fuzzed_against_numpy(data):
+    dims = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+    count = data.draw(st.integers(1, len(dims)))
+    rng = np.random.default_rng(sum(dims))
+    index_shape = tuple(data.draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
+    indices = [None if data.draw(st.booleans()) and i < count - 1 else
+               rng.integers(-n, n, index_shape).astype(np.int64) for i, n in enumerate(dims[:count])]
+    values = np.arange(int(np.prod(dims)), dtype=np.float32).reshape(dims)
+    h = cnnl.create()
+    try:
+        _, got = _index(h, values, F32, indices)
+    finally:
+        cnnl.destroy(h)
+    expected = values[tuple(slice(None) if i is None else i for i in indices)]
+    np.testing.assert_array_equal(got, expected)

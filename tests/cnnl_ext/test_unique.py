@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cnnl
 import cnrt
@@ -109,3 +111,23 @@ def test_unique_bad_arguments(handle):
     cnnl.destroyUniqueDescriptor(desc)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="unique_desc"):
         cnnl.setUniqueDescriptor(desc, ASCEND, -1, False, False)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_unique_fuzzed_against_torch(data):
+    dims = data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=3))
+    code = data.draw(st.sampled_from([cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF]))
+    dim = data.draw(st.sampled_from([-1] + list(range(len(dims)))))
+    values = np.random.default_rng(len(dims)).integers(-3, 3, dims).astype(NUMPY[code])
+    h = cnnl.create()
+    try:
+        out, inverse, counts = _unique(h, values, code, ASCEND, dim=dim)
+    finally:
+        cnnl.destroy(h)
+    kwargs = {} if dim == -1 else {"dim": dim}
+    t_out, t_inverse, t_counts = torch.unique(torch.from_numpy(as_float64(values)), return_inverse=True,
+                                              return_counts=True, **kwargs)
+    np.testing.assert_array_equal(as_float64(out), t_out.numpy())
+    np.testing.assert_array_equal(inverse.reshape(-1), t_inverse.numpy().reshape(-1))
+    np.testing.assert_array_equal(counts, t_counts.numpy())
