@@ -240,13 +240,13 @@ def indexAdd(handle, dim, input_desc, input, index_desc, index, source_desc, sou
         call.submit(lambda: I.index_put(xv, key + [iv], sv, True, ov), flops=x.size + s.size, dtype=x.dtype)
 
 
-def _index_fill(c_name: str, handle, dim, read_value, input_desc, input, index_desc, index, output_desc, output,
-                call) -> None:
+def _index_fill(call: OpCall, dim, read_value, input_desc, input, index_desc, index, output_desc, output) -> None:
+    """The common part of the index fills: `read_value(dtype)` gives the function reading the fill value."""
     x, out = tensor_arg(input_desc, "input_desc"), tensor_arg(output_desc, "output_desc")
-    checks.supported_dtype(x, "input_desc", D.ALL, c_name)
+    checks.supported_dtype(x, "input_desc", D.ALL, call.name)
     checks.same_dtype(x, "input_desc", (out, "output_desc"))
     checks.same_shape(x, "input_desc", (out, "output_desc"))
-    axis, idx = _index_along(c_name, dim, x, index_desc)
+    axis, idx = _index_along(call.name, dim, x, index_desc)
     reader = read_value(x.dtype)
     xv, iv, ov = call.input(x, input, "input"), call.input(idx, index, "index"), call.output(out, output, "output")
     call.submit(lambda: K.index_fill(xv, axis, iv, reader(), ov), flops=out.size, dtype=x.dtype)
@@ -265,8 +265,7 @@ def indexFill(handle, dim, value, input_desc, input, index_desc, index, output_d
         return lambda: stored
 
     with OpCall("cnnlIndexFill", handle) as call:
-        _index_fill("cnnlIndexFill", handle, dim, read_value, input_desc, input, index_desc, index, output_desc,
-                    output, call)
+        _index_fill(call, dim, read_value, input_desc, input, index_desc, index, output_desc, output)
 
 
 @api("cnnlIndexFill_v2")
@@ -277,6 +276,6 @@ def indexFill_v2(handle, dim, pointer_mode, value, input_desc, input, index_desc
     one element of the input's type."""
     with OpCall("cnnlIndexFill_v2", handle) as call:
         mode = P.pointer_mode(pointer_mode)
-        _index_fill("cnnlIndexFill_v2", handle, dim, lambda dtype: P.scalar_reader(call, mode, value, dtype, "value"),
-                    input_desc, input, index_desc, index, output_desc, output, call)
+        _index_fill(call, dim, lambda dtype: P.scalar_reader(call, mode, value, dtype, "value"), input_desc, input,
+                    index_desc, index, output_desc, output)
 
