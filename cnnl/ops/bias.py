@@ -3,12 +3,9 @@ convolutions and linear layers; DIOPI also uses cnnlBiasAdd as an axpby on equal
 
 cnnlBiasAdd: output = alpha * bias + beta * output, the bias holding one value per channel (axis 1 of NCHW/NCDHW
 outputs, the last axis otherwise; its dims may be [C] or any shape of C elements). cnnlBiasAddBackward_v2:
-diff_bias = the sum of diff_y over every axis but `axis` (accumulated in float32 for half/bfloat16, in float64 for
-double).
+diff_bias = the sum of diff_y over every axis but `axis` (accumulated in float64, integers in int64 and wrapped).
 """
 from __future__ import annotations
-
-import numpy as np
 
 
 from .. import checks
@@ -17,7 +14,7 @@ from .. import workspace as W
 from ..handle import handle_arg
 from ..kernels import arithmetic as A
 from ..kernels import op_tensor
-from ..kernels.reduce import reduce as reduce_kernel
+from ..kernels.bias import bias_gradient
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
@@ -84,16 +81,6 @@ def getBiasAddBackwardWorkspaceSize(handle, diff_y_desc, diff_bias_desc, axis) -
     return W.float32_accumulator(db, dy.dtype)
 
 
-def _bias_gradient(dy, db, axis):
-    if dy.size == 0:
-        db[...] = 0
-        return
-    keep = tuple(n if d == axis else 1 for d, n in enumerate(dy.shape))
-    result = np.empty(keep, dy.dtype)
-    reduce_kernel("sum", dy, result, tuple(d for d in range(dy.ndim) if d != axis))
-    np.copyto(db, result.reshape(db.shape))
-
-
 @api("cnnlBiasAddBackward_v2")
 def biasAddBackward_v2(handle, diff_y_desc, diff_y, axis, diff_bias_desc, diff_bias, workspace,
                        workspace_size) -> None:
@@ -105,4 +92,4 @@ def biasAddBackward_v2(handle, diff_y_desc, diff_y, axis, diff_bias_desc, diff_b
         dy_view, db_view = call.input(dy, diff_y, "diff_y"), call.output(db, diff_bias, "diff_bias")
         call.workspace(workspace, workspace_size, W.float32_accumulator(db, dy.dtype),
                        "cnnlGetBiasAddBackwardWorkspaceSize")
-        call.submit(lambda: _bias_gradient(dy_view, db_view, dim), flops=dy.size, dtype=dy.dtype)
+        call.submit(lambda: bias_gradient(dy_view, dim, db_view), flops=dy.size, dtype=dy.dtype)
