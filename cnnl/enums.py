@@ -252,3 +252,12 @@ BIT_COMPUTE_OPS = (0, 1, 2, 3, 4, 5)
 CNNL_STD = 0
 CNNL_VAR = 1
 STD_VAR_MEAN_OPS = (0, 1)
+# ---- CNNL part 3, attention / interpolation / normalisation / vision ops (chosen values, docs/cnnl_ext.md) ----------
+# cnnlAttentionMaskMode_t
+CNNL_ATTN_MASK_NONE = 0
+CNNL_ATTN_MASK_CAUSAL = 1
+CNNL_ATTN_MASK_CAUSAL_TOP_LEFT = 2
+CNNL_ATTN_MASK_CAUSAL_BOTTOM_RIGHT = 3
+CNNL_ATTN_MASK_LOCAL_TOP_LEFT = 4
+CNNL_ATTN_MASK_LOCAL_BOTTOM_RIGHT = 5
+ATTN_MASK_MODES = (0, 1, 2, 3, 4, 5)

@@ -191,6 +191,24 @@ def _dropout(key, ctr, first_step, x, p, scale, keep, y):
             y[chunk + j] = x[chunk + j] * scale if kept else zero
 
 
+@njit(nogil=True, cache=True)
+def _keep_grid(key, ctr, first, row_stride, p, scale, out):
+    """out[r, c] = scale where uniform number first + r * row_stride + c of the stream is >= p, else 0."""
+    rows, cols = out.shape
+    raw = np.empty(_CHUNK + 8, np.uint64)
+    zero = scale - scale
+    for r in range(rows):
+        start = first + r * row_stride
+        for c0 in range(0, cols, _CHUNK):
+            count = min(_CHUNK, cols - c0)
+            element = start + c0
+            step = element // 4
+            skip = element - 4 * step
+            _raw_chunk(key, ctr, step, raw, count + skip)
+            for j in range(count):
+                out[r, c0 + j] = scale if (raw[skip + j] >> _SHIFT) * _UNIT >= p else zero
+
+
 def _key_counter(seed, offset):
     seed, start = int(seed) % (2 ** 128), int(offset) + 1
     key = np.array([seed % _WORD, seed // _WORD], np.uint64)
@@ -273,3 +291,15 @@ def dropout(seed, offset, x, p, mask, y):
         store(ys.reshape(y.shape), y)
         store(keep.view(np.bool_).reshape(mask.shape), mask)
     return offset + steps(x.size)
+
+
+def keep_scale_grid(seed, offset, first, row_stride, p, out):
+    """Dropout factors of a 2-D block of a larger grid of numbers: out[r, c] = 1 / (1 - p) where uniform number
+    `first + r * row_stride + c` of the stream (seed, offset) is >= p (the rule of `dropout`), else 0. `out` is a
+    C-contiguous float32 or float64 array. Element e of the stream is the e-th number `uniform` draws from the same
+    seed and offset, so a grid's mask can be checked against cnnlRandGenerateUniform."""
+    if out.size == 0:
+        return
+    key, ctr = _key_counter(seed, offset)
+    scale = out.dtype.type(0 if p >= 1 else 1 / (1 - p))
+    _keep_grid(key, ctr, np.int64(first), np.int64(row_stride), float(p), scale, out)
