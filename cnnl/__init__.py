@@ -12,6 +12,7 @@ from .ops import batch_norm, convolution, indexing, layer_norm, losses, pooling,
 from .ops import advanced_indexing, arithmetic, bias, creation, padding, placement, special, statistics  # noqa: F401
 from .ops import frozen_batch_norm, optimizers, thresholds, unique, view_backward  # noqa: F401
 from .ops import flash_attention  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
+from .ops import flash_attention, interpolate  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
@@ -19,6 +20,7 @@ from .ops.activation import ActivationDescriptor as cnnlActivationDescriptor_t  
 from .ops.binary import OpTensorDescriptor as cnnlOpTensorDescriptor_t  # noqa: F401
 from .ops.convolution import ConvolutionDescriptor as cnnlConvolutionDescriptor_t  # noqa: F401
 from .ops.flash_attention import FlashAttentionDescriptor as cnnlFlashAttentionDescriptor_t  # noqa: F401
+from .ops.interpolate import InterpDescriptor as cnnlInterpDescriptor_t  # noqa: F401
 from .ops.matmul import MatMulAlgo as cnnlMatMulAlgo_t  # noqa: F401
 from .ops.matmul import MatMulDescriptor as cnnlMatMulDescriptor_t  # noqa: F401
 from .ops.matmul import MatMulHeuristicResult as cnnlMatMulHeuristicResult_t  # noqa: F401

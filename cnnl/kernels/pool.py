@@ -109,6 +109,14 @@ class _Axis:
         return cls(table, weights, count.astype(np.int64), taps[:, 0].astype(np.int64), None)
 
     @classmethod
+    def from_weights(cls, taps, weights):
+        """From (outputs, k) input coordinates (each in range; repeats allowed, their weights add up) and their
+        weights: the table of an interpolation."""
+        outputs, width = taps.shape
+        return cls(np.ascontiguousarray(taps.T, np.int64), np.ascontiguousarray(weights.T, np.float64),
+                   np.full(outputs, width, np.int64), taps[:, 0].astype(np.int64), None)
+
+    @classmethod
     def adaptive(cls, size, extent):
         """Adaptive bins: output i covers [floor(i * size / extent), ceil((i + 1) * size / extent))."""
         i = np.arange(extent)
@@ -487,6 +495,16 @@ def _windowed(src, out, axes, op, alpha=1.0, beta=0.0, indices=None):
 
 
 # ---- ops ---------------------------------------------------------------------------------------------------------
+
+#: the tap table of one axis, for other separable ops (interpolation): `TapAxis.from_weights(taps, weights)`
+TapAxis = _Axis
+
+
+def separable_sum(x, out, axes, alpha=1.0, beta=0.0):
+    """out (N, Ho, Wo, C) = alpha * (sum over the taps of both `axes` (TapAxis) of weighted x (N, H, W, C)) +
+    beta * out."""
+    _windowed(x, out, axes, _SUM, alpha, beta)
+
 
 def max_pool_forward(x, out, windows, indices=None, propagate_nan=True, alpha=1.0, beta=0.0):
     """out = alpha * max over each window + beta * out; `indices` (optional) receives the argmax positions."""
