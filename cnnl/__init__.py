@@ -13,6 +13,7 @@ from .ops import advanced_indexing, arithmetic, bias, creation, padding, placeme
 from .ops import frozen_batch_norm, optimizers, thresholds, unique, view_backward  # noqa: F401
 from .ops import flash_attention  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 from .ops import flash_attention, interpolate  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
+from .ops import flash_attention, interpolate, sync_batch_norm  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
