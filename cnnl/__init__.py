@@ -14,6 +14,8 @@ from .ops import frozen_batch_norm, optimizers, thresholds, unique, view_backwar
 from .ops import flash_attention  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 from .ops import flash_attention, interpolate  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 from .ops import flash_attention, interpolate, sync_batch_norm  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
+# part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
+from .ops import flash_attention, interpolate, rotary, sync_batch_norm  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
@@ -22,6 +24,7 @@ from .ops.binary import OpTensorDescriptor as cnnlOpTensorDescriptor_t  # noqa: 
 from .ops.convolution import ConvolutionDescriptor as cnnlConvolutionDescriptor_t  # noqa: F401
 from .ops.flash_attention import FlashAttentionDescriptor as cnnlFlashAttentionDescriptor_t  # noqa: F401
 from .ops.interpolate import InterpDescriptor as cnnlInterpDescriptor_t  # noqa: F401
+from .ops.rotary import RotaryEmbeddingDescriptor as cnnlRotaryEmbeddingDescriptor_t  # noqa: F401
 from .ops.matmul import MatMulAlgo as cnnlMatMulAlgo_t  # noqa: F401
 from .ops.matmul import MatMulDescriptor as cnnlMatMulDescriptor_t  # noqa: F401
 from .ops.matmul import MatMulHeuristicResult as cnnlMatMulHeuristicResult_t  # noqa: F401
