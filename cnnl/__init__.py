@@ -16,7 +16,7 @@ from .ops import flash_attention, interpolate  # noqa: F401  (part 3: attention,
 from .ops import flash_attention, interpolate, sync_batch_norm  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 # part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
 from .ops import cdist, ctc_loss, flash_attention, im2col, interpolate, linalg, losses_v2, rotary  # noqa: F401
-from .ops import random_sampling, sync_batch_norm, trigon  # noqa: F401
+from .ops import nms, random_sampling, sync_batch_norm, trigon  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
@@ -26,6 +26,7 @@ from .ops.convolution import ConvolutionDescriptor as cnnlConvolutionDescriptor_
 from .ops.ctc_loss import CTCLossDescriptor as cnnlCTCLossDescriptor_t  # noqa: F401
 from .ops.flash_attention import FlashAttentionDescriptor as cnnlFlashAttentionDescriptor_t  # noqa: F401
 from .ops.interpolate import InterpDescriptor as cnnlInterpDescriptor_t  # noqa: F401
+from .ops.nms import NmsDescriptor as cnnlNmsDescriptor_t  # noqa: F401
 from .ops.rotary import RotaryEmbeddingDescriptor as cnnlRotaryEmbeddingDescriptor_t  # noqa: F401
 from .ops.trigon import TrigonDescriptor as cnnlTrigonDescriptor_t  # noqa: F401
 from .ops.matmul import MatMulAlgo as cnnlMatMulAlgo_t  # noqa: F401
