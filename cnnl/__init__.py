@@ -15,8 +15,8 @@ from .ops import flash_attention  # noqa: F401  (part 3: attention, interpolatio
 from .ops import flash_attention, interpolate  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 from .ops import flash_attention, interpolate, sync_batch_norm  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 # part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
-from .ops import cdist, ctc_loss, flash_attention, im2col, interpolate, linalg, losses_v2, rotary  # noqa: F401
-from .ops import nms, random_sampling, sync_batch_norm, trigon  # noqa: F401
+from .ops import cdist, ctc_loss, deform_conv, flash_attention, im2col, interpolate, linalg, losses_v2  # noqa: F401
+from .ops import nms, random_sampling, rotary, sync_batch_norm, trigon  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
@@ -24,6 +24,7 @@ from .ops.activation import ActivationDescriptor as cnnlActivationDescriptor_t  
 from .ops.binary import OpTensorDescriptor as cnnlOpTensorDescriptor_t  # noqa: F401
 from .ops.convolution import ConvolutionDescriptor as cnnlConvolutionDescriptor_t  # noqa: F401
 from .ops.ctc_loss import CTCLossDescriptor as cnnlCTCLossDescriptor_t  # noqa: F401
+from .ops.deform_conv import DCNDescriptor as cnnlDCNDescriptor_t  # noqa: F401
 from .ops.flash_attention import FlashAttentionDescriptor as cnnlFlashAttentionDescriptor_t  # noqa: F401
 from .ops.interpolate import InterpDescriptor as cnnlInterpDescriptor_t  # noqa: F401
 from .ops.nms import NmsDescriptor as cnnlNmsDescriptor_t  # noqa: F401
