@@ -16,7 +16,7 @@ from .ops import flash_attention, interpolate  # noqa: F401  (part 3: attention,
 from .ops import flash_attention, interpolate, sync_batch_norm  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 # part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
 from .ops import cdist, ctc_loss, deform_conv, flash_attention, im2col, interpolate, linalg, losses_v2  # noqa: F401
-from .ops import nms, random_sampling, rotary, sync_batch_norm, trigon  # noqa: F401
+from .ops import nms, pooling_nd, random_sampling, rotary, sync_batch_norm, trigon  # noqa: F401
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401

@@ -2,13 +2,16 @@
 cnnlPoolingForwardWithIndex, cnnlPoolingBackward, cnnlAdaptivePoolingForward(_v2), cnnlAdaptivePoolingBackward
 and their workspace queries.
 
-Tensors are 4-D NHWC or NCHW; HALF, BFLOAT16, FLOAT, DOUBLE. Modes: MAX, AVERAGE_COUNT_INCLUDE_PADDING,
+Tensors are 4-D NHWC or NCHW (5-D NDHWC or NCDHW with a 3-D descriptor of cnnlSetPoolingNdDescriptor_v2, see
+`cnnl.ops.pooling_nd`); HALF, BFLOAT16, FLOAT, DOUBLE. Modes: MAX, AVERAGE_COUNT_INCLUDE_PADDING,
 AVERAGE_COUNT_EXCLUDE_PADDING (numerics in `cnnl.kernels.pool`). Max indices are INT16, INT32 or INT64 flat
 positions h * W + w in the input plane (INT16 only when the plane has at most 32767 positions).
 cnnlPoolingBackward of MAX takes the indices as its `y` (an integer tensor) or, given the pooled values (a float
 `y`), finds the maxima again from `x`. Adaptive pooling supports the average modes.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -20,6 +23,7 @@ from .. import enums as E
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from ..kernels import pool as P
+from ..kernels import pool3d as P3
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
@@ -50,6 +54,8 @@ class PoolingDescriptor(Descriptor):
     def windows(self, x: TensorDescriptor, y: TensorDescriptor, x_arg: str, y_arg: str) -> P.Windows:
         """The window geometry for x and y; BAD_PARAM unless y has the pooled dims."""
         xd, yd = N.channel_last_dims(x), N.channel_last_dims(y)
+        if len(xd) - 2 != len(self.kernel):
+            raise ArgumentFault(f"{len(xd)} dims for a {len(self.kernel)}-D pooling descriptor", x_arg)
         spatial = tuple(P.pooled_extent(n, k, b, a, s, d, self.ceil_mode) for n, k, (b, a), s, d in
                         zip(xd[1:-1], self.kernel, self.pads, self.strides, self.dilations))
         if any(extent < 1 for extent in spatial):
@@ -112,8 +118,8 @@ def _pair(op, x_desc, y_desc, x_arg="x_desc", y_arg="y_desc"):
     x, y = tensor_arg(x_desc, x_arg), tensor_arg(y_desc, y_arg)
     N.float_tensor(x, x_arg, op)
     checks.same_dtype(x, x_arg, (y, y_arg))
-    N.feature_map(x, x_arg, (4,))
-    N.feature_map(y, y_arg, (4,))
+    N.feature_map(x, x_arg, (4, 5))
+    N.feature_map(y, y_arg, (4, 5))
     if x.layout != y.layout:
         raise ArgumentFault(f"layout {y.layout} differs from {x_arg}'s {x.layout}", y_arg)
     return x, y
@@ -164,11 +170,14 @@ def _forward(c_name, handle, pooling_desc, alpha, x_desc, x, beta, y_desc, y, wo
         yv = N.channel_last(call.output(yd, y, "y", read=accumulate != 0), yd.layout)
         iv = N.channel_last(call.output(ind, index, "index"), ind.layout) if ind is not None else None
         call.workspace(workspace, workspace_size, 0, "cnnlGetPoolingWorkspaceSize")
+        three_d = len(windows.kernel) == 3
         if pool.mode == E.CNNL_POOLING_MAX:
-            run = lambda: P.max_pool_forward(xv, yv, windows, iv, pool.propagate_nan, scale, accumulate)  # noqa: E731
+            maximum = P3.max_pool3d_forward if three_d else P.max_pool_forward
+            run = lambda: maximum(xv, yv, windows, iv, pool.propagate_nan, scale, accumulate)  # noqa: E731
         else:
             include = pool.mode == E.CNNL_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-            run = lambda: P.avg_pool_forward(xv, yv, windows, include, scale, accumulate)  # noqa: E731
+            average = P3.avg_pool3d_forward if three_d else P.avg_pool_forward
+            run = lambda: average(xv, yv, windows, include, scale, accumulate)  # noqa: E731
         call.submit(run, flops=yd.size * len(list(windows.positions())), dtype=xd.dtype)
 
 
@@ -214,11 +223,13 @@ def poolingBackward(handle, pooling_desc, alpha, y_desc, y, diff_y_desc, diff_y,
         windows = pool.windows(dxd, dyd, "diff_x_desc", "diff_y_desc")
         scale, accumulate = checks.scalar(alpha, "alpha", 1, dxd.dtype), checks.scalar(beta, "beta", 0, dxd.dtype)
         dyv = N.channel_last(call.input(dyd, diff_y, "diff_y"), dyd.layout)
+        three_d = len(windows.kernel) == 3
         if pool.mode in _AVERAGE:
             include = pool.mode == E.CNNL_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
             dxv = N.channel_last(call.output(dxd, diff_x, "diff_x", read=accumulate != 0), dxd.layout)
-            call.submit(lambda: P.avg_pool_backward(dyv, dxv, windows, include, scale, accumulate),
-                        flops=dxd.size + dyd.size * pool.kernel[0] * pool.kernel[1], dtype=dxd.dtype)
+            average = P3.avg_pool3d_backward if three_d else P.avg_pool_backward
+            call.submit(lambda: average(dyv, dxv, windows, include, scale, accumulate),
+                        flops=dxd.size + dyd.size * math.prod(pool.kernel), dtype=dxd.dtype)
             return
         yd = tensor_arg(y_desc, "y_desc")
         if yd.dtype in _INDEX_TYPES:
@@ -234,13 +245,15 @@ def poolingBackward(handle, pooling_desc, alpha, y_desc, y, diff_y_desc, diff_y,
             xv, indices = N.channel_last(call.input(xd, x, "x"), xd.layout), None
         dxv = N.channel_last(call.output(dxd, diff_x, "diff_x", read=accumulate != 0), dxd.layout)
 
+        forward = P3.max_pool3d_forward if three_d else P.max_pool_forward
+        backward = P3.max_pool3d_backward if three_d else P.max_pool_backward
+
         def run() -> None:
             found = indices
             if found is None:
                 found = np.empty(dyv.shape, np.int64)  # values in the compute dtype: no rounding pass
-                P.max_pool_forward(xv, np.empty(dyv.shape, P.compute_dtype(dyv.dtype)), windows, found,
-                                   pool.propagate_nan)
-            P.max_pool_backward(dyv, found, dxv, scale, accumulate)
+                forward(xv, np.empty(dyv.shape, P.compute_dtype(dyv.dtype)), windows, found, pool.propagate_nan)
+            backward(dyv, found, dxv, scale, accumulate)
 
         call.submit(run, flops=dxd.size + dyd.size, dtype=dxd.dtype)
 
@@ -249,6 +262,8 @@ def poolingBackward(handle, pooling_desc, alpha, y_desc, y, diff_y_desc, diff_y,
 
 def _adaptive_pair(op, x_desc, y_desc, mode, x_arg, y_arg):
     x, y = _pair(op, x_desc, y_desc, x_arg, y_arg)
+    if len(x.dims) != 4:
+        raise NotSupportedFault(f"adaptive pooling of {len(x.dims)}-D tensors is not supported (4-D only)", x_arg)
     mode = as_enum(mode, "mode", E.POOLING_MODES, "cnnlPoolingMode_t")
     if mode not in _AVERAGE:
         raise NotSupportedFault("adaptive pooling supports the average modes", "mode")
