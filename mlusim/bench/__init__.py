@@ -17,6 +17,7 @@ SUITES = {
     "kernels": "bench_cnnl_kernels",
     "bang": "bench_bang",
     "cncl": "bench_cncl",
+    "nn-ext": "bench_cnnl_nn_ext",
 }
 DEFAULT_SUITES = ("ops",)
 

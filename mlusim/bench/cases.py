@@ -19,6 +19,7 @@ import cnrt
 
 from mlusim.bench import cases_ext as ext  # noqa: E402
 from mlusim.bench import cases_nn as nn  # noqa: E402
+from mlusim.bench import cases_nn_ext as nn_ext  # noqa: E402
 
 SIZES = ("small", "medium", "large")
 
@@ -582,4 +583,49 @@ CASES: tuple[Case, ...] = (
     Case("as strided bwd", "cnnlAsStridedBackward", ext.as_strided_backward, reference="np.bincount"),
     Case("sgd step", "cnnlGradientDescent", ext.gradient_descent),
     Case("adadelta step", "cnnlApplyAdadelta", ext.adadelta),
+    # part 3, neural-network half (docs/cnnl_nn_ext.md)
+    Case("flash attention", "cnnlFlashAttentionForward", nn_ext.flash_attention, shapes=nn_ext.ATTENTION,
+         dtypes=("half", "bfloat16"), reference="numpy attention float32"),
+    Case("flash attention v2 causal", "cnnlFlashAttentionForward_v2", nn_ext.flash_attention_v2, shapes=nn_ext.ATTENTION,
+         dtypes=("half",), reference="numpy attention float32"),
+    Case("flash attention bwd", "cnnlFlashAttentionBackward", nn_ext.flash_attention_backward(False),
+         shapes=nn_ext.ATTENTION, dtypes=("half",), reference="numpy attention gradients float32",
+         exercises=("cnnlFlashAttentionForward",)),
+    Case("flash attention bwd v2", "cnnlFlashAttentionBackward_v2", nn_ext.flash_attention_backward(True),
+         shapes=nn_ext.ATTENTION, dtypes=("half",), reference="numpy attention gradients float32"),
+    Case("interp bilinear 2x", "cnnlInterp_v3", nn_ext.interpolation, shapes=nn_ext.INTERPOLATION, dtypes=("float", "half"),
+         reference="numpy separable resize"),
+    Case("interp bilinear 2x bwd", "cnnlInterpBackward_v2", nn_ext.interpolation_backward, shapes=nn_ext.INTERPOLATION,
+         dtypes=("float",), reference="numpy resize matrices"),
+    Case("rotary embedding", "cnnlRotaryEmbedding", nn_ext.rotary, shapes=nn_ext.SEQUENCES),
+    Case("sync bn stats", "cnnlSyncBatchNormStats_v2", nn_ext.sync_bn_stats, shapes=nn_ext.FEATURE_MAP),
+    Case("sync bn gather", "cnnlSyncBatchNormGatherStatsWithCounts", nn_ext.sync_bn_gather, shapes=nn_ext.FEATURE_MAP,
+         dtypes=("float",)),
+    Case("sync bn elemt", "cnnlSyncBatchNormElemt", nn_ext.sync_bn_elemt, shapes=nn_ext.FEATURE_MAP),
+    Case("sync bn bwd reduce", "cnnlSyncBatchnormBackwardReduce_v2", nn_ext.sync_bn_backward_reduce,
+         shapes=nn_ext.FEATURE_MAP),
+    Case("sync bn bwd elemt", "cnnlSyncBatchNormBackwardElemtV2", nn_ext.sync_bn_backward_elemt, shapes=nn_ext.FEATURE_MAP),
+    Case("im2col", "cnnlIm2Col", nn_ext.im2col, shapes=nn_ext.IMAGES),
+    Case("col2im", "cnnlCol2Im", nn_ext.col2im, shapes=nn_ext.IMAGES),
+    Case("unfold", "cnnlUnfold", nn_ext.unfold, shapes=nn_ext.ROWS),
+    Case("mse loss v2", "cnnlMSELoss_v2", nn_ext.mse_v2, shapes=nn_ext.ROWS),
+    Case("nll loss v2", "cnnlNlllossForward_v2", nn_ext.nll_v2(False), shapes=nn_ext.ROWS),
+    Case("nll loss v2 bwd", "cnnlNlllossBackward_v2", nn_ext.nll_v2(True), shapes=nn_ext.ROWS),
+    Case("ctc loss", "cnnlCTCLoss", nn_ext.ctc, shapes=nn_ext.CTC, dtypes=("float",), reference="numpy alpha recursion"),
+    Case("cdist", "cnnlCdistForward", nn_ext.cdist(False), shapes=nn_ext.CDIST),
+    Case("cdist bwd", "cnnlCdistBackward", nn_ext.cdist(True), shapes=nn_ext.CDIST),
+    Case("qr", "cnnlQR", nn_ext.qr, shapes=nn_ext.MATRICES, dtypes=("float",), reference="np.linalg.qr"),
+    Case("polar", "cnnlPolar", nn_ext.polar, dtypes=("float",)),
+    Case("trigon asin", "cnnlTrigonForward", nn_ext.trigon),
+    Case("rand discrete uniform", "cnnlRandGenerateDescreteUniform", nn_ext.discrete_uniform, shapes=nn_ext.VECTOR,
+         reference="numpy Philox integers"),
+    Case("rand multinomial", "cnnlRandGenerateMultinomial_v2", nn_ext.multinomial, shapes=nn_ext.MULTINOMIAL,
+         dtypes=("float",), reference="numpy inverse CDF"),
+    Case("nms", "cnnlNms_v2", nn_ext.nms, shapes=nn_ext.BOXES, reference="numpy greedy NMS"),
+    Case("dcn", "cnnlDCNForward", nn_ext.dcn_forward, shapes=nn_ext.DCN, dtypes=("float",),
+         reference="numpy sampling + matmul"),
+    Case("dcn bwd data", "cnnlDCNBackwardData", nn_ext.dcn_backward_data, shapes=nn_ext.DCN, dtypes=("float",),
+         reference="numpy column gradients"),
+    Case("dcn bwd weight", "cnnlDCNBackwardWeight", nn_ext.dcn_backward_weight, shapes=nn_ext.DCN, dtypes=("float",),
+         reference="numpy sampling + matmul"),
 )
