@@ -1,6 +1,6 @@
 """Scaled dot-product attention with a causal mask, composed on the device from cnnlBatchMatMulBCast_v2 (scores,
 with alpha = 1/sqrt(d)), cnnlMasked_v3 (fill the future with -inf), cnnlSoftmaxForward and cnnlBatchMatMulBCast
-(probabilities @ V); CNNL's dedicated flash-attention op is not cloned."""
+(probabilities @ V); CNNL's flash-attention op has its own tests in tests/cnnl_ext."""
 import math
 
 import numpy as np
