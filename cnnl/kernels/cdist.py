@@ -19,7 +19,7 @@ from numba import njit
 from . import blas_threads
 from .dtypes import compute_dtype
 from .parallel import map_parallel, thread_count
-from .staging import load, store
+from .staging import load, readonly_contiguous, store
 
 _ZERO, _ONE, _INF, _GENERAL = 0, 1, 2, 3
 
@@ -97,7 +97,7 @@ def cdist(x1, x2, p, out):
 
     def run(item):
         n, rows = item
-        a, b = np.ascontiguousarray(a_all[n, rows]), np.ascontiguousarray(b_all[n])
+        a, b = readonly_contiguous(a_all[n, rows]), readonly_contiguous(b_all[n])
         if p == 2:
             with blas_threads.single_threaded_blas():
                 squared = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * (a @ b.T)
@@ -123,8 +123,8 @@ def cdist_backward(x1, x2, dist, grad, p, out):
 
     def run(item):
         n, rows = item
-        a, b = np.ascontiguousarray(a_all[n, rows]), np.ascontiguousarray(b_all[n])
-        r, g = np.ascontiguousarray(r_all[n, rows]), np.ascontiguousarray(g_all[n, rows])
+        a, b = readonly_contiguous(a_all[n, rows]), readonly_contiguous(b_all[n])
+        r, g = readonly_contiguous(r_all[n, rows]), readonly_contiguous(g_all[n, rows])
         if p == 2:
             with np.errstate(divide="ignore", invalid="ignore"):
                 weights = np.where(r == 0, 0, g / r)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from .parallel import map_parallel
-from .staging import load, store
+from .staging import load, readonly_contiguous, store
 
 _NEG_INF = -np.inf
 
@@ -97,7 +97,7 @@ def ctc(log_probs, labels, label_offsets, input_lengths, label_lengths, blank, w
     def run(n):
         start = label_offsets[n]
         sample_labels = np.ascontiguousarray(labels[start:start + label_lengths[n]], np.int64)
-        lp = np.ascontiguousarray(log_probs[:, n])
+        lp = readonly_contiguous(log_probs[:, n])
         grad = np.zeros((steps, classes)) if want_grad else np.zeros((0, 0))
         nll[n] = _sample(lp, sample_labels, blank, int(input_lengths[n]), grad, want_grad)
         if want_grad:

@@ -21,7 +21,7 @@ from numba import njit
 from . import blas_threads
 from .dtypes import compute_dtype
 from .parallel import map_parallel
-from .staging import load, store
+from .staging import load, readonly_contiguous, store
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -129,13 +129,13 @@ class Geometry:
 
 
 def _inputs(dtype, *arrays):
-    return [None if a is None else np.ascontiguousarray(load(a, dtype)) for a in arrays]
+    return [None if a is None else readonly_contiguous(load(a, dtype)) for a in arrays]
 
 
 def _mask_or_ones(mask, offset, dtype):
     if mask is not None:
-        return np.ascontiguousarray(load(mask, dtype))
-    return np.ones(offset.shape[:-1] + (offset.shape[-1] // 2,), dtype)
+        return readonly_contiguous(load(mask, dtype))
+    return readonly_contiguous(np.ones(offset.shape[:-1] + (offset.shape[-1] // 2,), dtype))
 
 
 def _group_weights(w, dtype, groups):

@@ -25,3 +25,11 @@ def compute_buffer(out_block):
     """Where to compute a result for `out_block`: the block itself when it is stored in its compute dtype."""
     target = compute_dtype(out_block.dtype)
     return out_block if out_block.dtype == target else np.empty(out_block.shape, target)
+
+
+def readonly_contiguous(values):
+    """A read-only C-contiguous view (or copy) of `values`: the one array type a numba kernel input compiles for,
+    whether the caller's array was writable, contiguous or neither."""
+    view = np.ascontiguousarray(values).view()
+    view.flags.writeable = False
+    return view
