@@ -92,7 +92,7 @@ class _Problem:
         self.out = self._match(op, out_desc, out_arg, (batch, out_h, out_w, co))
         self.geometry = K.Geometry(self.kernel, dcn.strides, (dcn.pads[0][0], dcn.pads[1][0]), dcn.dilations,
                                    dcn.deformable_groups, dcn.groups)
-        self.columns = dcn.step * out_h * out_w * kh * kw * channels
+        self.columns = min(dcn.step, batch) * out_h * out_w * kh * kw * channels
         self.flops = 2.0 * batch * out_h * out_w * kh * kw * per_group * co + 8.0 * batch * out_h * out_w * kh * kw \
             * channels
 

@@ -2,6 +2,7 @@
 differences, 2-D and batched inputs, dtypes, empty inputs and bad arguments."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import cnnl
 
@@ -91,3 +92,13 @@ def test_empty_and_rejects(handle):
         bad[position] = value
         with raises_status(status, arg=arg):
             cnnl.cdistForward(*bad)
+
+
+@settings(max_examples=15)
+@given(st.integers(1, 3), st.integers(0, 6), st.integers(0, 6), st.integers(1, 5),
+       st.sampled_from([0.0, 1.0, 2.0, 1.5, np.inf]), st.integers(0, 2**31))
+def test_property(batch, first, second, depth, p, seed):
+    handle = cnnl.create()
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal((batch, first, depth)), rng.standard_normal((batch, second, depth))
+    np.testing.assert_allclose(cdist(handle, a, b, p), reference(a, b, p), rtol=1e-9, atol=1e-9)

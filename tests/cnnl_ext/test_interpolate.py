@@ -117,6 +117,21 @@ def test_scale_factors_match_torch(handle):
         np.testing.assert_allclose(got, want, atol=1e-12)
 
 
+def test_backward_with_scale_factors_matches_torch(handle):
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(np.random.default_rng(8).standard_normal((1, 2, 5, 7)), requires_grad=True)
+    y = torch.nn.functional.interpolate(x, scale_factor=(1.7, 0.6), mode="bilinear", align_corners=False,
+                                        recompute_scale_factor=False)
+    dy = torch.ones_like(y)
+    y.backward(dy)
+    dyt = placed(to_layout(dy.numpy(), NHWC), F64, NHWC)
+    dxt = blank((1, 5, 7, 2), F64, NHWC)
+    cnnl.interpBackward_v2(handle, False, True, cnnl.CNNL_INTERP_BACKWARD_BILINEAR, [1.7, 0.6], False, dyt.desc,
+                           dyt.ptr, dxt.desc, dxt.ptr)
+    sync(handle)
+    np.testing.assert_allclose(from_layout(dxt.read(), NHWC), x.grad.numpy(), atol=1e-12)
+
+
 def test_exact_cases_without_torch(handle):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 3, 4, 5))
