@@ -9,8 +9,6 @@ half/bfloat16 compute in float32 and round once; blocks run on the kernel thread
 """
 import functools
 
-import numpy as np
-
 from .dtypes import compute_dtype
 from .parallel import align_ndim, detach_inputs, run_blocked
 from .staging import load, store

@@ -626,9 +626,9 @@ def _dcn_operands(arena, shape, dtype):
     return desc, (x, offset, mask, w), tuple(_f32(v) for v in (xv, ov, mv, wv))
 
 
-def numpy_deform_columns(x, offset, mask):
-    """(N, H, W, 9, C) modulated bilinear samples of a 3x3, padding 1, stride 1 DCN in numpy."""
-    batch, height, width, channels = x.shape
+def _deform_points(x, offset):
+    """Per (n, o, p, tap): the sampling point's corners, their weights and validity (3x3, padding 1, stride 1)."""
+    batch, height, width, _ = x.shape
     o, p = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
     taps = np.arange(9)
     h = o[..., None] - 1 + taps // 3 + offset[..., 0::2]   # (N, H, W, 9)
@@ -636,14 +636,41 @@ def numpy_deform_columns(x, offset, mask):
     inside = (h > -1) & (w > -1) & (h < height) & (w < width)
     h0, w0 = np.floor(h).astype(np.int64), np.floor(w).astype(np.int64)
     lh, lw = h - h0, w - w0
-    samples = np.zeros(h.shape + (channels,), np.float32)
-    n = np.arange(batch)[:, None, None, None]
-    for dh, dw, weight in ((0, 0, (1 - lh) * (1 - lw)), (0, 1, (1 - lh) * lw), (1, 0, lh * (1 - lw)), (1, 1, lh * lw)):
+    corners = []
+    for dh, dw, weight in ((0, 0, (1 - lh) * (1 - lw)), (0, 1, (1 - lh) * lw), (1, 0, lh * (1 - lw)),
+                           (1, 1, lh * lw)):
         a, b = h0 + dh, w0 + dw
         valid = inside & (a >= 0) & (a < height) & (b >= 0) & (b < width)
-        values = x[n, np.clip(a, 0, height - 1), np.clip(b, 0, width - 1)]
-        samples += np.where(valid, weight * mask, 0)[..., None] * values
+        corners.append((np.clip(a, 0, height - 1), np.clip(b, 0, width - 1), np.where(valid, weight, 0), valid))
+    return corners, lh, lw
+
+
+def numpy_deform_columns(x, offset, mask):
+    """(N, H, W, 9, C) modulated bilinear samples of a 3x3, padding 1, stride 1 DCN in numpy."""
+    corners, _, _ = _deform_points(x, offset)
+    n = np.arange(x.shape[0])[:, None, None, None]
+    samples = np.zeros(mask.shape + (x.shape[3],), np.float32)
+    for a, b, weight, _ in corners:
+        samples += (weight * mask)[..., None] * x[n, a, b]
     return samples
+
+
+def numpy_deform_backward(x, offset, mask, columns):
+    """(dx, doffset, dmask) of the sampling from the column gradients (N, H, W, 9, C), in numpy."""
+    corners, lh, lw = _deform_points(x, offset)
+    n = np.broadcast_to(np.arange(x.shape[0])[:, None, None, None], mask.shape)
+    dx = np.zeros(x.shape, np.float32)
+    values = []
+    for a, b, weight, valid in corners:
+        np.add.at(dx, (n, a, b), (weight * mask)[..., None] * columns)
+        values.append(np.where(valid[..., None], x[n, a, b], 0))
+    v1, v2, v3, v4 = values
+    hh, hw = (1 - lh)[..., None], (1 - lw)[..., None]
+    grad_h = (columns * (-hw * v1 - lw[..., None] * v2 + hw * v3 + lw[..., None] * v4)).sum(-1) * mask
+    grad_w = (columns * (-hh * v1 + hh * v2 - lh[..., None] * v3 + lh[..., None] * v4)).sum(-1) * mask
+    doffset = np.stack([grad_h, grad_w], -1).reshape(offset.shape)
+    dmask = (columns * sum(weight[..., None] * v for (_, _, weight, _), v in zip(corners, values))).sum(-1)
+    return dx, doffset, dmask
 
 
 def dcn_forward(arena, shape, dtype):
@@ -658,7 +685,8 @@ def dcn_forward(arena, shape, dtype):
 
 
 def dcn_backward_data(arena, shape, dtype):
-    """cnnlDCNBackwardData against numpy: the column gradients and their bilinear scatter (np.add.at)."""
+    """cnnlDCNBackwardData against numpy: the column gradients, their bilinear scatter (np.add.at) and the offset and
+    mask derivatives."""
     desc, (x, offset, mask, w), (xv, ov, mv, wv) = _dcn_operands(arena, shape, dtype)
     (dy, dyv) = arena.random(shape[:3] + (shape[4],), dtype, layout=NHWC)
     dx, doffset, dmask = (arena.empty(t, dtype, NHWC) for t in (shape[:4], shape[:3] + (18,), shape[:3] + (9,)))
@@ -668,8 +696,7 @@ def dcn_backward_data(arena, shape, dtype):
 
     def reference():
         columns = grads.reshape(-1, shape[4]) @ wv.reshape(shape[4], -1)
-        grad_mask = (columns.reshape(shape[:3] + (9, shape[3])) * numpy_deform_columns(xv, ov, np.ones_like(mv))).sum(-1)
-        return columns, grad_mask
+        return numpy_deform_backward(xv, ov, mv, columns.reshape(shape[:3] + (9, shape[3])))
     return (lambda: cnnl.dCNBackwardData(arena.handle, desc, x.desc, x.ptr, offset.desc, offset.ptr, mask.desc,
                                          mask.ptr, w.desc, w.ptr, dy.desc, dy.ptr, workspace, size, dx.desc, dx.ptr,
                                          doffset.desc, doffset.ptr, dmask.desc, dmask.ptr),

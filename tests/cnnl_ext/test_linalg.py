@@ -6,7 +6,7 @@ import pytest
 
 import cnnl
 
-from ..cnnl_nn.nn_helpers import BF16, F16, F32, F64, NUMPY, assert_near, blank, placed, raises_status, rounded, sync
+from ..cnnl_nn.nn_helpers import BF16, F16, F32, F64, assert_near, blank, placed, raises_status, rounded, sync
 
 CF, CH = cnnl.CNNL_DTYPE_COMPLEX_FLOAT, cnnl.CNNL_DTYPE_COMPLEX_HALF
 
