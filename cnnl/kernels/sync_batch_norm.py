@@ -75,8 +75,9 @@ def gather_stats(mean_all, invstd_all, counts, momentum, eps, mean_out, invstd_o
 
 def _affine(out, x, scale, shift):
     dtype = compute_dtype(x.dtype)
-    values = load(x, dtype) * scale
-    values += shift
+    with np.errstate(all="ignore"):  # NaN/inf statistics give NaN/inf results, silently as on the device
+        values = load(x, dtype) * scale
+        values += shift
     store(values, out)
 
 
@@ -109,9 +110,10 @@ def backward_reduce(dy, x, mean, invstd, axis, sum_dy=None, sum_dy_xmu=None, dwe
 def _backward_block(out, dy, x, a, b, c):
     """out = a * dy + b * x + c, the per-channel affine map the backward reduces to."""
     dtype = compute_dtype(x.dtype)
-    values = load(dy, dtype) * a
-    values += load(x, dtype) * b
-    values += c
+    with np.errstate(all="ignore"):
+        values = load(dy, dtype) * a
+        values += load(x, dtype) * b
+        values += c
     store(values, out)
 
 
@@ -121,12 +123,12 @@ def backward_elemt(dy, x, mean, invstd, weight, sum_dy, sum_dy_xmu, counts, dx, 
     total = float(load(counts, np.float64).sum())
     istd = load(invstd, np.float64)
     w = 1.0 if weight is None else load(weight, np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):  # a zero total count gives NaN gradients
         mean_dy, mean_dy_xmu = load(sum_dy, np.float64) / total, load(sum_dy_xmu, np.float64) / total
-    # dx = (dy - mean_dy - (x - mean) istd^2 mean_dy_xmu) istd w = a dy + b x + c
-    a = istd * w
-    b = -istd ** 3 * mean_dy_xmu * w
-    c = (-mean_dy + load(mean, np.float64) * istd ** 2 * mean_dy_xmu) * istd * w
+        # dx = (dy - mean_dy - (x - mean) istd^2 mean_dy_xmu) istd w = a dy + b x + c
+        a = istd * w
+        b = -istd ** 3 * mean_dy_xmu * w
+        c = (-mean_dy + load(mean, np.float64) * istd ** 2 * mean_dy_xmu) * istd * w
     shape = _channel_shape(x.ndim, axis, x.shape[axis])
     grads, source = detach_inputs(dx, dy, x)
     run_blocked(_backward_block, x.shape, [dx, grads, source] + [align_ndim(v.astype(dtype).reshape(shape), x.ndim)

@@ -33,6 +33,7 @@ from ..kernels import attention as K
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
+from ..views import pointer_value
 from . import nn_common as N
 
 MAX_HEAD_DIM = 256
@@ -211,8 +212,7 @@ def _rng(fa: FlashAttentionDescriptor, rng_state):
     """(seed, offset) from the host rng_state when the descriptor drops out, else None."""
     if fa.dropout == 0:
         return None
-    if rng_state is None or isinstance(rng_state, (str, bytes)) or not hasattr(rng_state, "__len__") \
-            or len(rng_state) != 2:
+    if not isinstance(rng_state, (list, tuple, np.ndarray)) or len(rng_state) != 2:
         raise ArgumentFault("dropout needs rng_state = (seed, offset) (two size_t values)", "rng_state")
     seed = as_int(rng_state[0], "rng_state[0]", minimum=0, maximum=_SEED_RANGE - 1)
     offset = as_int(rng_state[1], "rng_state[1]", minimum=0, maximum=_SEED_RANGE - 1)
@@ -241,7 +241,7 @@ def _used(op, desc, layout: _Layout):
 
 
 def _no_alibi(desc, pointer):
-    if desc is not None or pointer not in (None, 0):
+    if desc is not None or pointer_value(pointer, "alibi_slopes"):
         raise NotSupportedFault("ALiBi slopes are not supported (pass NULL)", "alibi_slopes_desc")
 
 
@@ -444,7 +444,7 @@ def _backward(op, handle, desc, dout_desc, dout, q_desc, q, k_desc, k, v_desc, v
         dkd = _matching(dk_desc, "diff_k_desc", kd.dims, qd)
         dvd = _matching(dv_desc, "diff_v_desc", vd.dims, qd)
         ld = _lse(lse_desc, "softmax_lse_desc", layout)
-        if dropout_mask_desc is not None or dropout_mask not in (None, 0):
+        if dropout_mask_desc is not None or pointer_value(dropout_mask, "dropout_mask"):
             raise NotSupportedFault("the backward takes no dropout mask (it regenerates it from rng_state)",
                                     "dropout_mask_desc")
         sd = _lse(softmax_d_desc, "softmax_d_desc", layout) if softmax_d_desc is not None else None

@@ -22,6 +22,7 @@ from ..kernels import im2col as K
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
+from ..views import pointer_value
 from . import nn_common as N
 from .convolution import ConvolutionDescriptor
 
@@ -81,7 +82,7 @@ def im2Col(handle, x_desc, x, w_desc, conv_desc, bias_desc, bias, extra_input, w
     """cnnlIm2Col(handle, x_desc, x, w_desc, conv_desc, bias_desc, bias, extra_input, workspace, workspace_size,
     y_desc, y): y [N, C * kh * kw, oh * ow] = the zero-padded sliding windows of x."""
     op = "cnnlIm2Col"
-    if bias_desc is not None or bias not in (None, 0) or extra_input not in (None, 0):
+    if bias_desc is not None or pointer_value(bias, "bias") or pointer_value(extra_input, "extra_input"):
         raise NotSupportedFault("the extra inputs of cnnlIm2Col are not supported (pass NULL)", "bias_desc")
     with OpCall(op, handle) as call:
         conv, kernel = _window(conv_desc, w_desc)

@@ -8,6 +8,8 @@ multinomial.cpp). Numerics in `cnnl.kernels.sampling`.
 """
 from __future__ import annotations
 
+import math
+
 from mlusim.errors import ArgumentFault
 from mlusim.validate import as_enum, as_number
 
@@ -20,6 +22,7 @@ from ..kernels import sampling as K
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
+from ..views import pointer_value
 from . import nn_common as N
 from .random import RandGenerator, _stream
 
@@ -33,8 +36,9 @@ def randGenerateDescreteUniform(handle, generator, dtype, state, num, min, max, 
     uniform in [min, max) of data type `dtype` (HALF, BFLOAT16, FLOAT, DOUBLE, INT32, INT64) into the raw buffer
     `output` (DIOPI's random_(from, to) passes max = to)."""
     low, high = as_number(min, "min"), as_number(max, "max")
-    if not (float(low) == int(low) and float(high) == int(high)):
-        raise ArgumentFault(f"bounds {low}, {high} are not integers", "min")
+    for value, arg in ((low, "min"), (high, "max")):
+        if not (math.isfinite(value) and float(value) == int(value)):
+            raise ArgumentFault(f"bound {value} is not an integer", arg)
     low, high = int(low), int(high)
     if low >= high:
         raise ArgumentFault(f"min {low} is not below max {high}", "min")
@@ -43,13 +47,18 @@ def randGenerateDescreteUniform(handle, generator, dtype, state, num, min, max, 
         code = as_enum(dtype, "dtype", _DISCRETE_TYPES, "cnnlDataType_t")
         desc = N.raw_buffer(code, num, "num")
         out = call.output(desc, output, "output")
-        read, advance = _stream(call, gen, state, R.steps(desc.size))
+        read, advance = _stream(call, gen, _state(state), R.steps(desc.size))
 
         def run():
             seed, offset = read()
             advance(K.discrete_uniform(seed, offset, out, low, high))
 
         call.submit(run, flops=4 * desc.size, dtype=code)
+
+
+def _state(state):
+    """The device state pointer (NULL: the generator's own stream), checked before the stream reads it."""
+    return pointer_value(state, "state") or None
 
 
 def _weights(op, x_desc) -> TensorDescriptor:
@@ -93,7 +102,7 @@ def randGenerateMultinomial_v2(handle, generator, x_desc, x, replacement, is_log
         xv, yv = call.input(xd, x, "x"), call.output(yd, y, "y")
         call.workspace(workspace, workspace_size, 4 * xd.size, "cnnlGetRandGenerateMultinomialWorkspaceSize")
         numbers = K.multinomial_numbers(rows, classes, samples, with_replacement)
-        read, advance = _stream(call, gen, state, R.steps(numbers))
+        read, advance = _stream(call, gen, _state(state), R.steps(numbers))
 
         def run():
             if yv.size == 0:

@@ -21,6 +21,7 @@ from ..kernels import sync_batch_norm as K
 from ..launch import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
+from ..views import pointer_value
 from . import nn_common as N
 from .batch_norm import _eps, _input
 
@@ -38,7 +39,7 @@ def _channels(op, desc, arg, x: TensorDescriptor) -> TensorDescriptor:
 
 
 def _optional_channels(op, desc, pointer, arg, x):
-    if desc is None or pointer in (None, 0):
+    if desc is None or not pointer_value(pointer, arg[:-5]):
         return None
     return _channels(op, desc, arg, x)
 
@@ -106,7 +107,7 @@ def syncBatchNormGatherStatsWithCounts(handle, mean_all_desc, mean_all, invstd_a
         running = []
         for desc, pointer, arg in ((moving_mean_desc, moving_mean, "moving_mean_desc"),
                                    (moving_var_desc, moving_var, "moving_var_desc")):
-            if desc is None or pointer in (None, 0):
+            if desc is None or not pointer_value(pointer, arg[:-5]):
                 running.append(None)
                 continue
             target = tensor_arg(desc, arg)

@@ -205,9 +205,9 @@ def flash_attention_backward(v2: bool):
         workspace, size = arena.workspace(cnnl.getFlashAttentionBackwardWorkspaceSize(arena.handle, desc, q.desc,
                                                                                       k.desc, v.desc))
         extras = (None, None, None, None) if v2 else ()
-        function = cnnl.flashAttentionBackward_v2 if v2 else cnnl.flashAttentionBackward
+        name = "flashAttentionBackward_v2" if v2 else "flashAttentionBackward"
         gradient = _f32(gv)
-        return (lambda: function(arena.handle, desc, grad.desc, grad.ptr, q.desc, q.ptr, k.desc, k.ptr, v.desc,
+        return (lambda: getattr(cnnl, name)(arena.handle, desc, grad.desc, grad.ptr, q.desc, q.ptr, k.desc, k.ptr, v.desc,
                                  v.ptr, out.desc, out.ptr, lse.desc, lse.ptr, offsets.desc, offsets.ptr, offsets.desc,
                                  offsets.ptr, *extras, None, workspace, size, dq.desc, dq.ptr, dk.desc, dk.ptr,
                                  dv.desc, dv.ptr, None, None, None, None),
