@@ -11,9 +11,6 @@ from .ops import activation, binary, cast, fill, matmul, movement, reduce, scan,
 from .ops import batch_norm, convolution, indexing, layer_norm, losses, pooling, random, softmax  # noqa: F401
 from .ops import advanced_indexing, arithmetic, bias, creation, padding, placement, special, statistics  # noqa: F401
 from .ops import frozen_batch_norm, optimizers, thresholds, unique, view_backward  # noqa: F401
-from .ops import flash_attention  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
-from .ops import flash_attention, interpolate  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
-from .ops import flash_attention, interpolate, sync_batch_norm  # noqa: F401  (part 3: attention, interpolation, vision, sync batch norm)
 # part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
 from .ops import cdist, ctc_loss, deform_conv, flash_attention, im2col, interpolate, linalg, losses_v2  # noqa: F401
 from .ops import nms, pooling_nd, random_sampling, rotary, sync_batch_norm, trigon  # noqa: F401

@@ -252,7 +252,8 @@ BIT_COMPUTE_OPS = (0, 1, 2, 3, 4, 5)
 CNNL_STD = 0
 CNNL_VAR = 1
 STD_VAR_MEAN_OPS = (0, 1)
-# ---- CNNL part 3, attention / interpolation / normalisation / vision ops (chosen values, docs/cnnl_ext.md) ----------
+
+# ---- CNNL part 3, attention / interpolation / normalisation / vision ops (chosen values, docs/cnnl_nn_ext.md) -------
 # cnnlAttentionMaskMode_t
 CNNL_ATTN_MASK_NONE = 0
 CNNL_ATTN_MASK_CAUSAL = 1
