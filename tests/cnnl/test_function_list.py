@@ -41,37 +41,6 @@ NOT_FUNCTIONS = {
     "cnnlOtherStride": "a DIOPI local variable (a stride vector in common/basic_op.cpp)",
 }
 
-#: the other half of issue 18 (branch cnnl3a), built beside this one: reported, not required, until it is merged
-#: (then this set goes and every function is required)
-PENDING = frozenset({
-    "cnnlCreateFlashAttentionDescriptor", "cnnlDestroyFlashAttentionDescriptor", "cnnlSetFlashAttentionDescriptor",
-    "cnnlSetFlashAttentionBackwardDescriptor", "cnnlSetFlashAttentionSlidingWindowSize",
-    "cnnlGetFlashAttentionForwardWorkspaceSize", "cnnlGetFlashAttentionBackwardWorkspaceSize",
-    "cnnlGetFlashAttentionGeneratedRandomNumbers", "cnnlFlashAttentionForward", "cnnlFlashAttentionForward_v2",
-    "cnnlFlashAttentionBackward", "cnnlFlashAttentionBackward_v2",
-    "cnnlCreateRotaryEmbeddingDescriptor", "cnnlDestroyRotaryEmbeddingDescriptor",
-    "cnnlSetRotaryEmbeddingDescriptor", "cnnlRotaryEmbedding",
-    "cnnlSyncBatchNormStats_v2", "cnnlGetSyncBatchNormStatsWorkspaceSize", "cnnlSyncBatchNormGatherStatsWithCounts",
-    "cnnlSyncBatchNormElemt", "cnnlSyncBatchnormBackwardReduce_v2", "cnnlGetSyncBatchnormBackwardReduceWorkspaceSize",
-    "cnnlSyncBatchNormBackwardElemtV2",
-    "cnnlCreateInterpDescriptor", "cnnlDestroyInterpDescriptor", "cnnlSetInterpDescriptor",
-    "cnnlSetInterpDescriptorEx", "cnnlInterp_v3", "cnnlInterpBackward_v2",
-    "cnnlIm2Col", "cnnlGetIm2ColWorkspaceSize", "cnnlCol2Im", "cnnlGetCol2ImWorkspaceSize", "cnnlUnfold",
-    "cnnlCreateCTCLossDescriptor", "cnnlDestroyCTCLossDescriptor", "cnnlSetCTCLossDescriptor", "cnnlCTCLoss",
-    "cnnlGetCTCLossWorkspaceSize",
-    "cnnlNms_v2",
-    "cnnlCreateDCNDescriptor", "cnnlDestroyDCNDescriptor", "cnnlSetDCNDescriptor", "cnnlDCNForward",
-    "cnnlDCNBackwardData", "cnnlDCNBackwardWeight", "cnnlGetDCNForwardWorkspaceSize",
-    "cnnlGetDCNBakcwardDataWorkspaceSize", "cnnlGetDCNBackwardWeightWorkspaceSize",
-    "cnnlCdistForward", "cnnlCdistBackward",
-    "cnnlQR", "cnnlGetQRWorkspaceSize", "cnnlPolar", "cnnlGetPolarWorkspaceSize",
-    "cnnlRandGenerateMultinomial_v2", "cnnlGetRandGenerateMultinomialWorkspaceSize",
-    "cnnlRandGenerateDescreteUniform",
-    "cnnlMSELoss_v2", "cnnlGetMSELossWorkspaceSize", "cnnlNlllossForward_v2", "cnnlNlllossBackward_v2",
-    "cnnlSetPoolingNdDescriptor_v2",
-    "cnnlCreateTrigonDescriptor", "cnnlDestroyTrigonDescriptor", "cnnlSetTrigonDescriptor_v2", "cnnlTrigonForward",
-})
-
 _PARAMETER = re.compile(r"^(&)?(\w+)(?:\[(\w+)\])?$")
 
 
@@ -125,7 +94,6 @@ def test_the_list_is_split_into_functions_and_named_non_functions():
     assert len(LISTED) == len(set(LISTED)) == 311
     assert set(NOT_FUNCTIONS) <= set(LISTED)
     assert set(SIGNATURES) == set(FUNCTIONS), "every listed function has a C signature, and nothing else does"
-    assert PENDING <= set(FUNCTIONS)
 
 
 def test_python_arity_rule():
@@ -134,7 +102,7 @@ def test_python_arity_rule():
     assert python_arity(["&desc"]) == 0
 
 
-@pytest.mark.parametrize("name", [n for n in FUNCTIONS if n not in PENDING])
+@pytest.mark.parametrize("name", FUNCTIONS)
 def test_listed_function_exists_with_its_c_arity(name):
     function = getattr(cnnl, name, None)
     assert function is not None, f"cnnl has no {name}"
@@ -143,17 +111,3 @@ def test_listed_function_exists_with_its_c_arity(name):
     arity = python_arity(SIGNATURES[name])
     assert _accepts(function, arity), (f"{name} should take {arity} arguments ({SIGNATURES[name]}); the Python "
                                        f"form is {inspect.signature(function)}")
-
-
-@pytest.mark.parametrize("name", sorted(PENDING))
-def test_pending_function_has_its_c_arity_once_it_exists(name):
-    function = getattr(cnnl, name, None)
-    if function is None:
-        pytest.skip(f"{name}: built on branch cnnl3a, not merged here yet")
-    assert _accepts(function, python_arity(SIGNATURES[name])), f"{name}: {inspect.signature(function)}"
-
-
-@pytest.mark.xfail(reason="the other half of issue 18 (branch cnnl3a) is not merged yet", strict=False)
-def test_every_pending_function_exists():
-    missing = sorted(name for name in PENDING if not hasattr(cnnl, name))
-    assert not missing, f"{len(missing)} listed CNNL functions are still missing: {', '.join(missing)}"
