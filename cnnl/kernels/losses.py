@@ -96,7 +96,10 @@ def _upstream(dy, reduction, dtype, count, divisor=None):
     if reduction == NONE:
         return grad
     scale = grad.reshape(-1)[0]
-    return scale / dtype.type(count if divisor is None else divisor) if reduction == MEAN else scale
+    if reduction != MEAN:
+        return scale
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero total weight gives inf/NaN, as in PyTorch
+        return scale / dtype.type(count if divisor is None else divisor)
 
 
 def _targets(target, classes, ignore_index):
