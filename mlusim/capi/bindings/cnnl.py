@@ -1,0 +1,103 @@
+"""libcnnl: the annotations of the cnnl.h functions whose C types alone do not say how they map to Python.
+
+Defaults cover the rest: descriptors and handles are objects, `void *` are device pointers, `size_t *` and the
+other non-const scalar pointers are outputs. What is left: arrays with their counts, host scalars (alpha/beta are
+floats, except cnnlOpTensor's, which follow the operation's computation type), output arrays, and a few one-offs.
+"""
+from __future__ import annotations
+
+from ..kinds import DevicePtr, FillValue, HostInt, HostScalar, OutArray, OutHostInt, Seq
+
+_FLOAT = HostScalar("float")
+
+
+def _scaled(*names: str) -> dict:
+    """alpha/beta-like parameters: host floats (NULL = the Python default)."""
+    return {name: _FLOAT for name in names}
+
+
+def _rank(desc) -> int:
+    """The number of dimensions of a tensor descriptor (0 for anything else, which the op then rejects)."""
+    dims = getattr(desc, "dims", None)
+    return len(dims) if isinstance(dims, tuple) else 0
+
+
+_ALPHA_BETA = ("alpha", "beta")
+_BATCH_NORM_BACKWARD = ("alpha_data_diff", "beta_data_diff", "alpha_param_diff", "beta_param_diff")
+
+ANNOTATIONS = {
+    # tensor descriptors
+    "cnnlSetTensorDescriptor": {"dims": Seq("dimNb")},
+    "cnnlSetTensorDescriptor_v2": {"dims": Seq("dimNb")},
+    "cnnlSetTensorDescriptorEx": {"dims": Seq("dimNb"), "strides": Seq("dimNb")},
+    "cnnlSetTensorDescriptorEx_v2": {"dims": Seq("dimNb"), "strides": Seq("dimNb")},
+    "cnnlGetTensorDescriptor": {"dims": OutArray(count_out="dimNb")},
+    "cnnlGetTensorDescriptor_v2": {"dims": OutArray(count_out="dimNb")},
+    "cnnlGetTensorDescriptorEx": {"dims": OutArray(count_out="dimNb"), "strides": OutArray()},
+    "cnnlGetTensorDescriptorEx_v2": {"dims": OutArray(count_out="dimNb"), "strides": OutArray()},
+    # element-wise
+    "cnnlOpTensor": {name: HostScalar(compute_of="op_desc") for name in ("alpha1", "alpha2", "beta")},
+    "cnnlFill_v3": {"value": FillValue("pointer_mode", "output_desc")},
+    "cnnlActivationForward": _scaled(*_ALPHA_BETA),
+    "cnnlActivationBackward": _scaled(*_ALPHA_BETA),
+    # movement
+    "cnnlSetTransposeDescriptor": {"permute": Seq("dims")},
+    "cnnlGetTransposeDescriptor": {"permute": OutArray(count_out="dims")},
+    "cnnlConcat": {"inputs_desc": Seq("concat_num"), "inputs": Seq("concat_num")},
+    "cnnlSplit": {"outputs_desc": Seq("split_num"), "outputs": Seq("split_num")},
+    "cnnlStridedSlice": {name: Seq(lambda input_desc: _rank(input_desc)) for name in ("begin", "end", "stride")},
+    # reductions
+    "cnnlSetReduceDescriptor": {"axis": Seq("axis_num")},
+    "cnnlSetReduceDescriptor_v2": {"axis": Seq("axis_num")},
+    "cnnlReduce": _scaled(*_ALPHA_BETA),
+    # matmul
+    "cnnlMatMul": _scaled(*_ALPHA_BETA),
+    "cnnlMatMul_v2": _scaled(*_ALPHA_BETA),
+    "cnnlBatchMatMulBCast_v2": _scaled(*_ALPHA_BETA),
+    "cnnlSetMatMulDescAttr": {"value": HostInt("size_in_bytes")},
+    "cnnlGetMatMulDescAttr": {"buf": OutHostInt("size_in_bytes", "size_written")},
+    "cnnlGetMatMulAlgoHeuristic": {"result_array": Seq("requested_algo_count")},
+    "cnnlGetBatchMatMulAlgoHeuristic": {"result_array": Seq("requested_algo_count")},
+    # convolution
+    "cnnlSetConvolutionDescriptor": {"pad": Seq(lambda dimNb: max(0, 2 * (dimNb - 2))),
+                                     "stride": Seq(lambda dimNb: max(0, dimNb - 2)),
+                                     "dilation": Seq(lambda dimNb: max(0, dimNb - 2))},
+    "cnnlConvolutionForward": _scaled(*_ALPHA_BETA),
+    "cnnlConvolutionBackwardData": _scaled(*_ALPHA_BETA),
+    "cnnlConvolutionBackwardFilter": _scaled(*_ALPHA_BETA),
+    # pooling, softmax, normalisation
+    "cnnlPoolingForward": _scaled(*_ALPHA_BETA),
+    "cnnlPoolingForward_v2": _scaled(*_ALPHA_BETA),
+    "cnnlPoolingForwardWithIndex": _scaled(*_ALPHA_BETA),
+    "cnnlPoolingBackward": _scaled(*_ALPHA_BETA),
+    "cnnlSoftmaxForward": _scaled(*_ALPHA_BETA),
+    "cnnlSoftmaxForward_v2": _scaled(*_ALPHA_BETA),
+    "cnnlSoftmaxBackward": _scaled(*_ALPHA_BETA),
+    "cnnlBatchNormForwardTraining": _scaled(*_ALPHA_BETA),
+    "cnnlBatchNormForwardTraining_v2": _scaled(*_ALPHA_BETA),
+    "cnnlBatchNormForwardInference": _scaled(*_ALPHA_BETA),
+    "cnnlBatchNormBackward": _scaled(*_BATCH_NORM_BACKWARD),
+    "cnnlBatchNormBackward_v2": _scaled(*_BATCH_NORM_BACKWARD),
+    # indexing
+    "cnnlEmbeddingForward_v2": _scaled("max_norm", "norm_type"),
+    "cnnlMasked_v3": {"number": DevicePtr()},
+    "cnnlGetIndexPutWorkspaceSize": {"indices_descs": Seq("indices_num")},
+    "cnnlIndexPut": {"indices_descs": Seq("indices_num"), "indices": Seq("indices_num")},
+}
+
+DESTROYS = {
+    "cnnlDestroy": "handle",
+    "cnnlDestroyTensorDescriptor": "desc",
+    "cnnlDestroyOpTensorDescriptor": "desc",
+    "cnnlDestroyActivationDescriptor": "desc",
+    "cnnlDestroyTransposeDescriptor": "desc",
+    "cnnlDestroyReduceDescriptor": "desc",
+    "cnnlDestroyConvolutionDescriptor": "desc",
+    "cnnlDestroyPoolingDescriptor": "desc",
+    "cnnlMatMulDescDestroy": "desc",
+    "cnnlMatMulAlgoDestroy": "desc",
+    "cnnlDestroyMatMulHeuristicResult": "desc",
+    "cnnlRandDestroyGenerator": "generator",
+}
+
+ERROR_STRINGS = {"cnnlGetErrorString": "status"}

@@ -1,0 +1,1097 @@
+/*
+ * cnnl.h: the CNNL op library API of mlusim, the software Cambricon MLU.
+ *
+ * Written for mlusim from Cambricon's public documentation, the open mlu-ops headers and the call sites of public
+ * CNNL users (DIOPI, torch_mlu). Names, argument orders and the enum values the public sources give are CNNL's;
+ * enum values that are not public are mlusim's own, stable choices (docs/cnnl.md, docs/cnnl_nn.md list them).
+ * The implementation is libcnnl.so of mlusim over the `cnnl` Python package: every op validates its arguments
+ * when called and runs on the handle's queue.
+ *
+ * Host scalars: alpha and beta point to a float (for cnnlOpTensor: to the operation's computation type, float for
+ * HALF/FLOAT/BFLOAT16, double for DOUBLE, int32_t for integer types); NULL means 1 for alpha and 0 for beta.
+ * cnnlFill_v3 in CNNL_POINTER_MODE_HOST reads one element of the output's data type.
+ */
+#ifndef MLUSIM_CNNL_H_
+#define MLUSIM_CNNL_H_
+
+#define CNNL_MAJOR 1
+#define CNNL_MINOR 26
+#define CNNL_PATCHLEVEL 0
+
+#define CNNL_VERSION (CNNL_MAJOR * 10000 + CNNL_MINOR * 100 + CNNL_PATCHLEVEL)
+
+#define CNNL_DIM_MAX 8
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cnrt.h"
+
+#ifndef CNNL_WIN_API
+#define CNNL_WIN_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== status and common enums ================================================================================ */
+
+typedef enum {
+  CNNL_STATUS_SUCCESS = 0,
+  CNNL_STATUS_NOT_INITIALIZED = 1,
+  CNNL_STATUS_ALLOC_FAILED = 2,
+  CNNL_STATUS_BAD_PARAM = 3,
+  CNNL_STATUS_INTERNAL_ERROR = 4,
+  CNNL_STATUS_ARCH_MISMATCH = 5,
+  CNNL_STATUS_EXECUTION_FAILED = 6,
+  CNNL_STATUS_NOT_SUPPORTED = 7,
+  CNNL_STATUS_NUMERICAL_OVERFLOW = 8
+} cnnlStatus_t;
+
+typedef enum {
+  CNNL_LAYOUT_NCHW = 0,
+  CNNL_LAYOUT_NHWC = 1,
+  CNNL_LAYOUT_HWCN = 2,
+  CNNL_LAYOUT_NDHWC = 3,
+  CNNL_LAYOUT_ARRAY = 4,
+  CNNL_LAYOUT_NCDHW = 5,
+  CNNL_LAYOUT_TNC = 6,
+  CNNL_LAYOUT_NTC = 7,
+  CNNL_LAYOUT_NC = 8,
+  CNNL_LAYOUT_NLC = 9
+} cnnlTensorLayout_t;
+
+typedef enum {
+  CNNL_DTYPE_INVALID = 0,
+  CNNL_DTYPE_HALF = 1,
+  CNNL_DTYPE_FLOAT = 2,
+  CNNL_DTYPE_INT8 = 3,
+  CNNL_DTYPE_INT16 = 4,
+  CNNL_DTYPE_INT31 = 5,
+  CNNL_DTYPE_INT32 = 6,
+  CNNL_DTYPE_UINT8 = 7,
+  CNNL_DTYPE_BOOL = 8,
+  CNNL_DTYPE_INT64 = 9,
+  CNNL_DTYPE_UINT32 = 11,
+  CNNL_DTYPE_UINT64 = 12,
+  CNNL_DTYPE_UINT16 = 13,
+  CNNL_DTYPE_DOUBLE = 14,
+  CNNL_DTYPE_COMPLEX_HALF = 15,
+  CNNL_DTYPE_COMPLEX_FLOAT = 16,
+  CNNL_DTYPE_BFLOAT16 = 17
+} cnnlDataType_t;
+
+typedef enum {
+  CNNL_COMPUTATION_FAST = 0,
+  CNNL_COMPUTATION_HIGH_PRECISION = 1,
+  CNNL_COMPUTATION_ULTRAHIGH_PRECISION = 2
+} cnnlComputationPreference_t;
+
+typedef enum {
+  CNNL_NOT_PROPAGATE_NAN = 0,
+  CNNL_PROPAGATE_NAN = 1
+} cnnlNanPropagation_t;
+
+typedef enum {
+  CNNL_POINTER_MODE_HOST = 0,
+  CNNL_POINTER_MODE_DEVICE = 1
+} cnnlPointerMode_t;
+
+/* ==== op enums ================================================================================================ */
+
+typedef enum {
+  CNNL_OP_TENSOR_ADD = 0,
+  CNNL_OP_TENSOR_MUL = 1,
+  CNNL_OP_TENSOR_SUB = 2
+} cnnlOpTensorDesc_t;
+
+typedef enum {
+  CNNL_LOGIC_OP_EQ = 0,
+  CNNL_LOGIC_OP_NE = 1,
+  CNNL_LOGIC_OP_LT = 2,
+  CNNL_LOGIC_OP_LE = 3,
+  CNNL_LOGIC_OP_GT = 4,
+  CNNL_LOGIC_OP_GE = 5,
+  CNNL_LOGIC_OP_AND = 6,
+  CNNL_LOGIC_OP_OR = 7,
+  CNNL_LOGIC_OP_XOR = 8,
+  CNNL_LOGIC_OP_NOT = 9
+} cnnlLogicOp_t;
+
+typedef enum {
+  CNNL_LOG_E = 0,
+  CNNL_LOG_2 = 1,
+  CNNL_LOG_10 = 2
+} cnnlLogBase_t;
+
+typedef enum {
+  CNNL_ACTIVATION_SIGMOID = 0,
+  CNNL_ACTIVATION_RELU = 1,
+  CNNL_ACTIVATION_TANH = 2,
+  CNNL_ACTIVATION_CLIPPED_RELU = 3,
+  CNNL_ACTIVATION_ELU = 4,
+  CNNL_ACTIVATION_IDENTITY = 5,
+  CNNL_ACTIVATION_RELU6 = 6,
+  CNNL_ACTIVATION_GELU = 7,
+  CNNL_ACTIVATION_LEAKYRELU = 8,
+  CNNL_ACTIVATION_SILU = 9,
+  CNNL_ACTIVATION_HARDSWISH = 10,
+  CNNL_ACTIVATION_ELU_V2 = 11,
+  CNNL_ACTIVATION_SELU = 12,
+  CNNL_ACTIVATION_HARDSIGMOID = 13,
+  CNNL_ACTIVATION_LOGSIGMOID = 14,
+  CNNL_ACTIVATION_GLU = 15
+} cnnlActivationMode_t;
+
+typedef enum {
+  CNNL_ACTIVATION_FAST = 0,
+  CNNL_ACTIVATION_HIGH_PRECISION = 1
+} cnnlActivationPreference_t;
+
+typedef enum {
+  CNNL_REDUCE_ADD = 0,
+  CNNL_REDUCE_AVG = 1,
+  CNNL_REDUCE_MUL = 2,
+  CNNL_REDUCE_MAX = 3,
+  CNNL_REDUCE_MIN = 4,
+  CNNL_REDUCE_AND = 5,
+  CNNL_REDUCE_OR = 6,
+  CNNL_REDUCE_NORM1 = 7,
+  CNNL_REDUCE_NORM2 = 8,
+  CNNL_REDUCE_MAX_LAST_INDEX = 9,
+  CNNL_REDUCE_MIN_LAST_INDEX = 10,
+  CNNL_REDUCE_NORMP = 11,
+  CNNL_REDUCE_ASUM = 12,
+  CNNL_REDUCE_SUMSQ = 13
+} cnnlReduceOp_t;
+
+typedef enum {
+  CNNL_REDUCE_NO_INDICES = 0,
+  CNNL_REDUCE_FLATTENED_INDICES = 1,
+  CNNL_REDUCE_ONLY_INDICES = 2
+} cnnlReduceIndices_t;
+
+typedef enum {
+  CNNL_32BIT_INDICES = 0,
+  CNNL_16BIT_INDICES = 1
+} cnnlIndicesType_t;
+
+typedef enum {
+  CNNL_MATMUL_DESC_COMPUTE_TYPE = 0,
+  CNNL_MATMUL_DESC_SCALE_TYPE = 1,
+  CNNL_MATMUL_DESC_POINTER_MODE = 2,
+  CNNL_MATMUL_DESC_TRANSA = 3,
+  CNNL_MATMUL_DESC_TRANSB = 4,
+  CNNL_MATMUL_DESC_TRANSC = 5,
+  CNNL_MATMUL_DESC_EPILOGUE = 6,
+  CNNL_MATMUL_DESC_BIAS_POINTER = 7,
+  CNNL_MATMUL_DESC_EPILOGUE_TYPE = 8,
+  CNNL_MATMUL_DESC_EPILOGUE_OPERAND = 9,
+  CNNL_MATMUL_ALLOW_TF32 = 10,
+  CNNL_MATMUL_USE_BETA = 11,
+  CNNL_MATMUL_CAST_MODE = 12,
+  CNNL_MATMUL_USE_STRIDE = 13
+} cnnlMatMulDescAttribute_t;
+
+typedef enum {
+  CNNL_MATMUL_FASTEST = 0,
+  CNNL_MATMUL_LOW_MEMORY_OCCUPY = 1
+} cnnlMatMulPreference_t;
+
+typedef enum {
+  CNNL_CONVOLUTION_FWD_ALGO_DIRECT = 0,
+  CNNL_CONVOLUTION_FWD_ALGO_GEMM = 1
+} cnnlConvolutionForwardAlgo_t;
+
+typedef enum {
+  CNNL_CONVOLUTION_BWD_DATA_ALGO_DIRECT = 0,
+  CNNL_CONVOLUTION_BWD_DATA_ALGO_GEMM = 1
+} cnnlConvolutionBwdDataAlgo_t;
+
+typedef enum {
+  CNNL_CONVOLUTION_BWD_FILTER_ALGO_DIRECT = 0,
+  CNNL_CONVOLUTION_BWD_FILTER_ALGO_GEMM = 1
+} cnnlConvolutionBwdFilterAlgo_t;
+
+typedef enum {
+  CNNL_CONVOLUTION_FWD_FASTEST = 0
+} cnnlConvolutionFwdPreference_t;
+
+typedef enum {
+  CNNL_CONVOLUTION_BWD_DATA_FASTEST = 0
+} cnnlConvolutionBwdDataPreference_t;
+
+typedef enum {
+  CNNL_CONVOLUTION_BWD_FILTER_FASTEST = 0
+} cnnlConvolutionBwdFilterPreference_t;
+
+typedef enum {
+  CNNL_POOLING_MAX = 0,
+  CNNL_POOLING_AVERAGE_COUNT_INCLUDE_PADDING = 1,
+  CNNL_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING = 2
+} cnnlPoolingMode_t;
+
+typedef enum {
+  CNNL_SOFTMAX_FAST = 0,
+  CNNL_SOFTMAX_ACCURATE = 1,
+  CNNL_SOFTMAX_LOG = 2
+} cnnlSoftmaxAlgorithm_t;
+
+/* The axis softmax runs along: the third-to-last (HIGH), second-to-last (MEDIUM) or last (LOW). */
+typedef enum {
+  CNNL_SOFTMAX_MODE_HIGH_DIMENSION = 0,
+  CNNL_SOFTMAX_MODE_MEDIUM_DIMENSION = 1,
+  CNNL_SOFTMAX_MODE_LOW_DIMENSION = 2
+} cnnlSoftmaxMode_t;
+
+typedef enum {
+  CNNL_BATCHNORM_SPATIAL = 0,
+  CNNL_BATCHNORM_PER_ACTIVATION = 1,
+  CNNL_BATCHNORM_SPATIAL_PERSISTENT = 2
+} cnnlBatchNormMode_t;
+
+typedef enum {
+  CNNL_BATCHNORM_OPS_BN = 0,
+  CNNL_BATCHNORM_OPS_BN_ACTIVATION = 1,
+  CNNL_BATCHNORM_OPS_BN_ADD_ACTIVATION = 2
+} cnnlBatchNormOps_t;
+
+typedef enum {
+  CNNL_SCATTER = 0,
+  CNNL_SCATTER_ADD = 1
+} cnnlScatterMode_t;
+
+typedef enum {
+  CNNL_MASKED_FILL = 0,
+  CNNL_MASKED_SCATTER = 1,
+  CNNL_MASKED_SELECT = 2
+} cnnlMaskedOp_t;
+
+typedef enum {
+  CNNL_RAND_RNG_FAST = 0,
+  CNNL_RAND_RNG_MTGP32 = 1,
+  CNNL_RAND_RNG_PHILOX = 2
+} cnnlRandRngType_t;
+
+typedef enum {
+  CNNL_RAND_MTGP32_P11213 = 0
+} cnnlRandMTGP32Period_t;
+
+typedef enum {
+  CNNL_REDUCTION_NONE = 0,
+  CNNL_REDUCTION_MEAN = 1,
+  CNNL_REDUCTION_SUM = 2
+} cnnlNlllossAlgorithm_t;
+
+typedef enum {
+  CNNL_MSE_LOSS_NONE = 0,
+  CNNL_MSE_LOSS_MEAN = 1,
+  CNNL_MSE_LOSS_SUM = 2
+} cnnlMSELossReduction_t;
+
+typedef enum {
+  CNNL_BCE_LOSS_NONE = 0,
+  CNNL_BCE_LOSS_MEAN = 1,
+  CNNL_BCE_LOSS_SUM = 2
+} cnnlBceLossReduction_t;
+
+typedef enum {
+  CNNL_BCE_WITH_LOGITS_NONE = 0,
+  CNNL_BCE_WITH_LOGITS_MEAN = 1,
+  CNNL_BCE_WITH_LOGITS_SUM = 2
+} cnnlBceWithLogitsReduction_t;
+
+typedef enum {
+  CNNL_SMOOTHL1LOSS_REDUCTION_NONE = 0,
+  CNNL_SMOOTHL1LOSS_REDUCTION_MEAN = 1,
+  CNNL_SMOOTHL1LOSS_REDUCTION_SUM = 2
+} cnnlSmoothL1LossAlgorithm_t;
+
+/* CNNL_CAST_<X>_TO_<Y> = 10 * i(X) + i(Y) in the order FLOAT, HALF, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64,
+ * UINT8, BOOL (mlusim's numbering). */
+typedef enum {
+  CNNL_CAST_FLOAT_TO_HALF = 1, CNNL_CAST_FLOAT_TO_BFLOAT16 = 2, CNNL_CAST_FLOAT_TO_DOUBLE = 3,
+  CNNL_CAST_FLOAT_TO_INT8 = 4, CNNL_CAST_FLOAT_TO_INT16 = 5, CNNL_CAST_FLOAT_TO_INT32 = 6,
+  CNNL_CAST_FLOAT_TO_INT64 = 7, CNNL_CAST_FLOAT_TO_UINT8 = 8, CNNL_CAST_FLOAT_TO_BOOL = 9,
+  CNNL_CAST_HALF_TO_FLOAT = 10, CNNL_CAST_HALF_TO_BFLOAT16 = 12, CNNL_CAST_HALF_TO_DOUBLE = 13,
+  CNNL_CAST_HALF_TO_INT8 = 14, CNNL_CAST_HALF_TO_INT16 = 15, CNNL_CAST_HALF_TO_INT32 = 16,
+  CNNL_CAST_HALF_TO_INT64 = 17, CNNL_CAST_HALF_TO_UINT8 = 18, CNNL_CAST_HALF_TO_BOOL = 19,
+  CNNL_CAST_BFLOAT16_TO_FLOAT = 20, CNNL_CAST_BFLOAT16_TO_HALF = 21, CNNL_CAST_BFLOAT16_TO_DOUBLE = 23,
+  CNNL_CAST_BFLOAT16_TO_INT8 = 24, CNNL_CAST_BFLOAT16_TO_INT16 = 25, CNNL_CAST_BFLOAT16_TO_INT32 = 26,
+  CNNL_CAST_BFLOAT16_TO_INT64 = 27, CNNL_CAST_BFLOAT16_TO_UINT8 = 28, CNNL_CAST_BFLOAT16_TO_BOOL = 29,
+  CNNL_CAST_DOUBLE_TO_FLOAT = 30, CNNL_CAST_DOUBLE_TO_HALF = 31, CNNL_CAST_DOUBLE_TO_BFLOAT16 = 32,
+  CNNL_CAST_DOUBLE_TO_INT8 = 34, CNNL_CAST_DOUBLE_TO_INT16 = 35, CNNL_CAST_DOUBLE_TO_INT32 = 36,
+  CNNL_CAST_DOUBLE_TO_INT64 = 37, CNNL_CAST_DOUBLE_TO_UINT8 = 38, CNNL_CAST_DOUBLE_TO_BOOL = 39,
+  CNNL_CAST_INT8_TO_FLOAT = 40, CNNL_CAST_INT8_TO_HALF = 41, CNNL_CAST_INT8_TO_BFLOAT16 = 42,
+  CNNL_CAST_INT8_TO_DOUBLE = 43, CNNL_CAST_INT8_TO_INT16 = 45, CNNL_CAST_INT8_TO_INT32 = 46,
+  CNNL_CAST_INT8_TO_INT64 = 47, CNNL_CAST_INT8_TO_UINT8 = 48, CNNL_CAST_INT8_TO_BOOL = 49,
+  CNNL_CAST_INT16_TO_FLOAT = 50, CNNL_CAST_INT16_TO_HALF = 51, CNNL_CAST_INT16_TO_BFLOAT16 = 52,
+  CNNL_CAST_INT16_TO_DOUBLE = 53, CNNL_CAST_INT16_TO_INT8 = 54, CNNL_CAST_INT16_TO_INT32 = 56,
+  CNNL_CAST_INT16_TO_INT64 = 57, CNNL_CAST_INT16_TO_UINT8 = 58, CNNL_CAST_INT16_TO_BOOL = 59,
+  CNNL_CAST_INT32_TO_FLOAT = 60, CNNL_CAST_INT32_TO_HALF = 61, CNNL_CAST_INT32_TO_BFLOAT16 = 62,
+  CNNL_CAST_INT32_TO_DOUBLE = 63, CNNL_CAST_INT32_TO_INT8 = 64, CNNL_CAST_INT32_TO_INT16 = 65,
+  CNNL_CAST_INT32_TO_INT64 = 67, CNNL_CAST_INT32_TO_UINT8 = 68, CNNL_CAST_INT32_TO_BOOL = 69,
+  CNNL_CAST_INT64_TO_FLOAT = 70, CNNL_CAST_INT64_TO_HALF = 71, CNNL_CAST_INT64_TO_BFLOAT16 = 72,
+  CNNL_CAST_INT64_TO_DOUBLE = 73, CNNL_CAST_INT64_TO_INT8 = 74, CNNL_CAST_INT64_TO_INT16 = 75,
+  CNNL_CAST_INT64_TO_INT32 = 76, CNNL_CAST_INT64_TO_UINT8 = 78, CNNL_CAST_INT64_TO_BOOL = 79,
+  CNNL_CAST_UINT8_TO_FLOAT = 80, CNNL_CAST_UINT8_TO_HALF = 81, CNNL_CAST_UINT8_TO_BFLOAT16 = 82,
+  CNNL_CAST_UINT8_TO_DOUBLE = 83, CNNL_CAST_UINT8_TO_INT8 = 84, CNNL_CAST_UINT8_TO_INT16 = 85,
+  CNNL_CAST_UINT8_TO_INT32 = 86, CNNL_CAST_UINT8_TO_INT64 = 87, CNNL_CAST_UINT8_TO_BOOL = 89,
+  CNNL_CAST_BOOL_TO_FLOAT = 90, CNNL_CAST_BOOL_TO_HALF = 91, CNNL_CAST_BOOL_TO_BFLOAT16 = 92,
+  CNNL_CAST_BOOL_TO_DOUBLE = 93, CNNL_CAST_BOOL_TO_INT8 = 94, CNNL_CAST_BOOL_TO_INT16 = 95,
+  CNNL_CAST_BOOL_TO_INT32 = 96, CNNL_CAST_BOOL_TO_INT64 = 97, CNNL_CAST_BOOL_TO_UINT8 = 98
+} cnnlCastDataType_t;
+
+/* ==== handles and descriptors ================================================================================= */
+
+typedef struct cnnlContext *cnnlHandle_t;
+typedef struct cnnlTensorStruct *cnnlTensorDescriptor_t;
+typedef struct cnnlOpTensorStruct *cnnlOpTensorDescriptor_t;
+typedef struct cnnlActivationStruct *cnnlActivationDescriptor_t;
+typedef struct cnnlConvolutionStruct *cnnlConvolutionDescriptor_t;
+typedef struct cnnlPoolingStruct *cnnlPoolingDescriptor_t;
+typedef struct cnnlReduceStruct *cnnlReduceDescriptor_t;
+typedef struct cnnlTransposeStruct *cnnlTransposeDescriptor_t;
+typedef struct cnnlMatMulStruct *cnnlMatMulDescriptor_t;
+typedef struct cnnlMatMulAlgoStruct *cnnlMatMulAlgo_t;
+typedef struct cnnlMatMulHeuristicResultStruct *cnnlMatMulHeuristicResult_t;
+typedef struct cnnlMatMulPrefStruct *cnnlMatMulPrefer_t;  /* no preference object is made: pass NULL */
+typedef struct cnnlRandGeneratorStruct *cnnlRandGenerator_t;
+
+/* ==== handle ================================================================================================= */
+
+/* The handle is bound to the current cnrt device; its ops run on that device's default queue until
+ * cnnlSetQueue. */
+cnnlStatus_t CNNL_WIN_API cnnlCreate(cnnlHandle_t *handle);
+cnnlStatus_t CNNL_WIN_API cnnlDestroy(cnnlHandle_t handle);
+cnnlStatus_t CNNL_WIN_API cnnlSetQueue(cnnlHandle_t handle, cnrtQueue_t queue);
+cnnlStatus_t CNNL_WIN_API cnnlGetQueue(cnnlHandle_t handle, cnrtQueue_t *queue);
+const char *cnnlGetErrorString(cnnlStatus_t status);
+
+/* ==== tensor descriptors (strides in elements) ================================================================ */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateTensorDescriptor(cnnlTensorDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyTensorDescriptor(cnnlTensorDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlResetTensorDescriptor(cnnlTensorDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetTensorDescriptor(cnnlTensorDescriptor_t desc, cnnlTensorLayout_t layout,
+                                                  cnnlDataType_t dtype, int dimNb, const int dims[]);
+cnnlStatus_t CNNL_WIN_API cnnlSetTensorDescriptor_v2(cnnlTensorDescriptor_t desc, cnnlTensorLayout_t layout,
+                                                     cnnlDataType_t dtype, int dimNb, const int64_t dims[]);
+cnnlStatus_t CNNL_WIN_API cnnlSetTensorDescriptorEx(cnnlTensorDescriptor_t desc, cnnlTensorLayout_t layout,
+                                                    cnnlDataType_t dtype, int dimNb, const int dims[],
+                                                    const int strides[]);
+cnnlStatus_t CNNL_WIN_API cnnlSetTensorDescriptorEx_v2(cnnlTensorDescriptor_t desc, cnnlTensorLayout_t layout,
+                                                       cnnlDataType_t dtype, int dimNb, const int64_t dims[],
+                                                       const int64_t strides[]);
+/* dims (and strides) must hold CNNL_DIM_MAX elements. */
+cnnlStatus_t CNNL_WIN_API cnnlGetTensorDescriptor(const cnnlTensorDescriptor_t desc, cnnlTensorLayout_t *layout,
+                                                  cnnlDataType_t *dtype, int *dimNb, int dims[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetTensorDescriptor_v2(const cnnlTensorDescriptor_t desc, cnnlTensorLayout_t *layout,
+                                                     cnnlDataType_t *dtype, int *dimNb, int64_t dims[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetTensorDescriptorEx(const cnnlTensorDescriptor_t desc, cnnlTensorLayout_t *layout,
+                                                    cnnlDataType_t *dtype, int *dimNb, int dims[], int strides[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetTensorDescriptorEx_v2(const cnnlTensorDescriptor_t desc,
+                                                       cnnlTensorLayout_t *layout, cnnlDataType_t *dtype,
+                                                       int *dimNb, int64_t dims[], int64_t strides[]);
+cnnlStatus_t CNNL_WIN_API cnnlSetTensorDescriptorOnchipDataType(cnnlTensorDescriptor_t desc,
+                                                                cnnlDataType_t onchip_dtype);
+cnnlStatus_t CNNL_WIN_API cnnlGetTensorDescriptorOnchipDataType(const cnnlTensorDescriptor_t desc,
+                                                                cnnlDataType_t *onchip_dtype);
+size_t CNNL_WIN_API cnnlGetTensorElementNum(const cnnlTensorDescriptor_t desc);
+
+/* ==== element-wise ============================================================================================ */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateOpTensorDescriptor(cnnlOpTensorDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyOpTensorDescriptor(cnnlOpTensorDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetOpTensorDescriptor(cnnlOpTensorDescriptor_t desc, cnnlOpTensorDesc_t op,
+                                                    cnnlDataType_t comp_dtype, cnnlNanPropagation_t nan);
+cnnlStatus_t CNNL_WIN_API cnnlGetOpTensorDescriptor(const cnnlOpTensorDescriptor_t desc, cnnlOpTensorDesc_t *op,
+                                                    cnnlDataType_t *comp_dtype, cnnlNanPropagation_t *nan);
+cnnlStatus_t CNNL_WIN_API cnnlGetOpTensorWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t a_desc,
+                                                       const cnnlTensorDescriptor_t b_desc,
+                                                       const cnnlTensorDescriptor_t c_desc, size_t *size);
+/* c = op(alpha1 * a, alpha2 * b) + beta * c, a and b broadcasting to c. */
+cnnlStatus_t CNNL_WIN_API cnnlOpTensor(cnnlHandle_t handle, const cnnlOpTensorDescriptor_t op_desc,
+                                       const void *alpha1, const cnnlTensorDescriptor_t a_desc, const void *a,
+                                       const void *alpha2, const cnnlTensorDescriptor_t b_desc, const void *b,
+                                       void *workspace, size_t workspace_size, const void *beta,
+                                       const cnnlTensorDescriptor_t c_desc, void *c);
+cnnlStatus_t CNNL_WIN_API cnnlGetDivWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                  const cnnlTensorDescriptor_t y_desc,
+                                                  const cnnlTensorDescriptor_t z_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlDiv_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, const void *y, void *workspace,
+                                     size_t workspace_size, const cnnlTensorDescriptor_t z_desc, void *z);
+cnnlStatus_t CNNL_WIN_API cnnlGetPowWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                  const cnnlTensorDescriptor_t y_desc,
+                                                  const cnnlTensorDescriptor_t z_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlPow(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                  const cnnlTensorDescriptor_t x_desc, const void *x,
+                                  const cnnlTensorDescriptor_t y_desc, const void *y, void *workspace,
+                                  size_t workspace_size, const cnnlTensorDescriptor_t z_desc, void *z);
+cnnlStatus_t CNNL_WIN_API cnnlGetMaximumWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t c_desc,
+                                                      size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlMaximum(cnnlHandle_t handle, const cnnlTensorDescriptor_t a_desc, const void *a,
+                                      const cnnlTensorDescriptor_t b_desc, const void *b,
+                                      const cnnlTensorDescriptor_t c_desc, void *c, void *workspace,
+                                      size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlGetMinimumWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t c_desc,
+                                                      size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlMinimum(cnnlHandle_t handle, const cnnlTensorDescriptor_t a_desc, const void *a,
+                                      const cnnlTensorDescriptor_t b_desc, const void *b,
+                                      const cnnlTensorDescriptor_t c_desc, void *c, void *workspace,
+                                      size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlGetLogicOpWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t a_desc,
+                                                      const cnnlTensorDescriptor_t b_desc,
+                                                      const cnnlTensorDescriptor_t c_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlLogicOp(cnnlHandle_t handle, cnnlLogicOp_t logic_op,
+                                      const cnnlTensorDescriptor_t a_desc, const void *a,
+                                      const cnnlTensorDescriptor_t b_desc, const void *b, void *workspace,
+                                      size_t workspace_size, const cnnlTensorDescriptor_t c_desc, void *c);
+
+cnnlStatus_t CNNL_WIN_API cnnlAbs(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                  const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlNegTensor(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                        const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlSquare(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlReciprocal(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                         const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlFloor(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                    const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlCeil(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                   const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlRound(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                    const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlSign(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                   const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlExp_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlLog_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer, cnnlLogBase_t base,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlSqrt_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                      const cnnlTensorDescriptor_t x_desc, const void *x,
+                                      const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlRsqrt_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                       const cnnlTensorDescriptor_t x_desc, const void *x,
+                                       const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlSin_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlCos_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+
+cnnlStatus_t CNNL_WIN_API cnnlFill_v3(cnnlHandle_t handle, cnnlPointerMode_t pointer_mode, const void *value,
+                                      const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlCastDataType(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                           const void *input, cnnlCastDataType_t cast_type,
+                                           const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetSelectV2WorkspaceSize(cnnlHandle_t handle,
+                                                       const cnnlTensorDescriptor_t condition_desc,
+                                                       const cnnlTensorDescriptor_t then_desc,
+                                                       const cnnlTensorDescriptor_t else_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlSelectV2(cnnlHandle_t handle, const cnnlTensorDescriptor_t condition_desc,
+                                       const void *condition, const cnnlTensorDescriptor_t then_desc,
+                                       const void *then, const cnnlTensorDescriptor_t else_desc, const void *other,
+                                       void *workspace, size_t workspace_size,
+                                       const cnnlTensorDescriptor_t output_desc, void *output);
+
+/* ==== activations ============================================================================================= */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateActivationDescriptor(cnnlActivationDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyActivationDescriptor(cnnlActivationDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetActivationDescriptor(cnnlActivationDescriptor_t activation_desc,
+                                                      cnnlActivationMode_t mode, cnnlNanPropagation_t nan,
+                                                      float coef);
+cnnlStatus_t CNNL_WIN_API cnnlSetActivationDescriptor_v2(cnnlActivationDescriptor_t activation_desc,
+                                                         cnnlActivationMode_t mode,
+                                                         cnnlActivationPreference_t prefer,
+                                                         cnnlNanPropagation_t nan, float coef);
+cnnlStatus_t CNNL_WIN_API cnnlSetActivationDescriptor_v3(cnnlActivationDescriptor_t activation_desc,
+                                                         cnnlActivationMode_t mode,
+                                                         cnnlActivationPreference_t prefer,
+                                                         cnnlNanPropagation_t nan, float coef, int sliced_dim);
+cnnlStatus_t CNNL_WIN_API cnnlSetActivationDescriptor_v4(cnnlActivationDescriptor_t activation_desc,
+                                                         cnnlActivationMode_t mode,
+                                                         cnnlActivationPreference_t prefer,
+                                                         cnnlNanPropagation_t nan, float coef, int sliced_dim,
+                                                         float gamma, float scale);
+cnnlStatus_t CNNL_WIN_API cnnlSetActivationDescriptor_v5(cnnlActivationDescriptor_t activation_desc,
+                                                         cnnlActivationMode_t mode,
+                                                         cnnlActivationPreference_t prefer,
+                                                         cnnlNanPropagation_t nan, float coef, int sliced_dim,
+                                                         float gamma, float scale, bool is_result);
+cnnlStatus_t CNNL_WIN_API cnnlSetActivationDescriptor_v6(cnnlActivationDescriptor_t activation_desc,
+                                                         cnnlActivationMode_t mode,
+                                                         cnnlActivationPreference_t prefer,
+                                                         cnnlNanPropagation_t nan, float coef, int sliced_dim,
+                                                         float gamma, float scale, bool is_result,
+                                                         bool approximate);
+cnnlStatus_t CNNL_WIN_API cnnlGetActivationDescriptor(const cnnlActivationDescriptor_t activation_desc,
+                                                      cnnlActivationMode_t *mode, cnnlNanPropagation_t *nan,
+                                                      float *coef);
+cnnlStatus_t CNNL_WIN_API cnnlActivationForward(cnnlHandle_t handle,
+                                                const cnnlActivationDescriptor_t activation_desc,
+                                                const void *alpha, const cnnlTensorDescriptor_t x_desc,
+                                                const void *x, const void *beta,
+                                                const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlActivationBackward(cnnlHandle_t handle,
+                                                 const cnnlActivationDescriptor_t activation_desc,
+                                                 const void *alpha, const cnnlTensorDescriptor_t y_desc,
+                                                 const void *y, const cnnlTensorDescriptor_t diff_y_desc,
+                                                 const void *diff_y, const cnnlTensorDescriptor_t x_desc,
+                                                 const void *x, const void *beta,
+                                                 const cnnlTensorDescriptor_t diff_x_desc, void *diff_x);
+
+/* ==== data movement =========================================================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlCopy(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+                                   const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlExpand(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                     const void *input, const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlCreateTransposeDescriptor(cnnlTransposeDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyTransposeDescriptor(cnnlTransposeDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetTransposeDescriptor(cnnlTransposeDescriptor_t desc, const int dims,
+                                                     const int permute[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetTransposeDescriptor(cnnlTransposeDescriptor_t desc, int *dims, int permute[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetTransposeWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                        const cnnlTransposeDescriptor_t desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlTranspose(cnnlHandle_t handle, const cnnlTransposeDescriptor_t desc,
+                                        const cnnlTensorDescriptor_t x_desc, const void *x,
+                                        const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlTranspose_v2(cnnlHandle_t handle, const cnnlTransposeDescriptor_t desc,
+                                           const cnnlTensorDescriptor_t x_desc, const void *x,
+                                           const cnnlTensorDescriptor_t y_desc, void *y, void *workspace,
+                                           size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlGetConcatWorkspaceSize(cnnlHandle_t handle, const int concat_num, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlConcat(cnnlHandle_t handle, const int concat_num, const int axis,
+                                     const cnnlTensorDescriptor_t inputs_desc[], const void *const inputs[],
+                                     void *workspace, size_t workspace_size,
+                                     const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetSplitWorkspaceSize(cnnlHandle_t handle, const int split_num, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlSplit(cnnlHandle_t handle, const int split_num, const int axis,
+                                    const cnnlTensorDescriptor_t input_desc, const void *input, void *workspace,
+                                    size_t workspace_size, const cnnlTensorDescriptor_t outputs_desc[],
+                                    void *outputs[]);
+/* begin, end and stride hold one value per dimension of the input. */
+cnnlStatus_t CNNL_WIN_API cnnlStridedSlice(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                           const void *input, const int begin[], const int end[],
+                                           const int stride[], const cnnlTensorDescriptor_t output_desc,
+                                           void *output);
+
+/* ==== reductions, scans, top-k ================================================================================ */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateReduceDescriptor(cnnlReduceDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyReduceDescriptor(cnnlReduceDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetReduceDescriptor(cnnlReduceDescriptor_t reduce_desc, int axis[], int axis_num,
+                                                  cnnlReduceOp_t reduce_op, cnnlDataType_t tensor_type,
+                                                  cnnlNanPropagation_t nan, cnnlReduceIndices_t indices,
+                                                  cnnlIndicesType_t indices_type);
+cnnlStatus_t CNNL_WIN_API cnnlSetReduceDescriptor_v2(cnnlReduceDescriptor_t reduce_desc, int axis[],
+                                                     int axis_num, cnnlReduceOp_t reduce_op,
+                                                     cnnlDataType_t tensor_type, cnnlNanPropagation_t nan,
+                                                     cnnlReduceIndices_t indices, cnnlIndicesType_t indices_type,
+                                                     float p);
+cnnlStatus_t CNNL_WIN_API cnnlGetReduceOpWorkspaceSize(cnnlHandle_t handle,
+                                                       const cnnlTensorDescriptor_t input_desc,
+                                                       const cnnlTensorDescriptor_t output_desc,
+                                                       const cnnlReduceDescriptor_t reduce_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlReduce(cnnlHandle_t handle, const cnnlReduceDescriptor_t reduce_desc,
+                                     void *workspace, size_t workspace_size, const void *alpha,
+                                     const cnnlTensorDescriptor_t input_desc, const void *input,
+                                     const size_t indices_size_inbytes, void *indices, const void *beta,
+                                     const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetCumsumWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                     const int axis, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlCumsum(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                     const void *input, const int axis, const bool exclusive, const bool reverse,
+                                     const cnnlNanPropagation_t nan_propagation,
+                                     const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetTopKTensorWorkspaceSize(cnnlHandle_t handle,
+                                                         const cnnlTensorDescriptor_t input_desc, const int k,
+                                                         const int dim, const bool largest,
+                                                         const cnnlTensorDescriptor_t values_desc,
+                                                         const cnnlTensorDescriptor_t indices_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlTopKTensor_v3(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                            const void *input, const int k, const int dim, const bool largest,
+                                            const bool sorted, const bool lower_index_first, void *workspace,
+                                            size_t workspace_size, const cnnlTensorDescriptor_t values_desc,
+                                            void *values, const cnnlTensorDescriptor_t indices_desc,
+                                            void *indices);
+
+/* ==== matrix multiplication =================================================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlMatMul(cnnlHandle_t handle, const bool is_trans_a, const bool is_trans_b,
+                                     const void *alpha, const cnnlTensorDescriptor_t a_desc, const void *a,
+                                     const cnnlTensorDescriptor_t b_desc, const void *b, const void *beta,
+                                     const cnnlTensorDescriptor_t c_desc, void *c);
+cnnlStatus_t CNNL_WIN_API cnnlMatMulDescCreate(cnnlMatMulDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlMatMulDescDestroy(cnnlMatMulDescriptor_t desc);
+/* value points to an integer of size_in_bytes (1, 2, 4 or 8) bytes. */
+cnnlStatus_t CNNL_WIN_API cnnlSetMatMulDescAttr(cnnlMatMulDescriptor_t matmul_desc,
+                                                cnnlMatMulDescAttribute_t attr, const void *value,
+                                                size_t size_in_bytes);
+cnnlStatus_t CNNL_WIN_API cnnlGetMatMulDescAttr(const cnnlMatMulDescriptor_t matmul_desc,
+                                                cnnlMatMulDescAttribute_t attr, void *buf, size_t size_in_bytes,
+                                                size_t *size_written);
+cnnlStatus_t CNNL_WIN_API cnnlMatMulAlgoCreate(cnnlMatMulAlgo_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlMatMulAlgoDestroy(cnnlMatMulAlgo_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlCreateMatMulHeuristicResult(cnnlMatMulHeuristicResult_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyMatMulHeuristicResult(cnnlMatMulHeuristicResult_t desc);
+/* result_array holds requested_algo_count results. */
+cnnlStatus_t CNNL_WIN_API cnnlGetMatMulAlgoHeuristic(cnnlHandle_t handle, const cnnlMatMulDescriptor_t matmul_desc,
+                                                     const cnnlTensorDescriptor_t a_desc,
+                                                     const cnnlTensorDescriptor_t b_desc,
+                                                     const cnnlTensorDescriptor_t c_desc,
+                                                     const cnnlTensorDescriptor_t d_desc,
+                                                     const cnnlMatMulPrefer_t preference, int requested_algo_count,
+                                                     cnnlMatMulHeuristicResult_t result_array[],
+                                                     int *return_algo_count);
+cnnlStatus_t CNNL_WIN_API cnnlGetMatMulHeuristicResult(cnnlMatMulHeuristicResult_t result, cnnlMatMulAlgo_t algo,
+                                                       size_t *workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlMatMul_v2(cnnlHandle_t handle, const cnnlMatMulDescriptor_t matmul_desc,
+                                        const cnnlMatMulAlgo_t algo, const void *alpha,
+                                        const cnnlTensorDescriptor_t a_desc, const void *a,
+                                        const cnnlTensorDescriptor_t b_desc, const void *b, const void *beta,
+                                        const cnnlTensorDescriptor_t c_desc, void *c, void *workspace,
+                                        size_t workspace_size, const cnnlTensorDescriptor_t d_desc, void *d);
+cnnlStatus_t CNNL_WIN_API cnnlGetBatchMatMulBCastWorkspaceSize(cnnlHandle_t handle,
+                                                               const cnnlTensorDescriptor_t a_desc,
+                                                               const cnnlTensorDescriptor_t b_desc,
+                                                               const cnnlTensorDescriptor_t c_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBatchMatMulBCast(cnnlHandle_t handle, const bool is_trans_a, const bool is_trans_b,
+                                               const cnnlTensorDescriptor_t a_desc, const void *a,
+                                               const cnnlTensorDescriptor_t b_desc, const void *b,
+                                               void *workspace, size_t workspace_size,
+                                               const cnnlTensorDescriptor_t c_desc, void *c);
+/* The batched forms take a matmul descriptor, algorithm and heuristic results of the cnnlMatMul kind. */
+cnnlStatus_t CNNL_WIN_API cnnlGetBatchMatMulAlgoHeuristic(cnnlHandle_t handle,
+                                                          const cnnlMatMulDescriptor_t bmm_desc,
+                                                          const cnnlTensorDescriptor_t a_desc,
+                                                          const cnnlTensorDescriptor_t b_desc,
+                                                          const cnnlTensorDescriptor_t c_desc,
+                                                          const cnnlMatMulPrefer_t preference,
+                                                          int requested_algo_count,
+                                                          cnnlMatMulHeuristicResult_t result_array[],
+                                                          int *return_algo_count);
+cnnlStatus_t CNNL_WIN_API cnnlGetBatchMatMulHeuristicResult(cnnlMatMulHeuristicResult_t result,
+                                                            cnnlMatMulAlgo_t algo, size_t *workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlBatchMatMulBCast_v2(cnnlHandle_t handle, const cnnlMatMulDescriptor_t bmm_desc,
+                                                  const cnnlMatMulAlgo_t algo, const void *alpha,
+                                                  const cnnlTensorDescriptor_t a_desc, const void *a,
+                                                  const cnnlTensorDescriptor_t b_desc, const void *b,
+                                                  const void *beta, const cnnlTensorDescriptor_t c_desc, void *c,
+                                                  void *workspace, size_t workspace_size);
+
+/* ==== convolution ============================================================================================= */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateConvolutionDescriptor(cnnlConvolutionDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyConvolutionDescriptor(cnnlConvolutionDescriptor_t desc);
+/* dimNb is the tensors' rank (4 or 5); pad holds 2 * (dimNb - 2) values (top, bottom, left, right for 2-D),
+ * stride and dilation dimNb - 2. */
+cnnlStatus_t CNNL_WIN_API cnnlSetConvolutionDescriptor(cnnlConvolutionDescriptor_t conv_desc, int dimNb,
+                                                       const int pad[], const int stride[], const int dilation[],
+                                                       int group_count, cnnlDataType_t compute_type);
+cnnlStatus_t CNNL_WIN_API cnnlGetConvolutionForwardAlgorithm(cnnlHandle_t handle,
+                                                             const cnnlConvolutionDescriptor_t conv_desc,
+                                                             const cnnlTensorDescriptor_t x_desc,
+                                                             const cnnlTensorDescriptor_t w_desc,
+                                                             const cnnlTensorDescriptor_t y_desc,
+                                                             const cnnlConvolutionFwdPreference_t preference,
+                                                             cnnlConvolutionForwardAlgo_t *algo);
+cnnlStatus_t CNNL_WIN_API cnnlGetConvolutionForwardWorkspaceSize(cnnlHandle_t handle,
+                                                                 const cnnlTensorDescriptor_t x_desc,
+                                                                 const cnnlTensorDescriptor_t w_desc,
+                                                                 const cnnlTensorDescriptor_t y_desc,
+                                                                 const cnnlTensorDescriptor_t bias_desc,
+                                                                 const cnnlConvolutionDescriptor_t conv_desc,
+                                                                 const cnnlConvolutionForwardAlgo_t algo,
+                                                                 size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlConvolutionForward(cnnlHandle_t handle, const cnnlConvolutionDescriptor_t conv_desc,
+                                                 const cnnlConvolutionForwardAlgo_t algo, const void *alpha,
+                                                 const cnnlTensorDescriptor_t x_desc, const void *x,
+                                                 const cnnlTensorDescriptor_t w_desc, const void *w,
+                                                 const cnnlTensorDescriptor_t bias_desc, const void *bias,
+                                                 void *workspace, size_t workspace_size, const void *beta,
+                                                 const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlGetConvolutionBackwardDataAlgorithm(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t w_desc, const cnnlTensorDescriptor_t dy_desc,
+    const cnnlConvolutionDescriptor_t conv_desc, const cnnlTensorDescriptor_t dx_desc,
+    const cnnlConvolutionBwdDataPreference_t preference, cnnlConvolutionBwdDataAlgo_t *algo);
+cnnlStatus_t CNNL_WIN_API cnnlGetConvolutionBackwardDataWorkspaceSize(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t w_desc, const cnnlTensorDescriptor_t dy_desc,
+    const cnnlConvolutionDescriptor_t conv_desc, const cnnlTensorDescriptor_t dx_desc,
+    const cnnlConvolutionBwdDataAlgo_t algo, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlConvolutionBackwardData(
+    cnnlHandle_t handle, const void *alpha, const cnnlTensorDescriptor_t w_desc, const void *w,
+    const cnnlTensorDescriptor_t dy_desc, const void *dy, const cnnlConvolutionDescriptor_t conv_desc,
+    const cnnlConvolutionBwdDataAlgo_t algo, void *workspace, size_t workspace_size, const void *beta,
+    const cnnlTensorDescriptor_t dx_desc, void *dx);
+cnnlStatus_t CNNL_WIN_API cnnlGetConvolutionBackwardFilterAlgorithm(
+    cnnlHandle_t handle, const cnnlConvolutionDescriptor_t conv_desc, const cnnlTensorDescriptor_t x_desc,
+    const cnnlTensorDescriptor_t dy_desc, const cnnlTensorDescriptor_t dw_desc,
+    const cnnlConvolutionBwdFilterPreference_t preference, cnnlConvolutionBwdFilterAlgo_t *algo);
+cnnlStatus_t CNNL_WIN_API cnnlGetConvolutionBackwardFilterWorkspaceSize(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const cnnlTensorDescriptor_t dy_desc,
+    const cnnlTensorDescriptor_t dw_desc, const cnnlConvolutionDescriptor_t conv_desc,
+    const cnnlConvolutionBwdFilterAlgo_t algo, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlConvolutionBackwardFilter(
+    cnnlHandle_t handle, const void *alpha, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t dy_desc, const void *dy, const cnnlConvolutionDescriptor_t conv_desc,
+    const cnnlConvolutionBwdFilterAlgo_t algo, void *workspace, size_t workspace_size, const void *beta,
+    const cnnlTensorDescriptor_t dw_desc, void *dw);
+
+/* ==== pooling ================================================================================================= */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreatePoolingDescriptor(cnnlPoolingDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyPoolingDescriptor(cnnlPoolingDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetPooling2dDescriptor(cnnlPoolingDescriptor_t pooling_desc, cnnlPoolingMode_t mode,
+                                                     cnnlNanPropagation_t maxpooling_nan_opt, int window_height,
+                                                     int window_width, int top_padding, int bottom_padding,
+                                                     int left_padding, int right_padding, int vertical_stride,
+                                                     int horizon_stride);
+cnnlStatus_t CNNL_WIN_API cnnlSetPooling2dDescriptor_v2(cnnlPoolingDescriptor_t pooling_desc,
+                                                        cnnlPoolingMode_t mode,
+                                                        cnnlNanPropagation_t maxpooling_nan_opt,
+                                                        int window_height, int window_width, int top_padding,
+                                                        int bottom_padding, int left_padding, int right_padding,
+                                                        int vertical_stride, int horizon_stride, int dilation_h,
+                                                        int dilation_w, bool ceil_mode);
+cnnlStatus_t CNNL_WIN_API cnnlGetPoolingWorkspaceSize(cnnlHandle_t handle, cnnlPoolingMode_t mode, int output_w,
+                                                      int output_h, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlGetPoolingWithIndexWorkspaceSize(cnnlHandle_t handle,
+                                                               const cnnlTensorDescriptor_t x_desc,
+                                                               const cnnlTensorDescriptor_t y_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlPoolingForward(cnnlHandle_t handle, const cnnlPoolingDescriptor_t pooling_desc,
+                                             const void *alpha, const cnnlTensorDescriptor_t x_desc,
+                                             const void *x, const void *beta, const cnnlTensorDescriptor_t y_desc,
+                                             void *y, void *workspace, size_t workspace_size);
+/* extra_device_input must be NULL: the simulator needs no precomputed divisors. */
+cnnlStatus_t CNNL_WIN_API cnnlPoolingForward_v2(cnnlHandle_t handle, const cnnlPoolingDescriptor_t pooling_desc,
+                                                const void *alpha, const cnnlTensorDescriptor_t x_desc,
+                                                const void *x, const void *beta, const void *extra_device_input,
+                                                const cnnlTensorDescriptor_t y_desc, void *y, void *workspace,
+                                                size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlPoolingForwardWithIndex(cnnlHandle_t handle,
+                                                      const cnnlPoolingDescriptor_t pooling_desc,
+                                                      const void *alpha, const cnnlTensorDescriptor_t x_desc,
+                                                      const void *x, const void *beta,
+                                                      const cnnlTensorDescriptor_t y_desc, void *y,
+                                                      const cnnlTensorDescriptor_t index_desc, void *index,
+                                                      void *workspace, size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlPoolingBackward(cnnlHandle_t handle, const cnnlPoolingDescriptor_t pooling_desc,
+                                              const void *alpha, const cnnlTensorDescriptor_t y_desc,
+                                              const void *y, const cnnlTensorDescriptor_t diff_y_desc,
+                                              const void *diff_y, const cnnlTensorDescriptor_t x_desc,
+                                              const void *x, const void *beta,
+                                              const cnnlTensorDescriptor_t diff_x_desc, void *diff_x);
+cnnlStatus_t CNNL_WIN_API cnnlGetAdaptivePoolingForwardWorkspaceSize(cnnlHandle_t handle,
+                                                                     const cnnlTensorDescriptor_t input_desc,
+                                                                     const cnnlPoolingMode_t mode,
+                                                                     const cnnlTensorDescriptor_t output_desc,
+                                                                     size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlAdaptivePoolingForward(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                     const void *input, const cnnlPoolingMode_t mode,
+                                                     const cnnlTensorDescriptor_t output_desc, void *output,
+                                                     const cnnlTensorDescriptor_t index_desc, void *index);
+cnnlStatus_t CNNL_WIN_API cnnlAdaptivePoolingForward_v2(cnnlHandle_t handle,
+                                                        const cnnlTensorDescriptor_t input_desc,
+                                                        const void *input, const cnnlPoolingMode_t mode,
+                                                        void *workspace, size_t workspace_size,
+                                                        const cnnlTensorDescriptor_t output_desc, void *output,
+                                                        const cnnlTensorDescriptor_t index_desc, void *index);
+cnnlStatus_t CNNL_WIN_API cnnlAdaptivePoolingBackward(cnnlHandle_t handle, const cnnlTensorDescriptor_t y_desc,
+                                                      const void *y, const cnnlTensorDescriptor_t index_desc,
+                                                      const void *index, const cnnlPoolingMode_t mode,
+                                                      const cnnlTensorDescriptor_t dx_desc, void *dx);
+
+/* ==== softmax ================================================================================================= */
+
+cnnlStatus_t CNNL_WIN_API cnnlSoftmaxForward(cnnlHandle_t handle, cnnlSoftmaxAlgorithm_t algorithm,
+                                             cnnlSoftmaxMode_t mode, const void *alpha,
+                                             const cnnlTensorDescriptor_t x_desc, const void *x, const void *beta,
+                                             const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlSoftmaxForward_v2(cnnlHandle_t handle, cnnlSoftmaxAlgorithm_t algorithm,
+                                                cnnlSoftmaxMode_t mode, cnnlComputationPreference_t prefer,
+                                                const void *alpha, const cnnlTensorDescriptor_t x_desc,
+                                                const void *x, const void *beta,
+                                                const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlSoftmaxBackward(cnnlHandle_t handle, cnnlSoftmaxAlgorithm_t algorithm,
+                                              cnnlSoftmaxMode_t mode, const void *alpha,
+                                              const cnnlTensorDescriptor_t y_desc, const void *y,
+                                              const cnnlTensorDescriptor_t diff_y_desc, const void *diff_y,
+                                              const void *beta, const cnnlTensorDescriptor_t diff_x_desc,
+                                              void *diff_x);
+
+/* ==== normalisation =========================================================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlGetBatchNormForwardWorkspaceSize(cnnlHandle_t handle,
+                                                               const cnnlTensorDescriptor_t x_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBatchNormForwardTraining(
+    cnnlHandle_t handle, const void *alpha, const void *beta, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t wbmv_desc, const void *weight, const void *bias, void *mov_mean, void *mov_var,
+    float eps, float momentum, const cnnlTensorDescriptor_t y_desc, void *y, void *save_mean, void *save_std);
+cnnlStatus_t CNNL_WIN_API cnnlBatchNormForwardTraining_v2(
+    cnnlHandle_t handle, const cnnlActivationDescriptor_t activation_desc, const cnnlBatchNormMode_t mode,
+    const cnnlBatchNormOps_t bnOps, const void *alpha, const void *beta, const cnnlTensorDescriptor_t x_desc,
+    const void *x, const cnnlTensorDescriptor_t z_desc, const void *z, const cnnlTensorDescriptor_t wbmv_desc,
+    const void *weight, const void *bias, void *mov_mean, void *mov_var, const float eps, const float momentum,
+    const cnnlTensorDescriptor_t y_desc, void *y, void *save_mean, void *save_std, void *workspace,
+    size_t workspace_size, void *reserve_space, size_t reserve_space_size);
+cnnlStatus_t CNNL_WIN_API cnnlBatchNormForwardInference(
+    cnnlHandle_t handle, const void *alpha, const void *beta, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t wbmv_desc, const void *weight, const void *bias, const void *mov_mean,
+    const void *mov_var, float eps, const cnnlTensorDescriptor_t z_desc, void *z);
+cnnlStatus_t CNNL_WIN_API cnnlGetBatchNormBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                                const cnnlTensorDescriptor_t x_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBatchNormBackward(
+    cnnlHandle_t handle, const void *alpha_data_diff, const void *beta_data_diff, const void *alpha_param_diff,
+    const void *beta_param_diff, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t diff_z_desc, const void *diff_z, const cnnlTensorDescriptor_t wbmv_desc,
+    const void *weight, const void *saved_mean, const void *saved_invstd, float eps,
+    const cnnlTensorDescriptor_t diff_x_desc, void *diff_x, void *diff_weight, void *diff_bias);
+cnnlStatus_t CNNL_WIN_API cnnlBatchNormBackward_v2(
+    cnnlHandle_t handle, const cnnlActivationDescriptor_t activation_desc, const cnnlBatchNormMode_t mode,
+    const cnnlBatchNormOps_t bnOps, const void *alpha_data_diff, const void *beta_data_diff,
+    const void *alpha_param_diff, const void *beta_param_diff, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t y_desc, const void *y, const cnnlTensorDescriptor_t diff_y_desc,
+    const void *diff_y, const cnnlTensorDescriptor_t wbmv_desc, const void *weight, const void *bias,
+    const void *saved_mean, const void *saved_invstd, const float eps, const cnnlTensorDescriptor_t diff_z_desc,
+    void *diff_z, const cnnlTensorDescriptor_t diff_x_desc, void *diff_x, void *diff_weight, void *diff_bias,
+    void *workspace, size_t workspace_size, void *reserve_space, size_t reserve_space_size);
+
+cnnlStatus_t CNNL_WIN_API cnnlGetLayerNormOpWorkspaceSize(cnnlHandle_t handle, int axis,
+                                                          const cnnlTensorDescriptor_t x_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlLayerNormForward(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                               const void *x, int axis, const cnnlTensorDescriptor_t wb_desc,
+                                               const void *weight, const void *bias, float eps, void *workspace,
+                                               size_t workspace_size, const cnnlTensorDescriptor_t y_desc, void *y,
+                                               const cnnlTensorDescriptor_t mean_rstd_desc, void *saved_mean,
+                                               void *saved_rstd);
+cnnlStatus_t CNNL_WIN_API cnnlGetLayerNormBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                                const cnnlTensorDescriptor_t x_desc, int axis,
+                                                                size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlLayerNormBackward_v2(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x, int axis,
+    const cnnlTensorDescriptor_t diff_z_desc, const void *diff_z, const cnnlTensorDescriptor_t wb_desc,
+    const void *weight, const cnnlTensorDescriptor_t mean_rstd_desc, const void *saved_mean,
+    const void *saved_rstd, void *workspace, size_t workspace_size, const cnnlTensorDescriptor_t diff_x_desc,
+    void *diff_x, void *diff_weight, void *diff_bias);
+cnnlStatus_t CNNL_WIN_API cnnlGetRmsNormOpWorkspaceSize(cnnlHandle_t handle, int axis,
+                                                        const cnnlTensorDescriptor_t x_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlRmsNormForward(cnnlHandle_t handle, int axis, const cnnlTensorDescriptor_t x_desc,
+                                             const void *x, const cnnlTensorDescriptor_t wb_desc,
+                                             const void *weight, const void *bias, float eps, void *workspace,
+                                             size_t workspace_size, const cnnlTensorDescriptor_t y_desc, void *y,
+                                             const cnnlTensorDescriptor_t rms_desc, void *rms);
+cnnlStatus_t CNNL_WIN_API cnnlGetRmsNormBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                              const cnnlTensorDescriptor_t x_desc, int axis,
+                                                              size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlRmsNormBackward(cnnlHandle_t handle, int axis, const cnnlTensorDescriptor_t x_desc,
+                                              const void *x, const cnnlTensorDescriptor_t diff_z_desc,
+                                              const void *diff_z, const cnnlTensorDescriptor_t wb_desc,
+                                              const void *weight, const cnnlTensorDescriptor_t rms_desc,
+                                              const void *rms, void *workspace, size_t workspace_size,
+                                              const cnnlTensorDescriptor_t diff_x_desc, void *diff_x,
+                                              void *diff_weight, void *diff_bias);
+cnnlStatus_t CNNL_WIN_API cnnlGetGroupNormForwardWorkspaceSize(cnnlHandle_t handle, int num_groups,
+                                                               const cnnlTensorDescriptor_t x_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlGroupNormForward_v3(
+    cnnlHandle_t handle, float eps, int num_groups, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t scale_bias_desc, const void *scale, const void *bias, void *workspace,
+    size_t workspace_size, const cnnlTensorDescriptor_t y_desc, void *y,
+    const cnnlTensorDescriptor_t mean_rstd_desc, void *mean, void *rstd);
+cnnlStatus_t CNNL_WIN_API cnnlGetGroupNormBackwardWorkspaceSize(cnnlHandle_t handle, int batch_channels,
+                                                                size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlGroupNormBackward(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t diff_z_desc, const void *diff_z, const cnnlTensorDescriptor_t gamma_desc,
+    const void *gamma, const cnnlTensorDescriptor_t mean_desc, const void *mean,
+    const cnnlTensorDescriptor_t rstd_desc, const void *rstd, int groups, const cnnlTensorDescriptor_t diff_x_desc,
+    void *diff_x, const cnnlTensorDescriptor_t diff_scale_desc, void *diff_scale,
+    const cnnlTensorDescriptor_t diff_bias_desc, void *diff_bias, void *workspace, size_t workspace_size);
+
+/* ==== indexing ================================================================================================ */
+
+cnnlStatus_t CNNL_WIN_API cnnlIndexSelect(cnnlHandle_t handle, int dim, const cnnlTensorDescriptor_t x_desc,
+                                          const void *x, const cnnlTensorDescriptor_t index_desc,
+                                          const void *index, const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlGather(cnnlHandle_t handle, int dim, const cnnlTensorDescriptor_t x_desc,
+                                     const void *x, const cnnlTensorDescriptor_t index_desc, const void *index,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlScatter(cnnlHandle_t handle, int dim, const cnnlTensorDescriptor_t input_desc,
+                                      const void *input, const cnnlTensorDescriptor_t index_desc,
+                                      const void *index, const cnnlTensorDescriptor_t src_desc, const void *src,
+                                      const cnnlTensorDescriptor_t output_desc, void *output,
+                                      cnnlScatterMode_t mode);
+/* max_norm and norm_type must be NULL (renormalising rows is not supported). */
+cnnlStatus_t CNNL_WIN_API cnnlEmbeddingForward_v2(cnnlHandle_t handle, const cnnlTensorDescriptor_t weight_desc,
+                                                  const void *weight, const cnnlTensorDescriptor_t indices_desc,
+                                                  const void *indices, int padding_idx, const float *max_norm,
+                                                  const float *norm_type, const cnnlTensorDescriptor_t output_desc,
+                                                  void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetEmbeddingBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                                const cnnlTensorDescriptor_t diff_desc,
+                                                                const cnnlTensorDescriptor_t output_desc,
+                                                                bool scale_grad_by_freq, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlEmbeddingBackward(cnnlHandle_t handle, int padding_idx, bool scale_grad_by_freq,
+                                                const cnnlTensorDescriptor_t indices_desc, const void *indices,
+                                                const cnnlTensorDescriptor_t diff_desc, const void *diff,
+                                                void *workspace, size_t workspace_size,
+                                                const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetMaskedWorkspaceSize(cnnlHandle_t handle, cnnlMaskedOp_t masked_op,
+                                                     const cnnlTensorDescriptor_t input_desc,
+                                                     const cnnlTensorDescriptor_t mask_desc,
+                                                     const cnnlTensorDescriptor_t value_desc,
+                                                     const cnnlTensorDescriptor_t output_desc, size_t *size);
+/* number: a device pointer to one int32 that receives the count of selected elements (MASKED_SELECT). */
+cnnlStatus_t CNNL_WIN_API cnnlMasked_v3(cnnlHandle_t handle, cnnlMaskedOp_t masked_op,
+                                        const cnnlTensorDescriptor_t input_desc, const void *input,
+                                        const cnnlTensorDescriptor_t mask_desc, const void *mask,
+                                        const cnnlTensorDescriptor_t value_desc, const void *value,
+                                        void *workspace, size_t workspace_size,
+                                        const cnnlTensorDescriptor_t output_desc, void *output, uint32_t *number);
+cnnlStatus_t CNNL_WIN_API cnnlGetIndexPutWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                       const cnnlTensorDescriptor_t indices_descs[],
+                                                       int indices_num, const cnnlTensorDescriptor_t value_desc,
+                                                       bool accumulate, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlIndexPut(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                       const void *input, const cnnlTensorDescriptor_t indices_descs[],
+                                       const void *const indices[], int indices_num,
+                                       const cnnlTensorDescriptor_t value_desc, const void *value,
+                                       void *workspace, size_t workspace_size, bool accumulate, bool inplace,
+                                       const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlNumTrue_v2(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                         const cnnlTensorDescriptor_t num_true_desc, void *num_true);
+cnnlStatus_t CNNL_WIN_API cnnlGetWhereWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t num_true_desc,
+                                                    size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlWhere_v2(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                       const cnnlTensorDescriptor_t num_true_desc, const void *num_true,
+                                       const bool as_tuple, void *workspace, size_t workspace_size,
+                                       const cnnlTensorDescriptor_t y_desc, void *y);
+
+/* ==== random numbers ========================================================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlRandCreateGenerator(cnnlRandGenerator_t *generator, cnnlRandRngType_t rng_type);
+cnnlStatus_t CNNL_WIN_API cnnlRandDestroyGenerator(cnnlRandGenerator_t generator);
+cnnlStatus_t CNNL_WIN_API cnnlRandSetPseudoRandomGeneratorSeed(cnnlRandGenerator_t generator,
+                                                               unsigned long long seed);
+/* The offset, in Philox counter steps (names of mlusim's choice: CNNL's offset functions are not public). */
+cnnlStatus_t CNNL_WIN_API cnnlRandSetPseudoRandomGeneratorOffset(cnnlRandGenerator_t generator, uint64_t offset);
+cnnlStatus_t CNNL_WIN_API cnnlRandGetPseudoRandomGeneratorOffset(cnnlRandGenerator_t generator, uint64_t *offset);
+cnnlStatus_t CNNL_WIN_API cnnlRandGetMTGP32StateSize(cnnlRandGenerator_t generator, size_t *size);
+/* params and kernel_params must be NULL. */
+cnnlStatus_t CNNL_WIN_API cnnlRandMakeMTGP32KernelState(cnnlHandle_t handle, void *state, const void *params,
+                                                        const void *kernel_params, int seed);
+cnnlStatus_t CNNL_WIN_API cnnlRandGenerateUniform(cnnlHandle_t handle, cnnlRandGenerator_t generator,
+                                                  cnnlDataType_t dtype, void *state, size_t num, float min,
+                                                  float max, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlRandGenerateNormal(cnnlHandle_t handle, cnnlRandGenerator_t generator,
+                                                 cnnlDataType_t dtype, void *state, size_t num, float mean,
+                                                 float std, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlFusedDropout_v2(cnnlHandle_t handle, cnnlRandGenerator_t generator,
+                                              const cnnlTensorDescriptor_t input_desc, const void *input, float p,
+                                              void *state, const cnnlTensorDescriptor_t mask_desc, void *mask,
+                                              const cnnlTensorDescriptor_t output_desc, void *output);
+
+/* ==== losses ================================================================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlGetNlllossWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                      size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlNlllossForward(cnnlHandle_t handle, cnnlNlllossAlgorithm_t algorithm,
+                                             void *workspace, size_t workspace_size,
+                                             const cnnlTensorDescriptor_t x_desc, const void *x,
+                                             const cnnlTensorDescriptor_t t_desc, const void *target,
+                                             int ignore_index, const cnnlTensorDescriptor_t w_desc,
+                                             const void *filter, const cnnlTensorDescriptor_t tf_desc,
+                                             void *total_filter, const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlNlllossBackward(cnnlHandle_t handle, cnnlNlllossAlgorithm_t algorithm,
+                                              const cnnlTensorDescriptor_t diff_y_desc, const void *diff_y,
+                                              const cnnlTensorDescriptor_t t_desc, const void *target,
+                                              int ignore_index, const cnnlTensorDescriptor_t w_desc,
+                                              const void *filter, const cnnlTensorDescriptor_t tf_desc,
+                                              const void *total_filter, const cnnlTensorDescriptor_t diff_x_desc,
+                                              void *diff_x);
+cnnlStatus_t CNNL_WIN_API cnnlMSELoss(cnnlHandle_t handle, cnnlMSELossReduction_t reduction,
+                                      const cnnlTensorDescriptor_t input_desc, const void *input,
+                                      const cnnlTensorDescriptor_t target_desc, const void *target,
+                                      const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlMSELossBackward(cnnlHandle_t handle, cnnlMSELossReduction_t reduction,
+                                              const cnnlTensorDescriptor_t input_desc, const void *input,
+                                              const cnnlTensorDescriptor_t target_desc, const void *target,
+                                              const cnnlTensorDescriptor_t grad_desc, const void *grad,
+                                              const cnnlTensorDescriptor_t diff_input_desc, void *diff_input);
+cnnlStatus_t CNNL_WIN_API cnnlGetBceLossWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                      const cnnlTensorDescriptor_t weight_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBceLoss(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                      const void *input, const cnnlTensorDescriptor_t target_desc,
+                                      const void *target, const cnnlTensorDescriptor_t weight_desc,
+                                      const void *weight, const cnnlBceLossReduction_t reduction, void *workspace,
+                                      const size_t workspace_size, const cnnlTensorDescriptor_t output_desc,
+                                      void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetBceLossBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                              const cnnlTensorDescriptor_t target_desc,
+                                                              const cnnlTensorDescriptor_t weight_desc,
+                                                              size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBceLossBackward(cnnlHandle_t handle, const cnnlTensorDescriptor_t grad_desc,
+                                              const void *grad, const cnnlTensorDescriptor_t input_desc,
+                                              const void *input, const cnnlTensorDescriptor_t target_desc,
+                                              const void *target, const cnnlTensorDescriptor_t weight_desc,
+                                              const void *weight, const cnnlBceLossReduction_t reduction,
+                                              void *workspace, const size_t workspace_size,
+                                              const cnnlTensorDescriptor_t diff_input_desc, void *diff_input);
+cnnlStatus_t CNNL_WIN_API cnnlGetBceWithLogitsWorkspaceSize(cnnlHandle_t handle,
+                                                            const cnnlTensorDescriptor_t input_desc,
+                                                            const cnnlTensorDescriptor_t weight_desc,
+                                                            const cnnlTensorDescriptor_t pos_weight_desc,
+                                                            size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBceWithLogits_v2(cnnlHandle_t handle, const cnnlComputationPreference_t prefer,
+                                               const cnnlTensorDescriptor_t input_desc, const void *input,
+                                               const cnnlTensorDescriptor_t target_desc, const void *target,
+                                               const cnnlTensorDescriptor_t weight_desc, const void *weight,
+                                               const cnnlTensorDescriptor_t pos_weight_desc,
+                                               const void *pos_weight, const cnnlBceWithLogitsReduction_t reduction,
+                                               void *workspace, const size_t workspace_size,
+                                               const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetBceWithLogitsBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                                    const cnnlTensorDescriptor_t target_desc,
+                                                                    const cnnlTensorDescriptor_t weight_desc,
+                                                                    const cnnlTensorDescriptor_t pos_weight_desc,
+                                                                    size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBceWithLogitsBackward(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t grad_desc, const void *grad,
+    const cnnlTensorDescriptor_t input_desc, const void *input, const cnnlTensorDescriptor_t target_desc,
+    const void *target, const cnnlTensorDescriptor_t weight_desc, const void *weight,
+    const cnnlTensorDescriptor_t pos_weight_desc, const void *pos_weight,
+    const cnnlBceWithLogitsReduction_t reduction, void *workspace, const size_t workspace_size,
+    const cnnlTensorDescriptor_t diff_input_desc, void *diff_input);
+cnnlStatus_t CNNL_WIN_API cnnlGetSmoothL1LossForwardWorkspaceSize(cnnlHandle_t handle,
+                                                                  const cnnlTensorDescriptor_t input_desc,
+                                                                  const cnnlSmoothL1LossAlgorithm_t reduction,
+                                                                  size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlSmoothL1LossForward_v2(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                     const void *input, const cnnlTensorDescriptor_t target_desc,
+                                                     const void *target, const float beta,
+                                                     const cnnlSmoothL1LossAlgorithm_t reduction, void *workspace,
+                                                     const size_t workspace_size,
+                                                     const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetSmoothL1LossBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                                   const cnnlTensorDescriptor_t input_desc,
+                                                                   const cnnlSmoothL1LossAlgorithm_t reduction,
+                                                                   size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlSmoothL1LossBackward_v2(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+    const cnnlTensorDescriptor_t target_desc, const void *target, const cnnlTensorDescriptor_t grad_desc,
+    const void *grad, const float beta, const cnnlSmoothL1LossAlgorithm_t reduction, void *workspace,
+    const size_t workspace_size, const cnnlTensorDescriptor_t diff_input_desc, void *diff_input);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLUSIM_CNNL_H_ */
