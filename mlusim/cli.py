@@ -1,4 +1,5 @@
-"""The `mlusim` command: `info` (a device monitor's view), `bench` (the benchmark suites), `run` (N ranks)."""
+"""The `mlusim` command: `info` (a device monitor's view), `bench` (the benchmark suites), `run` (N ranks),
+`neuware` (the C ABI's headers and libraries)."""
 from __future__ import annotations
 
 import argparse
@@ -114,10 +115,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bench_parser = _add_bench_parser(commands)
     run_parser = commands.add_parser("run", help="start N ranks of a script, like torchrun")
     run_parser.add_argument("rest", nargs=argparse.REMAINDER)
+    commands.add_parser("neuware", help="a Neuware-like tree (C headers, libcnrt/libcnnl/libcncl.so) or its flags",
+                        add_help=False)
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["run"]:  # everything after `run` belongs to the launcher (argparse would eat -n)
         from . import launcher
         return launcher.main(arguments[1:])
+    if arguments[:1] == ["neuware"]:
+        from .capi import neuware
+        return neuware.main(arguments[1:])
     args = parser.parse_args(arguments)
 
     if args.command == "info":

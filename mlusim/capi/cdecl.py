@@ -115,6 +115,11 @@ def _integer_macros(text: str, known: dict) -> dict:
     return macros
 
 
+def header_macros(name: str, known: Optional[dict] = None) -> dict:
+    """The integer macros of one header (version numbers, sizes), without parsing its declarations."""
+    return _integer_macros(_strip_comments(header_text(name)), dict(known or {}))
+
+
 def _declarations(text: str, macros: dict) -> str:
     """The header without comments, preprocessor lines, extern "C" braces and export macros, with integer macros
     substituted: plain C declarations."""

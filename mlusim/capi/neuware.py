@@ -1,0 +1,90 @@
+"""`mlusim neuware`: a Neuware-like tree for C and C++ projects, and the compiler/linker flags of the C ABI.
+
+    mlusim neuware DIR        DIR/include/{cnrt,cnnl,cncl,mlusim}.h, DIR/lib64/lib{cnrt,cnnl,cncl}.so,
+                              DIR/version.txt: NEUWARE_HOME=DIR makes a CMake or Makefile project find them
+    mlusim neuware --cflags   -I<include directory>
+    mlusim neuware --libs     -L<library directory> -Wl,-rpath,<library directory> -lcnnl -lcncl -lcnrt
+
+The libraries are built on first use and cached (see build.py); the tree holds copies, so it stays usable.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+from typing import Optional, Sequence
+
+from . import build, cdecl
+
+LIBRARY_LINK_ORDER = ("cnnl", "cncl", "cnrt")
+
+
+def versions() -> dict:
+    """library -> its version string, from the headers' macros."""
+    macros = {}
+    for header in ("cnrt.h", "cnnl.h", "cncl.h"):
+        macros.update(cdecl.header_macros(header))
+    return {
+        "cnrt": "{CNRT_MAJOR_VERSION}.{CNRT_MINOR_VERSION}.{CNRT_PATCH_VERSION}".format(**macros),
+        "cnnl": "{CNNL_MAJOR}.{CNNL_MINOR}.{CNNL_PATCHLEVEL}".format(**macros),
+        "cncl": "{CNCL_MAJOR_VERSION}.{CNCL_MINOR_VERSION}.{CNCL_PATCH_VERSION}".format(**macros),
+    }
+
+
+def _version_text() -> str:
+    from importlib import metadata
+    try:
+        mlusim_version = metadata.version("mlusim")
+    except metadata.PackageNotFoundError:
+        mlusim_version = "unknown"
+    lines = [f"Neuware (mlusim {mlusim_version}: the software Cambricon MLU; libraries run on the simulator)"]
+    lines += [f"{name} {version}" for name, version in versions().items()]
+    return "\n".join(lines) + "\n"
+
+
+def make_tree(directory: Path) -> Path:
+    """Lay out the Neuware-like tree in `directory` (created or refreshed) and return it."""
+    directory = Path(directory).resolve()
+    libraries = build.build_libraries()
+    include, lib64 = directory / "include", directory / "lib64"
+    include.mkdir(parents=True, exist_ok=True)
+    lib64.mkdir(parents=True, exist_ok=True)
+    for header in sorted(cdecl.INCLUDE_DIR.glob("*.h")):
+        shutil.copyfile(header, include / header.name)
+    for name in build.LIBRARY_NAMES:
+        target = lib64 / f"lib{name}.so"
+        partial = lib64 / f".lib{name}.so.partial"
+        shutil.copyfile(libraries / f"lib{name}.so", partial)
+        partial.replace(target)  # a program that has the old copy loaded keeps its mapping
+    (directory / "version.txt").write_text(_version_text())
+    return directory
+
+
+def cflags(directory: Optional[Path] = None) -> str:
+    include = Path(directory).resolve() / "include" if directory else cdecl.INCLUDE_DIR
+    return f"-I{include}"
+
+
+def libs(directory: Optional[Path] = None) -> str:
+    lib64 = Path(directory).resolve() / "lib64" if directory else build.build_libraries()
+    return f"-L{lib64} -Wl,-rpath,{lib64} " + " ".join(f"-l{name}" for name in LIBRARY_LINK_ORDER)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mlusim neuware",
+        description="Lay out a Neuware-like tree (include/, lib64/, version.txt) whose cnrt.h/cnnl.h/cncl.h and "
+                    "libcnrt/libcnnl/libcncl.so run on the simulator; or print the compiler and linker flags.")
+    parser.add_argument("directory", nargs="?", type=Path, help="where to lay out the tree (NEUWARE_HOME)")
+    parser.add_argument("--cflags", action="store_true", help="print the compiler flags (-I...)")
+    parser.add_argument("--libs", action="store_true", help="print the linker flags (-L... -l...)")
+    args = parser.parse_args(argv)
+    if not (args.directory or args.cflags or args.libs):
+        parser.error("give a directory, --cflags or --libs")
+    tree = make_tree(args.directory) if args.directory else None
+    if args.cflags or args.libs:
+        flags = ([cflags(tree)] if args.cflags else []) + ([libs(tree)] if args.libs else [])
+        print(" ".join(flags))
+    else:
+        print(f"Neuware tree at {tree}: export NEUWARE_HOME={tree}")
+    return 0
