@@ -1,8 +1,11 @@
 """Build libcnrt.so / libcnnl.so / libcncl.so with cffi's embedding mode, once, into an on-disk cache.
 
-A library is a few lines of C per function (cffi generates them) plus embedded Python that, at the first call, starts
-an interpreter (or joins the one of the process that loaded it), puts the site directories of the Python that built
-it on sys.path (so the installed mlusim is found without PYTHONPATH) and hands every function to `runtime.install`.
+Each exported function is a C shim with the header's exact prototype that calls a cffi `extern "Python"` callback
+(`_mlusim_py_<name>`) with every pointer, handle and function pointer converted to `intptr_t` (Python then gets
+plain integers, the cheapest form: a device pointer or a handle needs no conversion at all). The embedded Python,
+at the first call, starts an interpreter (or joins the one of the process that loaded the library), puts the site
+directories of the Python that built it on sys.path (so the installed mlusim is found without PYTHONPATH) and hands
+every callback to `runtime.install`.
 The cache key covers the headers, this module, cffi's and Python's versions and those site directories, so a
 changed header or another Python builds anew and a test suite builds each library once.
 
@@ -23,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from . import cdecl
+from .cdecl import CALLBACK_PREFIX
 
 LIBRARY_NAMES = ("cnrt", "cnnl", "cncl")
 CACHE_ENV = "MLUSIM_CAPI_CACHE"
@@ -31,9 +35,8 @@ CACHE_ENV = "MLUSIM_CAPI_CACHE"
 #: Python code (os.fork) holds the GIL and already runs Python's own fork protocol; a fork by a C thread outside
 #: Python takes the GIL first and runs the same protocol (PyOS_BeforeFork / AfterFork), so the simulator's at-fork
 #: hooks run and no lock is left held by a thread that does not exist in the child.
-_C_SOURCE = r"""
+_FORK_HANDLERS = r"""
 #include <pthread.h>
-#include "%(header)s"
 
 static int mlusim_fork_prepared;
 static PyGILState_STATE mlusim_fork_gil;
@@ -109,6 +112,36 @@ def _module_name(library: str) -> str:
     return f"_mlusim_capi_{library}"
 
 
+def _callback_declaration(function: cdecl.Function) -> str:
+    """`RET _mlusim_py_NAME(params)`, pointers and handles as intptr_t."""
+    params = ", ".join(("intptr_t" if ctype.passed_as_address else ctype.spelling) + f" {name}"
+                       for name, ctype in function.params) or "void"
+    return f"{function.result.spelling} {CALLBACK_PREFIX}{function.name}({params})"
+
+
+def _shim(function: cdecl.Function, declaration: str) -> str:
+    """The exported C function: the header's prototype, calling the Python callback."""
+    arguments = ", ".join(f"(intptr_t){name}" if ctype.passed_as_address else name
+                          for name, ctype in function.params)
+    call = f"{CALLBACK_PREFIX}{function.name}({arguments})"
+    returns = "" if (function.result.category == "void" and function.result.pointers == 0) else "return "
+    return f"{declaration.rstrip(';').strip()} {{ {returns}{call}; }}"
+
+
+def c_source(parsed: cdecl.Library) -> str:
+    """The C part of one library: its header, the callbacks' forward declarations, the shims, the fork handlers."""
+    lines = [f'#include "{header}"' for header in parsed.headers]
+    lines += [f"static {_callback_declaration(f)};" for f in parsed.functions]
+    lines += [_shim(f, parsed.function_decls[f.name]) for f in parsed.functions]
+    return "\n".join(lines) + "\n" + _FORK_HANDLERS
+
+
+def cffi_declarations(parsed: cdecl.Library) -> str:
+    """What cffi is told: the types, and one extern "Python" callback per function."""
+    callbacks = "\n".join(f"{_callback_declaration(f)};" for f in parsed.functions)
+    return f'{parsed.included_decls}\n{parsed.own_types}\nextern "Python" {{\n{callbacks}\n}}\n'
+
+
 def _init_code(library: str, parsed: cdecl.Library) -> str:
     functions = tuple(f.as_tuple() for f in parsed.functions)
     return _INIT_CODE.format(site_dirs=site_directories(), root=package_root(), module=_module_name(library),
@@ -121,7 +154,7 @@ def build_key() -> str:
     digest = hashlib.sha256()
     for header in sorted(cdecl.INCLUDE_DIR.glob("*.h")):
         digest.update(header.name.encode() + header.read_bytes())
-    for module in ("build.py", "cdecl.py"):
+    for module in ("build.py", "cdecl.py"):  # the C the library is made of
         digest.update((Path(__file__).parent / module).read_bytes())
     digest.update(repr((cffi.__version__, sys.version, sysconfig.get_config_var("SOABI"), site_directories(),
                         package_root(), sys.executable)).encode())
@@ -137,13 +170,12 @@ def _compile(library: str, out_dir: Path) -> Path:
     import cffi
     parsed = cdecl.read_library(library)
     ffi = cffi.FFI()
-    if parsed.included_decls.strip():
-        ffi.cdef(parsed.included_decls)
-    ffi.embedding_api(parsed.own_decls)
+    ffi.embedding_api("")  # the exports are our shims: cffi only embeds the interpreter
+    ffi.cdef(cffi_declarations(parsed))
     libdir = sysconfig.get_config_var("LIBDIR") or ""
     link = [f"-Wl,-rpath,{libdir}"] if libdir else []
-    ffi.set_source(_module_name(library), _C_SOURCE % {"header": parsed.headers[0]},
-                   include_dirs=[str(cdecl.INCLUDE_DIR)], extra_link_args=link, extra_compile_args=["-O1"])
+    ffi.set_source(_module_name(library), c_source(parsed), include_dirs=[str(cdecl.INCLUDE_DIR)],
+                   extra_link_args=link, extra_compile_args=["-O1"])
     ffi.embedding_init_code(_init_code(library, parsed))
     with tempfile.TemporaryDirectory(prefix=f"mlusim-capi-{library}-") as tmp:
         built = Path(ffi.compile(tmpdir=tmp, target=f"lib{library}.so", verbose=False))

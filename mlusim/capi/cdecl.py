@@ -23,6 +23,9 @@ LIBRARIES = {
     "cncl": (("cncl.h",), ("cnrt",)),
 }
 
+#: The name prefix of the Python callback behind each exported C function (see build.py).
+CALLBACK_PREFIX = "_mlusim_py_"
+
 #: Tokens of our headers that only matter to C compilers (calling-convention / export macros).
 _API_MACROS = ("CNNL_WIN_API", "CNRT_API", "CNCL_API", "MLUSIM_API")
 
@@ -56,6 +59,11 @@ class CType:
     def as_tuple(self) -> tuple:
         return (self.spelling, self.base, self.pointers, self.const_base, self.category)
 
+    @property
+    def passed_as_address(self) -> bool:
+        """Pointers, handles and function pointers cross into Python as integers (intptr_t): see build.py."""
+        return self.pointers > 0 or self.category in ("handle", "function")
+
     @classmethod
     def from_tuple(cls, values) -> "CType":
         return cls(*values)
@@ -87,7 +95,7 @@ class Header:
     enums: dict
     type_decls: str
     functions: tuple
-    function_decls: str
+    function_decls: tuple  # (name, declaration text) per function
 
 
 def header_text(name: str) -> str:
@@ -253,13 +261,13 @@ def read_header(name: str, known_macros: Optional[dict] = None, known_decls: str
     for node in ast.ext[skip:]:
         if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.FuncDecl):
             functions.append(_function(node, types, c_ast, generator))
-            function_decls.append(generator.visit(node) + ";")
+            function_decls.append((node.name, generator.visit(node) + ";"))
             continue
         type_decls.append(generator.visit(node) + ";")
         enum = _enum_of(node, c_ast)
         if enum is not None:
             enums.update(_enum_values(enum, {**(known_macros or {}), **macros}, enums, generator))
-    return Header(name, macros, enums, "\n".join(type_decls), tuple(functions), "\n".join(function_decls))
+    return Header(name, macros, enums, "\n".join(type_decls), tuple(functions), tuple(function_decls))
 
 
 def _enum_of(node, c_ast):
@@ -297,16 +305,22 @@ def _function(node, types: _Types, c_ast, generator) -> Function:
 
 @dataclass(frozen=True)
 class Library:
-    """What one shared library declares: the cffi text of the types it uses from included headers, its own
-    declarations (types + functions, the API it exports), its functions and the enum constants of its headers."""
+    """What one shared library declares: the declarations of the types it uses from included headers, its own
+    types, its functions (parsed, and as declaration text) and the enum constants and macros of its headers."""
 
     name: str
     headers: tuple
     included_decls: str
-    own_decls: str
+    own_types: str
     functions: tuple
+    function_decls: dict  # name -> declaration text
     enums: dict
     macros: dict
+
+    @property
+    def own_decls(self) -> str:
+        """Its types and function declarations: what a cffi FFI needs to describe the library's API."""
+        return self.own_types + "\n".join(self.function_decls.values()) + "\n"
 
 
 def read_library(name: str) -> Library:
@@ -318,13 +332,13 @@ def read_library(name: str) -> Library:
             read = read_header(header, macros, included)
             included += read.type_decls + "\n"
             macros.update(read.macros)
-    own_types, own_functions, function_decls, enums, own_macros = "", [], "", {}, {}
+    own_types, own_functions, function_decls, enums, own_macros = "", [], {}, {}, {}
     for header in headers:
         read = read_header(header, macros, included + own_types)
         own_types += read.type_decls + "\n"
         own_functions.extend(read.functions)
-        function_decls += read.function_decls + "\n"
+        function_decls.update(read.function_decls)
         enums.update(read.enums)
         own_macros.update(read.macros)
         macros.update(read.macros)
-    return Library(name, headers, included, own_types + function_decls, tuple(own_functions), enums, own_macros)
+    return Library(name, headers, included, own_types, tuple(own_functions), function_decls, enums, own_macros)

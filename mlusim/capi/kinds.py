@@ -22,7 +22,8 @@ return value (outputs in C order = the returned tuple). The rest is annotated pe
     OutHostInt("size", "written") an output host integer of `size` bytes
 
 Every kind emits Python source for the wrapper `marshal.py` compiles per function, so a call runs straight-line
-code with no per-parameter dispatch.
+code with no per-parameter dispatch. Pointers and handles arrive as integers (see build.py): a NULL is 0, and a
+kind that reads or writes through a pointer casts it to its C type.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ class Kind:
 
     # outputs
     def emit_check(self, g, param: str, ctype: CType) -> None:
-        g.pre.append(f"if {g.c(param)} == _NULL: raise _null({param!r})")
+        g.pre.append(f"if not {g.c(param)}: raise _null({param!r})")
 
     def emit_store(self, g, param: str, ctype: CType, value: str) -> None:
         raise NotImplementedError
@@ -120,7 +121,7 @@ class DevicePtr(Kind):
                "a device pointer")
 
     def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _dev({g.c(param)})")
+        g.pre.append(f"{g.a(param)} = {g.c(param)} or None")
 
 
 class StructByValue(Kind):
@@ -151,7 +152,7 @@ class Seq(Kind):
 
     def emit(self, g, param, ctype):
         mode = _element_mode(ctype)
-        cast = g.bind(g.ffi.typeof(f"{ctype.base} *") if mode == "value" else None, "cast")
+        cast = g.pointer_type(ctype) if mode == "value" else "None"
         g.pre.append(f"{g.a(param)} = _seq_{mode}({g.c(param)}, {_count_expr(g, self.count)}, {param!r}, {cast})")
 
 
@@ -186,7 +187,7 @@ class HostScalar(Kind):
     def emit(self, g, param, ctype):
         c = g.c(param)
         if self.ctype is not None:
-            g.pre.append(f"{g.a(param)} = _scalar({c}, {g.bind(g.ffi.typeof(self.ctype + ' *'), 'cast')})")
+            g.pre.append(f"{g.a(param)} = _scalar({c}, {g.bind(g.ffi.typeof(self.ctype + ' *'), 'type')})")
         elif self.dtype_of is not None:
             g.pre.append(f"{g.a(param)} = _scalar_dtype({c}, {g.a(self.dtype_of)})")
         else:
@@ -208,7 +209,7 @@ class FillValue(Kind):
 
     def emit(self, g, param, ctype):
         c = g.c(param)
-        g.pre.append(f"{g.a(param)} = _dev({c}) if {g.a(self.mode)} == 1 else _scalar_dtype({c}, "
+        g.pre.append(f"{g.a(param)} = ({c} or None) if {g.a(self.mode)} == 1 else _scalar_dtype({c}, "
                      f"{g.a(self.dtype_of)})")
 
 
@@ -260,8 +261,8 @@ class MemcpySide(Kind):
         _needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a copy side")
 
     def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _memcpy_side({g.c(param)}, {_count_expr(g, self.size)}, "
-                     f"{g.a(self.direction)}, {self.role == 'dst'})")
+        g.pre.append(f"{g.a(param)} = _memcpy_{self.role}({g.c(param)}, {_count_expr(g, self.size)}, "
+                     f"{g.a(self.direction)})")
 
 
 class AnyPointer(Kind):
@@ -292,7 +293,7 @@ class Callback(Kind):
         _needs(ctype.pointers == 0 and ctype.category == "function", param, ctype, "a callback")
 
     def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _callback({g.c(param)})")
+        g.pre.append(f"{g.a(param)} = _callback({g.c(param)}, {g.bind(g.ffi.typeof(ctype.base), 'type')})")
 
 
 class Opaque(Kind):
@@ -342,8 +343,8 @@ class Deref(Kind):
         _needs(ctype.pointers == 1 and ctype.category == "handle", param, ctype, "a handle's address")
 
     def emit(self, g, param, ctype):
-        g.pre.append(f"if {g.c(param)} == _NULL: raise _null({param!r})")
-        g.pre.append(f"{g.a(param)} = _handle({g.c(param)}[0])")
+        g.pre.append(f"if not {g.c(param)}: raise _null({param!r})")
+        g.pre.append(f"{g.a(param)} = _handle(_ffi.cast(_ADDRESSES, {g.c(param)})[0])")
 
 
 class StructIn(Kind):
@@ -357,7 +358,8 @@ class StructIn(Kind):
 
     def emit(self, g, param, ctype):
         c = g.c(param)
-        g.pre.append(f"{g.a(param)} = None if {c} == _NULL else {g.bind(self.convert, 'convert')}(_ffi, {c})")
+        g.pre.append(f"{g.a(param)} = None if not {c} else {g.bind(self.convert, 'convert')}(_ffi, "
+                     f"_ffi.cast({g.pointer_type(ctype)}, {c}))")
 
 
 # ---- outputs --------------------------------------------------------------------------------------------------
@@ -374,13 +376,13 @@ class Out(Kind):
     def emit_store(self, g, param, ctype, value):
         c = g.c(param)
         if ctype.category == "handle":
-            g.post.append(f"{c}[0] = _ffi.cast({g.bind(g.ffi.typeof(ctype.base), 'type')}, _to_c({value}))")
+            g.post.append(f"_ffi.cast(_ADDRESSES, {c})[0] = _to_c({value})")
         elif ctype.category == "void":
-            g.post.append(f"{c}[0] = _ffi.cast(_VOIDP, _address({value}))")
+            g.post.append(f"_ffi.cast(_ADDRESSES, {c})[0] = _address({value})")
         elif ctype.category == "struct":
-            g.post.append(f"_fill_struct({c}, {value})")
+            g.post.append(f"_fill_struct({c}, {value}, {g.pointer_type(ctype)})")
         else:
-            g.post.append(f"{c}[0] = {value}")
+            g.post.append(f"_ffi.cast({g.pointer_type(ctype)}, {c})[0] = {value}")
 
 
 class OutArray(Kind):
@@ -402,15 +404,17 @@ class OutArray(Kind):
     def emit_check(self, g, param, ctype):
         super().emit_check(g, param, ctype)
         if self.count_out:
-            g.pre.append(f"if {g.c(self.count_out)} == _NULL: raise _null({self.count_out!r})")
+            g.pre.append(f"if not {g.c(self.count_out)}: raise _null({self.count_out!r})")
 
     def emit_store(self, g, param, ctype, value):
         c = g.c(param)
         capacity = _count_expr(g, self.capacity) if self.capacity is not None else "None"
-        handle_type = g.bind(g.ffi.typeof(ctype.base) if ctype.category == "handle" else None, "type")
-        g.post.append(f"_store_array({c}, {value}, {capacity}, {handle_type}, {param!r})")
+        handles = ctype.category == "handle"
+        element = "_ADDRESSES" if handles else g.pointer_type(ctype)
+        g.post.append(f"_store_array({c}, {value}, {capacity}, {element}, {handles}, {param!r})")
         if self.count_out:
-            g.post.append(f"{g.c(self.count_out)}[0] = len({value})")
+            count_type = g.pointer_type(g.ctypes[self.count_out])
+            g.post.append(f"_ffi.cast({count_type}, {g.c(self.count_out)})[0] = len({value})")
 
 
 class OutHostInt(Kind):
@@ -431,7 +435,7 @@ class OutHostInt(Kind):
         g.post.append(f"_store_host_int({g.c(param)}, {value}, {g.a(self.size)}, {param!r}, {self.size!r})")
         if self.written:
             w = g.c(self.written)
-            g.post.append(f"if {w} != _NULL: {w}[0] = {g.a(self.size)}")
+            g.post.append(f"if {w}: _ffi.cast({g.pointer_type(g.ctypes[self.written])}, {w})[0] = {g.a(self.size)}")
 
 
 def default_kind(param: str, ctype: CType) -> Kind:

@@ -1,21 +1,23 @@
 """Generic marshalling: one C declaration + its Python function + its annotations -> the Python function cffi calls.
 
-`Binder` checks the three against each other (every Python parameter comes from a C parameter, every C parameter
-goes somewhere) and compiles a straight-line wrapper:
+`bind` checks the three against each other (every Python parameter comes from a C parameter, every C parameter goes
+somewhere) and `generate` compiles a straight-line wrapper (pointers and handles arrive as integers):
 
     def cnnlGetTensorDescriptor(c_desc, c_layout, c_dtype, c_dimNb, c_dims):
         try:
-            a_desc = _handle(c_desc)
-            if c_layout == _NULL: raise _null('layout')
+            if not c_layout: raise _null('layout')
             ...
+            a_desc = _handle(c_desc)
             _r = _py(a_desc)
-            c_layout[0] = _r[0]
+            ...
+            _ffi.cast(_ptr0, c_layout)[0] = _r[0]
             ...
             return 0
         except BaseException as _e:
-            return _fail(_e)
+            _code = _fail(_e)
+            return _code
 
-`Helpers` holds what the generated code calls, bound to one library's ffi.
+`helpers.Helpers` holds what the generated code calls, bound to one library's ffi.
 """
 from __future__ import annotations
 
@@ -24,22 +26,10 @@ import inspect
 import itertools
 from typing import Any, Callable, Optional
 
-import numpy as np
-
-from mlusim import device as devices
-from mlusim.errors import ArgumentFault, NullPointerFault
-from mlusim.hostmem import data_address
-
-from . import failures, handles, kernels
+from . import failures
 from .cdecl import CType, Function
+from .helpers import Helpers
 from .kinds import BindingError, Kind, default_kind
-
-#: CNNL data types -> how a host scalar of that type is stored (numpy dtype names; bfloat16 through ml_dtypes)
-_DTYPE_STORAGE = {1: "float16", 2: "float32", 3: "int8", 4: "int16", 5: "int32", 6: "int32", 7: "uint8", 8: "bool",
-                  9: "int64", 11: "uint32", 12: "uint64", 13: "uint16", 14: "float64", 17: "bfloat16"}
-_MAX_ARRAY = 1 << 24
-_EXPECTED_SIDES = {0: (True, False), 1: (True, True), 2: (False, True), 3: (False, False), 4: (True, True)}
-_NO_DIRECTION = 5
 
 
 @dataclasses.dataclass
@@ -57,12 +47,14 @@ class Binding:
 class Gen:
     """The source of one wrapper being generated, and the namespace its names live in."""
 
-    def __init__(self, ffi, namespace: dict):
+    def __init__(self, ffi, namespace: dict, ctypes: dict):
         self.ffi = ffi
         self.namespace = namespace
+        self.ctypes = ctypes  # param -> CType
         self.pre: list = []
         self.post: list = []
         self._numbers = itertools.count()
+        self._pointer_types: dict = {}
 
     @staticmethod
     def c(param: str) -> str:
@@ -76,6 +68,13 @@ class Gen:
         name = f"_{hint}{next(self._numbers)}"
         self.namespace[name] = value
         return name
+
+    def pointer_type(self, ctype: CType) -> str:
+        """The name of the cffi type 'pointer to the base type' of `ctype` (`int *` for `int dims[]`)."""
+        key = ctype.base
+        if key not in self._pointer_types:
+            self._pointer_types[key] = self.bind(self.ffi.typeof(f"{ctype.base} *"), "ptr")
+        return self._pointer_types[key]
 
 
 def resolve_kinds(function: Function, annotations: dict) -> dict:
@@ -126,12 +125,12 @@ def check(binding: Binding) -> None:
             raise BindingError(f"{function.name}: destroys unknown parameter {param!r}")
 
 
-def generate(binding: Binding, helpers: "Helpers", family: failures.Family) -> Callable:
+def generate(binding: Binding, helpers: Helpers, family: failures.Family) -> Callable:
     """Compile the wrapper of one binding."""
     check(binding)
     function = binding.function
     namespace = dict(helpers.namespace)
-    g = Gen(helpers.ffi, namespace)
+    g = Gen(helpers.ffi, namespace, dict(function.params))
     namespace["_py"] = binding.python
     namespace["_fail"] = lambda exc, _name=function.name: failures.record(family, _name, exc)
     params = [p for p, _ in function.params]
@@ -171,9 +170,9 @@ def _emit_release(g: Gen, param: str, kind: Kind) -> None:
     if isinstance(kind, HandleIn):
         g.post.append(f"_release({g.c(param)})")
     elif isinstance(kind, Deref):
-        g.post.append(f"_release({g.c(param)}[0])")
+        g.post.append(f"_release(_ffi.cast(_ADDRESSES, {g.c(param)})[0])")
     elif isinstance(kind, Seq):
-        g.post.append(f"for _h in _seq_pointers({g.c(param)}, len({g.a(param)}), {param!r}): _release(_h)")
+        g.post.append(f"_release_each({g.c(param)}, len({g.a(param)}), {param!r})")
     else:
         raise BindingError(f"{g.namespace.get('_name', '?')}: cannot release parameter {param!r}")
 
@@ -197,285 +196,17 @@ def _returns(binding: Binding, family: failures.Family, g: Gen, has_outputs: boo
         return "return None", "None"
     if result.pointers == 1 and result.base == "char":
         if binding.error_string:
-            return f"return _error_string(_r, {g.a(binding.error_string)})", "_NULL"
+            return f"return _error_string(_r, {g.a(binding.error_string)})", "_ffi.NULL"
         if binding.transient:
-            return "return _transient(_r)", "_NULL"
-        return "return _cstr(_r)", "_NULL"
+            return "return _transient(_r)", "_ffi.NULL"
+        return "return _cstr(_r)", "_ffi.NULL"
     if result.spelling == family.status_type:
         if has_outputs:
             return "return 0", "_code"
-        return "return _status(_r)", "_code"
+        return "return 0 if _r is None else _status(_r)", "_code"
     if result.pointers == 0 and result.category in ("integer", "float", "bool"):
         return "return _r", "0"
     raise BindingError(f"{binding.function.name}: cannot return {result.spelling!r}")
-
-
-class Helpers:
-    """The functions generated wrappers call, bound to one library's ffi."""
-
-    def __init__(self, ffi, family: failures.Family):
-        self.ffi = ffi
-        self.family = family
-        self._strings: dict = {}
-        self._composed: list = []
-        cast, NULL, unpack = ffi.cast, ffi.NULL, ffi.unpack
-        uintptr = ffi.typeof("uintptr_t")
-        voidpp = ffi.typeof("void **")
-        from_c = handles.from_c
-
-        def _handle(c):
-            return from_c(int(cast(uintptr, c)))
-
-        def _dev(c):
-            return int(cast(uintptr, c)) or None
-
-        def _seq_value(c, n, param, ctype):
-            n = _count(n, param)
-            if not n:
-                return []
-            if c == NULL:
-                raise NullPointerFault(f"NULL array of {n} elements", param, 0)
-            return unpack(cast(ctype, c), n)
-
-        def _seq_handle(c, n, param, _ctype):
-            return [from_c(int(cast(uintptr, p))) for p in _seq_pointers(c, n, param)]
-
-        def _seq_device(c, n, param, _ctype):
-            return [int(cast(uintptr, p)) or None for p in _seq_pointers(c, n, param)]
-
-        def _seq_pointers(c, n, param):
-            n = _count(n, param)
-            if not n:
-                return []
-            if c == NULL:
-                raise NullPointerFault(f"NULL array of {n} elements", param, 0)
-            return unpack(cast(voidpp, c), n)
-
-        self.namespace = {
-            "_ffi": ffi, "_NULL": NULL, "_VOIDP": ffi.typeof("void *"),
-            "_handle": _handle, "_dev": _dev, "_to_c": handles.to_c, "_release": self._release,
-            "_seq_value": _seq_value, "_seq_handle": _seq_handle, "_seq_device": _seq_device,
-            "_seq_pointers": _seq_pointers, "_transient": self._transient,
-            "_null": _null, "_fields": self._fields, "_scalar": self._scalar, "_scalar_dtype": self._scalar_dtype,
-            "_scalar_compute": self._scalar_compute, "_host_int": self._host_int, "_bytes": self._bytes,
-            "_memcpy_side": self._memcpy_side, "_any_pointer": self._any_pointer,
-            "_host_pointer": self._host_pointer, "_callback": self._callback, "_kernel": self._kernel,
-            "_kernel_args": self._kernel_args, "_address": _address, "_fill_struct": self._fill_struct,
-            "_store_array": self._store_array, "_store_host_int": self._store_host_int, "_cstr": self._cstr,
-            "_error_string": self._error_string, "_status": _status,
-        }
-
-    # ---- inputs ---------------------------------------------------------------------------------------------
-    def _release(self, c) -> None:
-        handles.release(int(self.ffi.cast("uintptr_t", c)))
-
-    def _fields(self, struct) -> tuple:
-        return tuple(getattr(struct, name) for name, _ in self.ffi.typeof(struct).fields)
-
-    def _scalar(self, c, ctype):
-        if c == self.ffi.NULL:
-            return None
-        return self.ffi.cast(ctype, c)[0]
-
-    def _scalar_dtype(self, c, desc):
-        """A host scalar stored as the data type of descriptor `desc` (an unknown type reads nothing: the API
-        rejects the descriptor itself)."""
-        if c == self.ffi.NULL:
-            return None
-        storage = _DTYPE_STORAGE.get(getattr(desc, "dtype", None))
-        if storage is None:
-            return None
-        dtype = _numpy_dtype(storage)
-        return np.frombuffer(self.ffi.buffer(self.ffi.cast("char *", c), dtype.itemsize), dtype)[0].item()
-
-    def _scalar_compute(self, c, desc):
-        """A host scalar of a descriptor's computation type: float for HALF/FLOAT/BFLOAT16, double for DOUBLE,
-        int32_t for the integer types."""
-        if c == self.ffi.NULL:
-            return None
-        code = getattr(desc, "compute_dtype", None) or getattr(desc, "dtype", None)
-        if code == 14:
-            return self.ffi.cast("double *", c)[0]
-        if code in (3, 4, 5, 6, 7, 8, 9, 11, 12, 13):
-            return self.ffi.cast("int32_t *", c)[0]
-        return self.ffi.cast("float *", c)[0]
-
-    def _host_int(self, c, size, param, size_param):
-        if c == self.ffi.NULL:
-            return None
-        if size not in (1, 2, 4, 8):
-            raise ArgumentFault(f"{size} bytes is not the size of an integer (1, 2, 4 or 8)", size_param)
-        return int.from_bytes(self.ffi.buffer(self.ffi.cast("char *", c), size), "little", signed=True)
-
-    def _bytes(self, c, size, param):
-        if c == self.ffi.NULL:
-            return None
-        return bytes(self.ffi.buffer(self.ffi.cast("char *", c), _count(size, param)))
-
-    def _memcpy_side(self, c, nbytes, direction, is_dst):
-        address = int(self.ffi.cast("uintptr_t", c))
-        expected = _EXPECTED_SIDES.get(direction)
-        if expected is not None:
-            device = expected[0 if is_dst else 1]
-        elif direction == _NO_DIRECTION:
-            device = devices.owner_of(address) is not None
-        else:
-            device = True  # not a direction: the API rejects it before touching either side
-        if device:
-            return address
-        if not address:
-            return None
-        return self._host_view(c, nbytes)
-
-    def _host_view(self, c, nbytes):
-        return np.frombuffer(self.ffi.buffer(self.ffi.cast("char *", c), nbytes), np.uint8)
-
-    def _any_pointer(self, c):
-        address = int(self.ffi.cast("uintptr_t", c))
-        if not address:
-            return None
-        if devices.owner_of(address) is not None:
-            return address
-        return self._host_view(c, 1)
-
-    def _host_pointer(self, c):
-        if c == self.ffi.NULL:
-            return None
-        return self._host_view(c, 1)
-
-    def _callback(self, c):
-        if c == self.ffi.NULL:
-            return None
-
-        def call(user_data, _function=c):
-            _function(user_data)
-
-        call.__name__ = f"host function 0x{int(self.ffi.cast('uintptr_t', c)):x}"
-        return call
-
-    def _kernel(self, c, param):
-        return kernels.lookup(int(self.ffi.cast("uintptr_t", c)), param)
-
-    def _kernel_args(self, c, kernel, param):
-        return kernels.read_arguments(self.ffi, kernel, c, param)
-
-    # ---- outputs --------------------------------------------------------------------------------------------
-    def _fill_struct(self, pointer, value) -> None:
-        """Zero the struct, then set each C field from the Python object's attribute of the same name (case
-        ignored)."""
-        ffi = self.ffi
-        ctype = ffi.typeof(pointer).item
-        ffi.memmove(pointer, bytes(ffi.sizeof(ctype)), ffi.sizeof(ctype))
-        source = attributes(value)
-        for name, field in ctype.fields:
-            if name.lower() in source:
-                _assign(ffi, pointer, name, field.type, source[name.lower()])
-
-    def _store_array(self, c, values, capacity, handle_type, param) -> None:
-        values = list(values)
-        if capacity is not None and len(values) > capacity:
-            raise ArgumentFault(f"{len(values)} results do not fit the {capacity} elements given", param)
-        for index, value in enumerate(values):
-            c[index] = value if handle_type is None else self.ffi.cast(handle_type, handles.to_c(value))
-
-    def _store_host_int(self, c, value, size, param, size_param) -> None:
-        if size not in (1, 2, 4, 8):
-            raise ArgumentFault(f"{size} bytes is not the size of an integer (1, 2, 4 or 8)", size_param)
-        if c == self.ffi.NULL:
-            raise NullPointerFault("NULL output buffer", param, 0)
-        try:
-            raw = int(value).to_bytes(size, "little", signed=int(value) < 0)
-        except OverflowError:
-            raise ArgumentFault(f"the value {value} does not fit {size} bytes", size_param) from None
-        self.ffi.memmove(c, raw, size)
-
-    def _cstr(self, text):
-        """A NUL-terminated copy of a Python string that stays valid (one per distinct string)."""
-        kept = self._strings.get(text)
-        if kept is None:
-            kept = self._strings[text] = self.ffi.new("char[]", str(text).encode())
-        return kept
-
-    def _error_string(self, text, code):
-        """The status description, with this thread's last failure message appended when it had this status."""
-        detail = failures.detail_for(self.family, code)
-        if not detail:
-            return self._cstr(text)
-        return self._transient(f"{text} ({detail})")
-
-    def _transient(self, text):
-        """A NUL-terminated copy of a string that stays valid while the next 63 such strings are made."""
-        composed = self.ffi.new("char[]", str(text).encode(errors="replace"))
-        self._composed.append(composed)
-        del self._composed[:-64]
-        return composed
-
-
-def _null(param: str) -> NullPointerFault:
-    return NullPointerFault("NULL pointer for an output", param, 0)
-
-
-def _count(n, param: str) -> int:
-    if n is None:
-        raise ArgumentFault("an array without a count", param)
-    n = int(n)
-    if n < 0:
-        raise ArgumentFault(f"negative element count {n}", param)
-    if n > _MAX_ARRAY:
-        raise ArgumentFault(f"{n} elements is beyond any plausible array", param)
-    return n
-
-
-def _status(value) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"the Python function returned {value!r} where C returns a status")
-    return value
-
-
-def _address(value) -> int:
-    """A `void *` output from Python: a device address (int), a host buffer (its data address) or None."""
-    if value is None:
-        return 0
-    if isinstance(value, np.ndarray):
-        return data_address(value)
-    return int(value)
-
-
-def _numpy_dtype(name: str) -> np.dtype:
-    if name == "bfloat16":
-        import ml_dtypes
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
-
-
-def attributes(value) -> dict:
-    """A Python result object's fields by lower-cased name (dataclass fields, slots or instance attributes)."""
-    if dataclasses.is_dataclass(value):
-        names = [f.name for f in dataclasses.fields(value)]
-    elif hasattr(value, "__slots__"):
-        names = list(value.__slots__)
-    else:
-        names = list(vars(value))
-    return {name.lower(): getattr(value, name) for name in names}
-
-
-def _assign(ffi, pointer, name: str, ftype, value) -> None:
-    kind = ftype.kind
-    if kind == "array" and ftype.item.cname == "char":
-        raw = value.encode() if isinstance(value, str) else bytes(value)
-        setattr(pointer, name, raw[:ftype.length])
-    elif kind == "array":
-        setattr(pointer, name, list(value)[:ftype.length])
-    elif kind == "struct":
-        inner = getattr(pointer, name)
-        raw = bytes(value)
-        ffi.memmove(ffi.addressof(inner), raw[:ffi.sizeof(ftype)], min(len(raw), ffi.sizeof(ftype)))
-    elif kind == "pointer":
-        setattr(pointer, name, ffi.cast(ftype, _address(value)))
-    else:
-        setattr(pointer, name, value)
 
 
 def bind(function: Function, python: Callable, annotations: Optional[dict] = None, destroys=(),
@@ -489,4 +220,4 @@ def bind(function: Function, python: Callable, annotations: Optional[dict] = Non
     return binding
 
 
-__all__ = ["Binding", "BindingError", "Helpers", "Kind", "bind", "generate", "CType"]
+__all__ = ["Binding", "BindingError", "Helpers", "Kind", "bind", "generate"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import bindings, failures, marshal
-from .cdecl import Function
+from .cdecl import CALLBACK_PREFIX, Function
 
 _installed: dict = {}
 
@@ -34,7 +34,7 @@ def _attach(ffi, function: Function, python: Callable, family: failures.Family) 
         failures.record(family, function.name, value if value is not None else exception())
         return fallback
 
-    ffi.def_extern(name=function.name, onerror=onerror)(python)
+    ffi.def_extern(name=CALLBACK_PREFIX + function.name, onerror=onerror)(python)
 
 
 def _trampoline(ffi, library: str, function: Function, helpers: marshal.Helpers, family: failures.Family):
