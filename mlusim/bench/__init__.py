@@ -18,6 +18,7 @@ SUITES = {
     "bang": "bench_bang",
     "cncl": "bench_cncl",
     "nn-ext": "bench_cnnl_nn_ext",
+    "capi": "bench_capi",
 }
 DEFAULT_SUITES = ("ops",)
 
