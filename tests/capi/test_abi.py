@@ -11,7 +11,7 @@ import pytest
 import cncl
 import cnnl
 import cnrt
-from mlusim.capi import bindings, build, cdecl, marshal
+from mlusim.capi import bindings, build, cdecl, helpers, marshal
 
 from .conftest import compiler
 
@@ -123,3 +123,20 @@ def test_the_cache_key_follows_the_headers(tmp_path, monkeypatch):
 def test_library_directory_is_cached(library_dir):
     assert build.build_libraries() == library_dir
     assert library_dir.name.startswith("py")
+
+
+@pytest.mark.parametrize("c_type, make", [
+    ("cnrtDeviceProp_t", lambda: cnrt.getDeviceProperties(0)),
+    ("cnrtPointerAttributes_t", lambda: cnrt.pointerGetAttributes(0)),
+    ("struct cnclCliqueId", lambda: cncl.getCliqueId()),
+], ids=["cnrtDeviceProp_t", "cnrtPointerAttributes_t", "cnclCliqueId"])
+def test_every_field_of_a_returned_struct_reaches_c(c_type, make, parsed):
+    """Output structs are filled by field name: no field of the Python result may be left behind."""
+    library = "cncl" if "cncl" in c_type else "cnrt"
+    ffi = cffi.FFI()
+    if parsed[library].included_decls.strip():
+        ffi.cdef(parsed[library].included_decls)
+    ffi.cdef(parsed[library].own_types)
+    c_fields = {name.lower() for name, _ in ffi.typeof(c_type).fields}
+    python_fields = set(helpers.attributes(make()))
+    assert python_fields - c_fields == set()
