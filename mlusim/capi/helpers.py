@@ -69,15 +69,17 @@ class Helpers:
 
         def memcpy_side(index: int):
             """One side of a copy (index 0 = dst, 1 = src): a device address, or a host view of `nbytes`."""
+            param = ("dst", "src")[index]
+
             def side(c, nbytes, direction):
                 expected = _EXPECTED_SIDES.get(direction)
                 if expected is None:
-                    if direction != _NO_DIRECTION or devices.owner_of(c) is not None:
-                        return c  # a device pointer, or not a direction (the API rejects it before either side)
+                    if direction != _NO_DIRECTION or not c or devices.owner_of(c) is not None:
+                        return c  # a device pointer (NULL: the API's null-pointer error), or not a direction
                 elif expected[index]:
                     return c
-                if not c:
-                    return None
+                if not c and nbytes:
+                    raise NullPointerFault("NULL host pointer", param, 0)
                 return frombuffer(buffer(cast(char_p, c), nbytes), uint8)
             return side
 
@@ -200,8 +202,8 @@ class Helpers:
     def _cstr(self, text):
         """A NUL-terminated copy of a Python string that stays valid (one per distinct string)."""
         kept = self._strings.get(text)
-        if kept is None:
-            kept = self._strings[text] = self.ffi.new("char[]", str(text).encode())
+        if kept is None:  # setdefault: two threads making the same string both get the one that stays
+            kept = self._strings.setdefault(text, self.ffi.new("char[]", str(text).encode()))
         return kept
 
     def _error_string(self, text, code):

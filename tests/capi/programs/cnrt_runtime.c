@@ -84,6 +84,8 @@ static void memory_and_copies(void) {
   FAILS_WITH(cnrtMalloc(NULL, 16), cnrtErrorArgsInvalid, "'pPtr'");
   FAILS_WITH(cnrtMemcpy(a, host, 8192, cnrtMemcpyHostToDev), cnrtErrorArgsInvalid, "past the end");
   FAILS_WITH(cnrtMemcpy(NULL, host, 16, cnrtMemcpyHostToDev), cnrtErrorArgsInvalid, "null device pointer");
+  FAILS_WITH(cnrtMemcpy(a, NULL, 16, cnrtMemcpyHostToDev), cnrtErrorArgsInvalid, "NULL host pointer");
+  FAILS_WITH(cnrtMemcpy(NULL, a, 16, cnrtMemcpyNoDirection), cnrtErrorArgsInvalid, "null device pointer");
   FAILS_WITH(cnrtMemcpy(a, host, 16, (cnrtMemTransDir_t)9), cnrtErrorMemcpyDirectionInvalid, "9");
   FAILS_WITH(cnrtFree((char *)a + 4), cnrtErrorArgsInvalid, "inside block");
   OK(cnrtFree(a));
