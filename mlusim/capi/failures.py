@@ -7,6 +7,7 @@ import sys
 import threading
 import traceback
 from dataclasses import dataclass
+
 from mlusim.apicall import ApiError, ApiFamily
 from mlusim.errors import Fault
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional
 from . import failures
 from .cdecl import CType, Function
 from .helpers import Helpers
-from .kinds import BindingError, Kind, default_kind
+from .kinds import BindingError, Deref, HandleIn, Kind, Seq, default_kind
 
 
 @dataclasses.dataclass
@@ -152,7 +152,7 @@ def generate(binding: Binding, helpers: Helpers, family: failures.Family) -> Cal
         for index, p in enumerate(outputs):
             kinds[p].emit_store(g, p, ctypes[p], f"_r[{index}]")
     for p in binding.destroys:
-        _emit_release(g, p, kinds[p])
+        _emit_release(g, function.name, p, kinds[p])
     success, failure = _returns(binding, family, g, bool(outputs))
     body = g.pre + g.post + [success]
     source = (f"def {function.name}({', '.join(g.c(p) for p in params)}):\n    try:\n"
@@ -164,9 +164,8 @@ def generate(binding: Binding, helpers: Helpers, family: failures.Family) -> Cal
     return wrapper
 
 
-def _emit_release(g: Gen, param: str, kind: Kind) -> None:
+def _emit_release(g: Gen, name: str, param: str, kind: Kind) -> None:
     """Forget the handles a destroy function destroyed: the handle, the handle at an address, or an array of them."""
-    from .kinds import Deref, HandleIn, Seq
     if isinstance(kind, HandleIn):
         g.post.append(f"_release({g.c(param)})")
     elif isinstance(kind, Deref):
@@ -174,7 +173,8 @@ def _emit_release(g: Gen, param: str, kind: Kind) -> None:
     elif isinstance(kind, Seq):
         g.post.append(f"_release_each({g.c(param)}, len({g.a(param)}), {param!r})")
     else:
-        raise BindingError(f"{g.namespace.get('_name', '?')}: cannot release parameter {param!r}")
+        raise BindingError(f"{name}: cannot release parameter {param!r} (not a handle, a handle's address or an "
+                           f"array of handles)")
 
 
 def _call_arguments(binding: Binding, kinds: dict) -> str:

@@ -12,9 +12,6 @@ from typing import Callable
 from . import bindings, failures, marshal
 from .cdecl import CALLBACK_PREFIX, Function
 
-_installed: dict = {}
-
-
 def failure_value(function: Function, family: failures.Family, ffi, code: int):
     """What a C function returns when its Python side could not even run."""
     result = function.result
@@ -31,7 +28,7 @@ def _attach(ffi, function: Function, python: Callable, family: failures.Family) 
     fallback = failure_value(function, family, ffi, family.internal_error)
 
     def onerror(exception, value, traceback):  # an exception cffi met outside the wrapper (a result conversion)
-        failures.record(family, function.name, value if value is not None else exception())
+        failures.record(family, function.name, value if value is not None else RuntimeError(str(exception)))
         return fallback
 
     ffi.def_extern(name=CALLBACK_PREFIX + function.name, onerror=onerror)(python)
@@ -57,9 +54,3 @@ def install(ffi, lib, library: str, functions) -> None:
     for spec in functions:
         function = Function.from_tuple(spec)
         _attach(ffi, function, _trampoline(ffi, library, function, helpers, family), family)
-    _installed[library] = (ffi, lib, helpers)
-
-
-def installed(library: str):
-    """(ffi, lib, helpers) of a library loaded into this process, or None."""
-    return _installed.get(library)
