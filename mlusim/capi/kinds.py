@@ -6,10 +6,12 @@ non-const pointer to a scalar, a handle, a struct or a `void *` is an output, wr
 return value (outputs in C order = the returned tuple). The rest is annotated per function in `bindings/`:
 
     Seq("dimNb")                  an array and its count are one Python list (a count that is no Python parameter
-                                  is dropped from the Python call); the count may be a function of other arguments
+                                  is dropped from the Python call); the count may be a number or a function of
+                                  other arguments; Seq(..., optional=True): NULL is None
     HostScalar("float")           a `const void *` host scalar of a C type; HostScalar(dtype_of="desc") of the
                                   descriptor's data type; HostScalar(compute_of="desc") of its computation type
     FillValue("mode", "desc")     a host scalar of the descriptor's type, or a device pointer in device pointer mode
+    Switch("op", {3: ...}, ...)   the kind another argument's value selects
     HostInt("size")               a host integer of `size` bytes (a descriptor attribute)
     Bytes("size")                 `size` host bytes, copied (a kernel argument of the v4 params buffer)
     MemcpySide(...)               a side of a copy: device pointer or host buffer by the direction
@@ -32,7 +34,7 @@ from typing import Callable, Optional, Union
 
 from .cdecl import CType
 
-Count = Union[str, Callable, None]
+Count = Union[str, int, Callable, None]
 
 
 class BindingError(Exception):
@@ -69,9 +71,12 @@ def _needs(condition: bool, param: str, ctype: CType, what: str) -> None:
 
 
 def _count_expr(g, count: Count) -> str:
-    """Source of a count: a parameter name, or a function of parameters (called with their Python values)."""
+    """Source of a count: a parameter name, a number, or a function of parameters (called with their Python
+    values)."""
     if isinstance(count, str):
         return g.a(count)
+    if isinstance(count, int):
+        return str(count)
     names = list(inspect.signature(count).parameters)
     return f"{g.bind(count, 'count')}({', '.join(g.a(n) for n in names)})"
 
@@ -139,21 +144,32 @@ class StructByValue(Kind):
 # ---- annotated inputs -----------------------------------------------------------------------------------------
 
 class Seq(Kind):
-    """An array with a count: a Python list of values, handles or device pointers (by the element type)."""
+    """An array with a count: a Python list of values, handles or device pointers (by the element type; `ctype`
+    names it for a `const void *` array). With `optional`, a NULL array is None (the Python default) instead of an
+    error."""
 
-    def __init__(self, count: Count):
-        self.count = count
+    def __init__(self, count: Count, *, ctype: Optional[str] = None, optional: bool = False):
+        self.count, self.ctype, self.optional = count, ctype, optional
 
     def uses(self):
         return _count_uses(self.count)
 
     def validate(self, param, ctype):
-        _needs(ctype.pointers >= 1 and _element_mode(ctype) is not None, param, ctype, "an array")
+        if self.ctype is not None:
+            _needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, f"an array of {self.ctype}")
+        else:
+            _needs(ctype.pointers >= 1 and _element_mode(ctype) is not None, param, ctype, "an array")
 
     def emit(self, g, param, ctype):
-        mode = _element_mode(ctype)
-        cast = g.pointer_type(ctype) if mode == "value" else "None"
-        g.pre.append(f"{g.a(param)} = _seq_{mode}({g.c(param)}, {_count_expr(g, self.count)}, {param!r}, {cast})")
+        if self.ctype is not None:
+            mode, cast = "value", g.bind(g.ffi.typeof(f"{self.ctype} *"), "ptr")
+        else:
+            mode = _element_mode(ctype)
+            cast = g.pointer_type(ctype) if mode == "value" else "None"
+        value = f"_seq_{mode}({g.c(param)}, {_count_expr(g, self.count)}, {param!r}, {cast})"
+        if self.optional:
+            value = f"None if not {g.c(param)} else {value}"
+        g.pre.append(f"{g.a(param)} = {value}")
 
 
 def _element_mode(ctype: CType) -> Optional[str]:
@@ -194,23 +210,48 @@ class HostScalar(Kind):
             g.pre.append(f"{g.a(param)} = _scalar_compute({c}, {g.a(self.compute_of)})")
 
 
-class FillValue(Kind):
-    """cnnlFill_v3's value: a host scalar of the descriptor's type, or a device pointer when `mode` is
-    CNNL_POINTER_MODE_DEVICE (1)."""
+class Switch(Kind):
+    """The kind another argument selects: `cases` maps its values to kinds, `default` is used otherwise (None: the
+    argument is None, for a parameter the chosen mode does not read)."""
 
-    def __init__(self, mode: str, dtype_of: str):
-        self.mode, self.dtype_of = mode, dtype_of
+    def __init__(self, on: str, cases: dict, default: Optional[Kind] = None):
+        self.on, self.cases, self.default = on, dict(cases), default
+
+    def _kinds(self):
+        return list(self.cases.values()) + ([self.default] if self.default is not None else [])
 
     def uses(self):
-        return (self.mode, self.dtype_of)
+        return (self.on,) + tuple(u for kind in self._kinds() for u in kind.uses())
 
     def validate(self, param, ctype):
-        _needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a fill value")
+        for kind in self._kinds():
+            if kind.output:
+                raise BindingError(f"parameter {param}: a Switch selects among inputs only")
+            kind.validate(param, ctype)
 
     def emit(self, g, param, ctype):
-        c = g.c(param)
-        g.pre.append(f"{g.a(param)} = ({c} or None) if {g.a(self.mode)} == 1 else _scalar_dtype({c}, "
-                     f"{g.a(self.dtype_of)})")
+        outer = g.pre
+        keyword = "if"
+        for value, kind in self.cases.items():
+            g.pre = []
+            kind.emit(g, param, ctype)
+            outer.append(f"{keyword} {g.a(self.on)} == {value!r}:")
+            outer.extend(f"    {line}" for line in g.pre)
+            keyword = "elif"
+        g.pre = []
+        if self.default is not None:
+            self.default.emit(g, param, ctype)
+        else:
+            g.pre.append(f"{g.a(param)} = None")
+        outer.append("else:")
+        outer.extend(f"    {line}" for line in g.pre)
+        g.pre = outer
+
+
+def FillValue(mode: str, dtype_of: Optional[str] = None, *, compute_of: Optional[str] = None) -> Switch:
+    """A `const void *` value by pointer mode: in CNNL_POINTER_MODE_DEVICE (1) a device pointer, else a host scalar
+    of the descriptor's data type (`dtype_of`) or computation type (`compute_of`)."""
+    return Switch(mode, {1: DevicePtr()}, HostScalar(dtype_of=dtype_of, compute_of=compute_of))
 
 
 class HostInt(Kind):
