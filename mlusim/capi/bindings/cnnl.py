@@ -6,7 +6,9 @@ floats, except cnnlOpTensor's, which follow the operation's computation type), o
 """
 from __future__ import annotations
 
-from ..kinds import DevicePtr, FillValue, HostInt, HostScalar, OutArray, OutHostInt, Seq
+from ..kinds import DevicePtr, FillValue, HostInt, HostScalar, OutArray, OutHostInt, Seq, Switch
+
+CNNL_DIM_MAX = 8  # the length of cnnlAdvancedIndex's index arrays
 
 _FLOAT = HostScalar("float")
 
@@ -101,3 +103,46 @@ DESTROYS = {
 }
 
 ERROR_STRINGS = {"cnnlGetErrorString": "status"}
+
+# ---- part 3 (docs/cnnl_ext.md) ---------------------------------------------------------------------------------
+
+
+def _masked_op(name: str) -> int:
+    import cnnl
+    return getattr(cnnl, name)
+
+
+ANNOTATIONS.update({
+    "cnnlAddcmul": {"alpha": HostScalar(compute_of="input_desc")},
+    "cnnlAddcdiv": {"alpha": HostScalar(compute_of="input_desc")},
+    "cnnlMulN": {"inputs_desc": Seq("input_num"), "inputs": Seq("input_num")},
+    "cnnlTransform_v2": {name: FillValue("pointer_mode", compute_of="input_desc") for name in ("alpha", "beta")},
+    "cnnlClip_v2": {name: FillValue("pointer_mode", "input_desc") for name in ("min", "max")},
+    "cnnlThreshold": {name: HostScalar(dtype_of="input_desc") for name in ("threshold", "value")},
+    "cnnlThresholdBackward": {"threshold": HostScalar(dtype_of="x_desc")},
+    "cnnlBiasAdd": {name: HostScalar(compute_of="output_desc") for name in ("alpha", "beta")},
+    "cnnlArange_v2": {name: HostScalar(compute_of="output_desc") for name in ("start", "step")},
+    "cnnlFlip": {"dimension": Seq("dimension_len")},
+    "cnnlRoll": {"shifts": Seq("shift_num"), "dims": Seq("dim_num")},
+    "cnnlPad": {"paddings": Seq(lambda input_desc: 2 * _rank(input_desc), ctype="int32_t"),
+                "padding_value": HostScalar(dtype_of="input_desc")},
+    "cnnlReflectionPad2d": {"pad": Seq(4)},
+    "cnnlReplicationPad2d": {"pad": Seq(4)},
+    "cnnlStridedSliceBackward": {name: Seq(lambda dx_desc: _rank(dx_desc)) for name in ("begin", "end", "stride")},
+    "cnnlAsStridedBackward": {"stride": Seq(lambda dy_desc: _rank(dy_desc))},
+    "cnnlGetAdvancedIndexOutputDim": {"indices_desc": Seq(CNNL_DIM_MAX), "output_dims": OutArray()},
+    "cnnlGetAdvancedIndexWorkspaceSize": {"indices_desc": Seq(CNNL_DIM_MAX)},
+    "cnnlAdvancedIndex": {"indices_desc": Seq(CNNL_DIM_MAX), "indices": Seq(CNNL_DIM_MAX)},
+    "cnnlIndexFill_v2": {"value": FillValue("pointer_mode", "input_desc")},
+    "cnnlMasked_v4": {"scale": Switch("masked_op", {
+                          _masked_op("CNNL_MASKED_FILL_HOST"): HostScalar(dtype_of="input_desc"),  # the input's type
+                          _masked_op("CNNL_MASKED_SCALE"): HostScalar("float")}),  # other ops do not read it
+                      "number": DevicePtr()},
+    "cnnlUnique_v2": {"output_num": DevicePtr()},
+    "cnnlSetStdVarMeanDescriptor": {"axis": Seq("axis_num")},
+})
+
+DESTROYS.update({
+    "cnnlDestroyUniqueDescriptor": "desc",
+    "cnnlDestroyStdVarMeanDescriptor": "desc",
+})

@@ -265,7 +265,9 @@ typedef enum {
 typedef enum {
   CNNL_MASKED_FILL = 0,
   CNNL_MASKED_SCATTER = 1,
-  CNNL_MASKED_SELECT = 2
+  CNNL_MASKED_SELECT = 2,
+  CNNL_MASKED_FILL_HOST = 3,
+  CNNL_MASKED_SCALE = 4
 } cnnlMaskedOp_t;
 
 typedef enum {
@@ -307,6 +309,28 @@ typedef enum {
   CNNL_SMOOTHL1LOSS_REDUCTION_MEAN = 1,
   CNNL_SMOOTHL1LOSS_REDUCTION_SUM = 2
 } cnnlSmoothL1LossAlgorithm_t;
+
+/* ---- part 3 enums ---- */
+
+typedef enum {
+  CNNL_UNSORT_FORWARD = 0,
+  CNNL_SORT_ASCEND = 1,
+  CNNL_UNSORT_REVERSE = 2
+} cnnlUniqueSort_t;
+
+typedef enum {
+  CNNL_CYCLE_BAND_OP = 0,
+  CNNL_CYCLE_BOR_OP = 1,
+  CNNL_CYCLE_BXOR_OP = 2,
+  CNNL_BNOT_OP = 3,
+  CNNL_BLEFT_SHIFT_OP_V = 4,
+  CNNL_BRIGHT_SHIFT_OP_V = 5
+} cnnlBitComputeOp_t;
+
+typedef enum {
+  CNNL_STD = 0,
+  CNNL_VAR = 1
+} cnnlStdVarMeanOp_t;
 
 /* CNNL_CAST_<X>_TO_<Y> = 10 * i(X) + i(Y) in the order FLOAT, HALF, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64,
  * UINT8, BOOL (mlusim's numbering). */
@@ -358,6 +382,8 @@ typedef struct cnnlMatMulAlgoStruct *cnnlMatMulAlgo_t;
 typedef struct cnnlMatMulHeuristicResultStruct *cnnlMatMulHeuristicResult_t;
 typedef struct cnnlMatMulPrefStruct *cnnlMatMulPrefer_t;  /* no preference object is made: pass NULL */
 typedef struct cnnlRandGeneratorStruct *cnnlRandGenerator_t;
+typedef struct cnnlUniqueStruct *cnnlUniqueDescriptor_t;
+typedef struct cnnlStdVarMeanStruct *cnnlStdVarMeanDescriptor_t;
 
 /* ==== handle ================================================================================================= */
 
@@ -898,7 +924,8 @@ cnnlStatus_t CNNL_WIN_API cnnlRmsNormBackward(cnnlHandle_t handle, int axis, con
                                               const void *weight, const cnnlTensorDescriptor_t rms_desc,
                                               const void *rms, void *workspace, size_t workspace_size,
                                               const cnnlTensorDescriptor_t diff_x_desc, void *diff_x,
-                                              void *diff_weight, void *diff_bias);
+                                              const cnnlTensorDescriptor_t diff_wb_desc, void *diff_weight,
+                                              void *diff_bias);
 cnnlStatus_t CNNL_WIN_API cnnlGetGroupNormForwardWorkspaceSize(cnnlHandle_t handle, int num_groups,
                                                                const cnnlTensorDescriptor_t x_desc, size_t *size);
 cnnlStatus_t CNNL_WIN_API cnnlGroupNormForward_v3(
@@ -1089,6 +1116,267 @@ cnnlStatus_t CNNL_WIN_API cnnlSmoothL1LossBackward_v2(
     const cnnlTensorDescriptor_t target_desc, const void *target, const cnnlTensorDescriptor_t grad_desc,
     const void *grad, const float beta, const cnnlSmoothL1LossAlgorithm_t reduction, void *workspace,
     const size_t workspace_size, const cnnlTensorDescriptor_t diff_input_desc, void *diff_input);
+
+/* ==== part 3: element-wise, special functions ================================================================= */
+
+cnnlStatus_t CNNL_WIN_API cnnlGetAddcmulWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                      const cnnlTensorDescriptor_t tensor1_desc,
+                                                      const cnnlTensorDescriptor_t tensor2_desc, size_t *size);
+/* output = input + alpha * tensor1 * tensor2; alpha points to the computation type (float, double or int32_t). */
+cnnlStatus_t CNNL_WIN_API cnnlAddcmul(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+                                      const void *alpha, const cnnlTensorDescriptor_t tensor1_desc,
+                                      const void *tensor1, const cnnlTensorDescriptor_t tensor2_desc,
+                                      const void *tensor2, void *workspace, size_t workspace_size,
+                                      const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetAddcdivWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                      const cnnlTensorDescriptor_t tensor1_desc,
+                                                      const cnnlTensorDescriptor_t tensor2_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlAddcdiv(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+                                      const void *alpha, const cnnlTensorDescriptor_t tensor1_desc,
+                                      const void *tensor1, const cnnlTensorDescriptor_t tensor2_desc,
+                                      const void *tensor2, void *workspace, size_t workspace_size,
+                                      const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetLerpWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                   const cnnlTensorDescriptor_t end_desc,
+                                                   const cnnlTensorDescriptor_t weight_desc,
+                                                   const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlLerp(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+                                   const cnnlTensorDescriptor_t end_desc, const void *end,
+                                   const cnnlTensorDescriptor_t weight_desc, const void *weight, void *workspace,
+                                   size_t workspace_size, const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetAtan2WorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input1_desc,
+                                                    const cnnlTensorDescriptor_t input2_desc,
+                                                    const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlAtan2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                    const cnnlTensorDescriptor_t input1_desc, const void *input1,
+                                    const cnnlTensorDescriptor_t input2_desc, const void *input2, void *workspace,
+                                    size_t workspace_size, const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetFloorDivWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                       const cnnlTensorDescriptor_t other_desc,
+                                                       const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlFloorDiv_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                          const cnnlTensorDescriptor_t input_desc, const void *input,
+                                          const cnnlTensorDescriptor_t other_desc, const void *other,
+                                          const cnnlTensorDescriptor_t output_desc, void *output, void *workspace,
+                                          size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlGetFloorDivTruncWorkspaceSize(cnnlHandle_t handle,
+                                                            const cnnlTensorDescriptor_t input_desc,
+                                                            const cnnlTensorDescriptor_t other_desc,
+                                                            const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlFloorDivTrunc(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                            const cnnlTensorDescriptor_t input_desc, const void *input,
+                                            const cnnlTensorDescriptor_t other_desc, const void *other,
+                                            const cnnlTensorDescriptor_t output_desc, void *output, void *workspace,
+                                            size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlGetFloorModWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                       const cnnlTensorDescriptor_t other_desc,
+                                                       const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlFloorMod(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                       const void *input, const cnnlTensorDescriptor_t other_desc, const void *other,
+                                       const cnnlTensorDescriptor_t output_desc, void *output, void *workspace,
+                                       size_t workspace_size);
+/* The product of input_num inputs (broadcasting). */
+cnnlStatus_t CNNL_WIN_API cnnlMulN(cnnlHandle_t handle, const cnnlTensorDescriptor_t inputs_desc[],
+                                   const void *const inputs[], int input_num, const cnnlTensorDescriptor_t output_desc,
+                                   void *output);
+/* output = alpha * input + beta: host alpha/beta of the computation type, or device pointers (DEVICE mode). */
+cnnlStatus_t CNNL_WIN_API cnnlTransform_v2(cnnlHandle_t handle, cnnlPointerMode_t pointer_mode, const void *alpha,
+                                           const cnnlTensorDescriptor_t input_desc, const void *input,
+                                           const void *beta, const cnnlTensorDescriptor_t output_desc, void *output);
+/* min and max: one element of the input's type each, on the host or the device by pointer_mode; either may be
+ * NULL (not both). */
+cnnlStatus_t CNNL_WIN_API cnnlClip_v2(cnnlHandle_t handle, cnnlPointerMode_t pointer_mode,
+                                      const cnnlTensorDescriptor_t input_desc, const void *input, const void *min,
+                                      const void *max, const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetBitComputeWorkspaceSize(cnnlHandle_t handle,
+                                                         const cnnlTensorDescriptor_t input1_desc,
+                                                         const cnnlTensorDescriptor_t input2_desc,
+                                                         const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBitCompute_v2(cnnlHandle_t handle, cnnlBitComputeOp_t op,
+                                            const cnnlTensorDescriptor_t input1_desc, const void *input1,
+                                            const cnnlTensorDescriptor_t input2_desc, const void *input2,
+                                            const cnnlTensorDescriptor_t output_desc, void *output, void *workspace,
+                                            size_t workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlErf_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlErfinv(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlLog(cnnlHandle_t handle, cnnlLogBase_t base, const cnnlTensorDescriptor_t x_desc,
+                                  const void *x, const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlTrunc(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                    const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlIsNan(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                    const cnnlTensorDescriptor_t y_desc, void *y);
+/* threshold and value: one element of the input's type each (host). */
+cnnlStatus_t CNNL_WIN_API cnnlThreshold(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                        const void *input, const void *threshold, const void *value,
+                                        const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlThresholdBackward(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                const void *x, const cnnlTensorDescriptor_t diff_y_desc,
+                                                const void *diff_y, const void *threshold,
+                                                const cnnlTensorDescriptor_t diff_x_desc, void *diff_x);
+cnnlStatus_t CNNL_WIN_API cnnlHardtanh(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                       float max_val, float min_val, const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlHardtanhBackward(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                               const void *x, const cnnlTensorDescriptor_t diff_y_desc,
+                                               const void *diff_y, float max_val, float min_val,
+                                               const cnnlTensorDescriptor_t diff_x_desc, void *diff_x);
+cnnlStatus_t CNNL_WIN_API cnnlGetBiasAddWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t bias_desc,
+                                                      const cnnlTensorDescriptor_t output_desc, size_t *size);
+/* output = alpha * bias + beta * output; alpha and beta point to the output's computation type. */
+cnnlStatus_t CNNL_WIN_API cnnlBiasAdd(cnnlHandle_t handle, const void *alpha, const cnnlTensorDescriptor_t bias_desc,
+                                      const void *bias, void *workspace, size_t workspace_size, const void *beta,
+                                      const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetBiasAddBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                              const cnnlTensorDescriptor_t diff_y_desc,
+                                                              const cnnlTensorDescriptor_t diff_bias_desc, int axis,
+                                                              size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlBiasAddBackward_v2(cnnlHandle_t handle, const cnnlTensorDescriptor_t diff_y_desc,
+                                                 const void *diff_y, int axis,
+                                                 const cnnlTensorDescriptor_t diff_bias_desc, void *diff_bias,
+                                                 void *workspace, size_t workspace_size);
+
+/* ==== part 3: creation, placement, padding ==================================================================== */
+
+/* start and step point to the output's computation type (float, double or int32_t). */
+cnnlStatus_t CNNL_WIN_API cnnlArange_v2(cnnlHandle_t handle, cnnlComputationPreference_t prefer, const void *start,
+                                        const void *step, const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlLinspace(cnnlHandle_t handle, float start, float end,
+                                       const cnnlTensorDescriptor_t output_desc, void *output);
+/* on_value and off_value: device pointers to one element of dtype. */
+cnnlStatus_t CNNL_WIN_API cnnlOneHot(cnnlHandle_t handle, const cnnlTensorDescriptor_t indices_desc,
+                                     const void *indices, int depth, const void *on_value, const void *off_value,
+                                     int axis, cnnlDataType_t dtype, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlFlip(cnnlHandle_t handle, const int dimension[], int dimension_len,
+                                   const cnnlTensorDescriptor_t input_desc, const void *input,
+                                   const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetRollWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                   size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlRoll(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+                                   const int shifts[], int shift_num, const int dims[], int dim_num,
+                                   void *workspace, size_t workspace_size, const cnnlTensorDescriptor_t output_desc,
+                                   void *output);
+cnnlStatus_t CNNL_WIN_API cnnlTile(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+                                   const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlTri(cnnlHandle_t handle, int diagonal, bool tri_up_mode,
+                                  const cnnlTensorDescriptor_t input_desc, const void *input,
+                                  const cnnlTensorDescriptor_t output_desc, void *output);
+/* paddings: host int32_t (before, after) per dimension of the input; padding_value: one host element of the
+ * input's type (NULL = 0). */
+cnnlStatus_t CNNL_WIN_API cnnlPad(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
+                                  const void *paddings, const void *padding_value,
+                                  const cnnlTensorDescriptor_t output_desc, void *output);
+/* pad = {left, right, top, bottom} */
+cnnlStatus_t CNNL_WIN_API cnnlReflectionPad2d(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                              const void *input, const int pad[4],
+                                              const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlReplicationPad2d(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                               const void *input, const int pad[4],
+                                               const cnnlTensorDescriptor_t output_desc, void *output);
+/* begin, end and stride hold one value per dimension of dx. */
+cnnlStatus_t CNNL_WIN_API cnnlStridedSliceBackward(cnnlHandle_t handle, const int begin[], const int end[],
+                                                   const int stride[], const cnnlTensorDescriptor_t dy_desc,
+                                                   const void *dy, const cnnlTensorDescriptor_t dx_desc, void *dx);
+cnnlStatus_t CNNL_WIN_API cnnlGetAsStridedBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                                const cnnlTensorDescriptor_t dx_desc, size_t *size);
+/* stride holds one value per dimension of dy. */
+cnnlStatus_t CNNL_WIN_API cnnlAsStridedBackward(cnnlHandle_t handle, const cnnlTensorDescriptor_t dy_desc,
+                                                const void *dy, const cnnlTensorDescriptor_t dx_desc, void *dx,
+                                                const int stride[], int storage_offset, void *workspace,
+                                                size_t workspace_size);
+
+/* ==== part 3: indexing ======================================================================================== */
+
+/* indices_desc and indices hold CNNL_DIM_MAX entries (NULL where an axis is not indexed). */
+cnnlStatus_t CNNL_WIN_API cnnlGetAdvancedIndexOutputDim(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                        const cnnlTensorDescriptor_t indices_desc[],
+                                                        int *output_dim, int output_dims[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetAdvancedIndexWorkspaceSize(cnnlHandle_t handle,
+                                                            const cnnlTensorDescriptor_t input_desc,
+                                                            const cnnlTensorDescriptor_t indices_desc[],
+                                                            size_t *size);
+/* output_dims and output_dim: device pointers receiving the output's dims (int32) and rank. */
+cnnlStatus_t CNNL_WIN_API cnnlAdvancedIndex(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                            const void *input, const cnnlTensorDescriptor_t indices_desc[],
+                                            const void *const indices[], void *workspace, size_t workspace_size,
+                                            const cnnlTensorDescriptor_t output_desc, void *output,
+                                            void *output_dims, void *output_dim);
+cnnlStatus_t CNNL_WIN_API cnnlIndexAdd(cnnlHandle_t handle, int dim, const cnnlTensorDescriptor_t input_desc,
+                                       const void *input, const cnnlTensorDescriptor_t index_desc, const void *index,
+                                       const cnnlTensorDescriptor_t source_desc, const void *source,
+                                       const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlIndexFill(cnnlHandle_t handle, int dim, float value,
+                                        const cnnlTensorDescriptor_t input_desc, const void *input,
+                                        const cnnlTensorDescriptor_t index_desc, const void *index,
+                                        const cnnlTensorDescriptor_t output_desc, void *output);
+/* value: one element of the input's type, on the host or the device by pointer_mode. */
+cnnlStatus_t CNNL_WIN_API cnnlIndexFill_v2(cnnlHandle_t handle, int dim, cnnlPointerMode_t pointer_mode,
+                                           const void *value, const cnnlTensorDescriptor_t input_desc,
+                                           const void *input, const cnnlTensorDescriptor_t index_desc,
+                                           const void *index, const cnnlTensorDescriptor_t output_desc, void *output);
+/* scale: for CNNL_MASKED_FILL_HOST one host element of the input's type, for CNNL_MASKED_SCALE a host float;
+ * number: a device pointer to one int32 (MASKED_SELECT's count). */
+cnnlStatus_t CNNL_WIN_API cnnlMasked_v4(cnnlHandle_t handle, cnnlMaskedOp_t masked_op,
+                                        const cnnlTensorDescriptor_t input_desc, const void *input,
+                                        const cnnlTensorDescriptor_t mask_desc, const void *mask,
+                                        const cnnlTensorDescriptor_t value_desc, const void *value,
+                                        const void *scale, void *workspace, size_t workspace_size,
+                                        const cnnlTensorDescriptor_t output_desc, void *output, uint32_t *number);
+cnnlStatus_t CNNL_WIN_API cnnlCreateUniqueDescriptor(cnnlUniqueDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyUniqueDescriptor(cnnlUniqueDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetUniqueDescriptor(cnnlUniqueDescriptor_t unique_desc, cnnlUniqueSort_t mode,
+                                                  int dim, bool return_inverse, bool return_counts);
+cnnlStatus_t CNNL_WIN_API cnnlGetUniqueWorkspaceSize(cnnlHandle_t handle, const cnnlUniqueDescriptor_t unique_desc,
+                                                     const cnnlTensorDescriptor_t input_desc, size_t *size);
+/* output_num: a device pointer to one int32 (the number of unique elements). */
+cnnlStatus_t CNNL_WIN_API cnnlUnique_v2(cnnlHandle_t handle, const cnnlUniqueDescriptor_t unique_desc,
+                                        const cnnlTensorDescriptor_t input_desc, const void *input, void *workspace,
+                                        size_t workspace_size, int *output_num,
+                                        const cnnlTensorDescriptor_t output_desc, void *output,
+                                        const cnnlTensorDescriptor_t indices_desc, void *inverse_indices,
+                                        const cnnlTensorDescriptor_t counts_desc, void *counts);
+
+/* ==== part 3: reductions, statistics, linear algebra ========================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateStdVarMeanDescriptor(cnnlStdVarMeanDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyStdVarMeanDescriptor(cnnlStdVarMeanDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetStdVarMeanDescriptor(cnnlStdVarMeanDescriptor_t desc, cnnlStdVarMeanOp_t op,
+                                                      int axis_num, const int axis[], bool unbiased);
+cnnlStatus_t CNNL_WIN_API cnnlGetStdVarMeanWorkspaceSize(cnnlHandle_t handle,
+                                                         const cnnlStdVarMeanDescriptor_t desc,
+                                                         const cnnlTensorDescriptor_t input_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlStdVarMean(cnnlHandle_t handle, const cnnlStdVarMeanDescriptor_t desc,
+                                         const cnnlTensorDescriptor_t input_desc, const void *input,
+                                         void *workspace, size_t workspace_size,
+                                         const cnnlTensorDescriptor_t std_desc, void *std,
+                                         const cnnlTensorDescriptor_t var_desc, void *var,
+                                         const cnnlTensorDescriptor_t mean_desc, void *mean);
+
+/* ==== part 3: normalisation, losses, optimizers, random numbers =============================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlGetFrozenBatchNormBackwardWorkspaceSize(cnnlHandle_t handle,
+                                                                      const cnnlTensorDescriptor_t x_desc,
+                                                                      size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlFrozenBatchNormBackward_v2(
+    cnnlHandle_t handle, const cnnlActivationDescriptor_t activation_desc, const cnnlBatchNormMode_t mode,
+    const cnnlBatchNormOps_t bnOps, const cnnlTensorDescriptor_t x_desc, const void *x,
+    const cnnlTensorDescriptor_t y_desc, const void *y, const cnnlTensorDescriptor_t diff_y_desc,
+    const void *diff_y, const cnnlTensorDescriptor_t filter_bias_mean_var_desc, const void *filter,
+    const void *bias, const void *pop_mean, const void *pop_var, const float eps, void *workspace,
+    size_t workspace_size, const cnnlTensorDescriptor_t diff_z_desc, void *diff_z,
+    const cnnlTensorDescriptor_t diff_x_desc, void *diff_x, void *diff_filter, void *diff_bias);
+/* lr: a device pointer to one element of the parameters' type. */
+cnnlStatus_t CNNL_WIN_API cnnlGradientDescent(cnnlHandle_t handle, const cnnlTensorDescriptor_t grad_desc,
+                                              const void *grad, const void *lr,
+                                              const cnnlTensorDescriptor_t param_desc, void *param);
+/* lr, rho and epsilon: device pointers to one element of var's type each. */
+cnnlStatus_t CNNL_WIN_API cnnlApplyAdadelta(cnnlHandle_t handle, const cnnlTensorDescriptor_t var_desc, void *var,
+                                            const cnnlTensorDescriptor_t accum_desc, void *accum,
+                                            const cnnlTensorDescriptor_t accum_update_desc, void *accum_update,
+                                            const cnnlTensorDescriptor_t grad_desc, const void *grad,
+                                            const void *lr, const void *rho, const void *epsilon);
 
 #ifdef __cplusplus
 }
