@@ -142,7 +142,20 @@ ANNOTATIONS.update({
     "cnnlSetStdVarMeanDescriptor": {"axis": Seq("axis_num")},
 })
 
-DESTROYS.update({
-    "cnnlDestroyUniqueDescriptor": "desc",
-    "cnnlDestroyStdVarMeanDescriptor": "desc",
+ANNOTATIONS.update({
+    "cnnlSetPoolingNdDescriptor_v2": {name: Seq(lambda nbDims: max(0, nbDims - 2))
+                                      for name in ("window", "padding", "stride", "dilation")},
+    "cnnlSetInterpDescriptorEx": {"scales": Seq(lambda input_desc: max(0, _rank(input_desc) - 2), optional=True),
+                                  "pad": Seq(lambda input_desc: 2 * max(0, _rank(input_desc) - 2), optional=True)},
+    "cnnlInterpBackward_v2": {"scales": Seq(lambda grad_input_desc: max(0, _rank(grad_input_desc) - 2),
+                                            optional=True)},
+    "cnnlSetDCNDescriptor": {"pad": Seq(lambda dimNb: max(0, 2 * (dimNb - 2))),
+                             "stride": Seq(lambda dimNb: max(0, dimNb - 2)),
+                             "dilation": Seq(lambda dimNb: max(0, dimNb - 2))},
+    **{name: {"rng_state": Seq(2, optional=True)} for name in (  # host {seed, offset}
+        "cnnlFlashAttentionForward", "cnnlFlashAttentionForward_v2", "cnnlFlashAttentionBackward",
+        "cnnlFlashAttentionBackward_v2")},
 })
+
+DESTROYS.update({f"cnnlDestroy{kind}Descriptor": "desc" for kind in (
+    "Unique", "StdVarMean", "Trigon", "Interp", "DCN", "FlashAttention", "RotaryEmbedding", "Nms", "CTCLoss")})

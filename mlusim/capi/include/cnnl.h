@@ -312,6 +312,120 @@ typedef enum {
 
 /* ---- part 3 enums ---- */
 
+
+typedef enum {
+  CNNL_ATTN_MASK_NONE = 0,
+  CNNL_ATTN_MASK_CAUSAL = 1,
+  CNNL_ATTN_MASK_CAUSAL_TOP_LEFT = 2,
+  CNNL_ATTN_MASK_CAUSAL_BOTTOM_RIGHT = 3,
+  CNNL_ATTN_MASK_LOCAL_TOP_LEFT = 4,
+  CNNL_ATTN_MASK_LOCAL_BOTTOM_RIGHT = 5
+} cnnlAttentionMaskMode_t;
+
+typedef enum {
+  CNNL_INTERP_NEAREST = 0,
+  CNNL_INTERP_LINEAR = 1,
+  CNNL_INTERP_BILINEAR = 2,
+  CNNL_INTERP_BICUBIC = 3,
+  CNNL_INTERP_TRILINEAR = 4
+} cnnlInterpMode_t;
+
+typedef enum {
+  CNNL_INTERP_BACKWARD_NEAREST = 0,
+  CNNL_INTERP_BACKWARD_LINEAR = 1,
+  CNNL_INTERP_BACKWARD_BILINEAR = 2,
+  CNNL_INTERP_BACKWARD_BICUBIC = 3,
+  CNNL_INTERP_BACKWARD_TRILINEAR = 4
+} cnnlInterpBackwardMode_t;
+
+/* ALGO0 half pixel, ALGO1 PyTorch half pixel, ALGO2 align corners, ALGO3 asymmetric, ALGO4 TensorFlow half pixel
+ * for nearest, ALGO7 nearest-exact; ALGO5 and ALGO6 are not computed. */
+typedef enum {
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO0 = 0,
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO1 = 1,
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO2 = 2,
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO3 = 3,
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO4 = 4,
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO5 = 5,
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO6 = 6,
+  CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO7 = 7
+} cnnlInterpCoordinateTransformationMode_t;
+
+typedef enum {
+  CNNL_INTERP_FLOOR = 0,
+  CNNL_INTERP_CEIL = 1,
+  CNNL_INTERP_ROUND_PERFER_FLOOR = 2,
+  CNNL_INTERP_ROUND_PERFER_CEIL = 3
+} cnnlInterpRoundMode_t;
+
+typedef enum {
+  CNNL_SEQDATA_TNC = 0,
+  CNNL_SEQDATA_TNC_PACKED = 1,
+  CNNL_SEQDATA_NTC = 2,
+  CNNL_SEQDATA_NC = 3,
+  CNNL_SEQDATA_TNBC = 4,
+  CNNL_SEQDATA_TBNC = 5,
+  CNNL_SEQDATA_NBTC = 6,
+  CNNL_SEQDATA_NTBC = 7,
+  CNNL_SEQDATA_BNTC = 8,
+  CNNL_SEQDATA_BTNC = 9
+} cnnlSeqDataLayout_t;
+
+typedef enum {
+  CNNL_NONE_NORMALIZATION = 0,
+  CNNL_SOFTMAX_NORMALIZATION = 1,
+  CNNL_LOG_SOFTMAX_NORMALIZATION = 2
+} cnnlCTCLossNormalizationMode_t;
+
+typedef enum {
+  CNNL_REDUCE_MODE_NONE = 0,
+  CNNL_REDUCE_MODE_SUM = 1,
+  CNNL_REDUCE_MODE_MEAN_BY_LABEL_LENGTH_AND_BATCH = 2
+} cnnlCTCLossReduceMode_t;
+
+typedef enum {
+  CNNL_NONE_ZERO_INFINITY = 0,
+  CNNL_ZERO_INFINITY = 1
+} cnnlCTCLossZeroInfinityMode_t;
+
+typedef enum {
+  CNNL_TRIGON_SIN = 0,
+  CNNL_TRIGON_COS = 1,
+  CNNL_TRIGON_TAN = 2,
+  CNNL_TRIGON_ASIN = 3,
+  CNNL_TRIGON_ACOS = 4,
+  CNNL_TRIGON_ATAN = 5,
+  CNNL_TRIGON_SINH = 6,
+  CNNL_TRIGON_COSH = 7,
+  CNNL_TRIGON_TANH = 8,
+  CNNL_TRIGON_ASINH = 9,
+  CNNL_TRIGON_ACOSH = 10,
+  CNNL_TRIGON_ATANH = 11
+} cnnlTrigonFunctionMode_t;
+
+typedef enum {
+  CNNL_NMS_BOX_DIAGONAL = 0,
+  CNNL_NMS_BOX_CENTER = 1
+} cnnlNmsBoxPointMode_t;
+
+typedef enum {
+  CNNL_NMS_OUTPUT_TARGET_INDICES = 0,
+  CNNL_NMS_OUTPUT_TARGET_CONFIDENCE_AND_POS_1 = 1,
+  CNNL_NMS_OUTPUT_TARGET_CONFIDENCE_AND_POS_2 = 2,
+  CNNL_NMS_OUTPUT_TARGET_BATCH_AND_CLASS = 3
+} cnnlNmsOutputMode_t;
+
+typedef enum {
+  CNNL_NMS_HARD_NMS = 0,
+  CNNL_NMS_SOFT_NMS_LINEAR = 1,
+  CNNL_NMS_SOFT_NMS_GAUSSIAN = 2
+} cnnlNmsMethodMode_t;
+
+typedef enum {
+  CNNL_NMS_ALGO_EXCLUDE_BOUNDARY = 0,
+  CNNL_NMS_ALGO_INCLUDE_BOUNDARY = 1
+} cnnlNmsAlgo_t;
+
 typedef enum {
   CNNL_UNSORT_FORWARD = 0,
   CNNL_SORT_ASCEND = 1,
@@ -384,6 +498,13 @@ typedef struct cnnlMatMulPrefStruct *cnnlMatMulPrefer_t;  /* no preference objec
 typedef struct cnnlRandGeneratorStruct *cnnlRandGenerator_t;
 typedef struct cnnlUniqueStruct *cnnlUniqueDescriptor_t;
 typedef struct cnnlStdVarMeanStruct *cnnlStdVarMeanDescriptor_t;
+typedef struct cnnlTrigonStruct *cnnlTrigonDescriptor_t;
+typedef struct cnnlInterpStruct *cnnlInterpDescriptor_t;
+typedef struct cnnlDCNStruct *cnnlDCNDescriptor_t;
+typedef struct cnnlFlashAttentionStruct *cnnlFlashAttentionDescriptor_t;
+typedef struct cnnlRotaryEmbeddingStruct *cnnlRotaryEmbeddingDescriptor_t;
+typedef struct cnnlNmsStruct *cnnlNmsDescriptor_t;
+typedef struct cnnlCTCLossStruct *cnnlCTCLossDescriptor_t;
 
 /* ==== handle ================================================================================================= */
 
@@ -1377,6 +1498,322 @@ cnnlStatus_t CNNL_WIN_API cnnlApplyAdadelta(cnnlHandle_t handle, const cnnlTenso
                                             const cnnlTensorDescriptor_t accum_update_desc, void *accum_update,
                                             const cnnlTensorDescriptor_t grad_desc, const void *grad,
                                             const void *lr, const void *rho, const void *epsilon);
+
+/* ==== part 3: element-wise, special functions ================================================================= */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateTrigonDescriptor(cnnlTrigonDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyTrigonDescriptor(cnnlTrigonDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetTrigonDescriptor(cnnlTrigonDescriptor_t desc, cnnlTrigonFunctionMode_t mode);
+cnnlStatus_t CNNL_WIN_API cnnlSetTrigonDescriptor_v2(cnnlTrigonDescriptor_t desc, cnnlTrigonFunctionMode_t mode,
+                                                     cnnlComputationPreference_t prefer);
+cnnlStatus_t CNNL_WIN_API cnnlTrigonForward(cnnlHandle_t handle, const cnnlTrigonDescriptor_t desc,
+                                            const cnnlTensorDescriptor_t x_desc, const void *x,
+                                            const cnnlTensorDescriptor_t y_desc, void *y);
+
+/* ==== part 3: creation, placement, padding ==================================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlGetIm2ColWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                     const cnnlTensorDescriptor_t w_desc,
+                                                     const cnnlConvolutionDescriptor_t conv_desc,
+                                                     const cnnlTensorDescriptor_t y_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlIm2Col(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t w_desc,
+                                     const cnnlConvolutionDescriptor_t conv_desc,
+                                     const cnnlTensorDescriptor_t bias_desc, const void *bias,
+                                     const void *extra_input, void *workspace, size_t workspace_size,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlGetCol2ImWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t col_desc,
+                                                     const cnnlTensorDescriptor_t w_desc,
+                                                     const cnnlTensorDescriptor_t y_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlCol2Im(cnnlHandle_t handle, const cnnlTensorDescriptor_t col_desc, const void *col,
+                                     const cnnlTensorDescriptor_t w_desc,
+                                     const cnnlConvolutionDescriptor_t conv_desc, void *workspace,
+                                     size_t workspace_size, const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlUnfold(cnnlHandle_t handle, int dim, int size, int step,
+                                     const cnnlTensorDescriptor_t x_desc, const void *x,
+                                     const cnnlTensorDescriptor_t y_desc, void *y);
+
+/* ==== part 3: reductions, statistics, linear algebra ========================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlCdistForward(cnnlHandle_t handle, const cnnlTensorDescriptor_t x1_desc, const void *x1,
+                                           const cnnlTensorDescriptor_t x2_desc, const void *x2, double p,
+                                           const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlCdistBackward(cnnlHandle_t handle, const cnnlTensorDescriptor_t x1_desc,
+                                            const void *x1, const cnnlTensorDescriptor_t x2_desc, const void *x2,
+                                            const cnnlTensorDescriptor_t cdist_desc, const void *cdist,
+                                            const cnnlTensorDescriptor_t grad_desc, const void *grad, double p,
+                                            const cnnlTensorDescriptor_t grad_x1_desc, void *grad_x1);
+cnnlStatus_t CNNL_WIN_API cnnlGetQRWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t a_desc, bool some,
+                                                 size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlQR(cnnlHandle_t handle, const cnnlTensorDescriptor_t a_desc, const void *a,
+                                 const cnnlTensorDescriptor_t q_desc, void *q, const cnnlTensorDescriptor_t r_desc,
+                                 void *r, void *workspace, size_t workspace_size, bool some);
+cnnlStatus_t CNNL_WIN_API cnnlGetPolarWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t abs_desc,
+                                                    const cnnlTensorDescriptor_t angle_desc,
+                                                    const cnnlTensorDescriptor_t out_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlPolar(cnnlHandle_t handle, const cnnlTensorDescriptor_t abs_desc, const void *abs,
+                                    const cnnlTensorDescriptor_t angle_desc, const void *angle,
+                                    const cnnlTensorDescriptor_t out_desc, void *out, void *workspace,
+                                    size_t workspace_size);
+
+/* ==== part 3: pooling, interpolation, convolution variants ==================================================== */
+
+/* window, stride and dilation hold nbDims - 2 values; padding holds nbDims - 2 values (the same before and after). */
+cnnlStatus_t CNNL_WIN_API cnnlSetPoolingNdDescriptor_v2(cnnlPoolingDescriptor_t pooling_desc, cnnlPoolingMode_t mode,
+                                                        cnnlNanPropagation_t maxpooling_nan_opt, int nbDims,
+                                                        const int window[], const int padding[],
+                                                        const int stride[], const int dilation[], bool ceil_mode);
+cnnlStatus_t CNNL_WIN_API cnnlCreateInterpDescriptor(cnnlInterpDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyInterpDescriptor(cnnlInterpDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetInterpDescriptor(cnnlInterpDescriptor_t desc, cnnlInterpMode_t mode,
+                                                  cnnlInterpCoordinateTransformationMode_t coordinate_trans_mode);
+/* scales: one per spatial axis of the input, or NULL (from the sizes); pad must be NULL. */
+cnnlStatus_t CNNL_WIN_API cnnlSetInterpDescriptorEx(cnnlInterpDescriptor_t desc,
+                                                    const cnnlTensorDescriptor_t input_desc,
+                                                    cnnlInterpRoundMode_t round_mode, const float scales[],
+                                                    const float pad[], float cubic_coeff, bool exclude_outside);
+cnnlStatus_t CNNL_WIN_API cnnlInterp_v3(cnnlHandle_t handle, const cnnlInterpDescriptor_t desc,
+                                        const cnnlTensorDescriptor_t input_desc, const void *input,
+                                        const cnnlTensorDescriptor_t output_desc, void *output);
+/* scales: one per spatial axis of grad_input, or NULL with use_sizes. */
+cnnlStatus_t CNNL_WIN_API cnnlInterpBackward_v2(cnnlHandle_t handle, bool align_corners, bool align_center,
+                                                cnnlInterpBackwardMode_t mode, const float scales[], bool use_sizes,
+                                                const cnnlTensorDescriptor_t grad_output_desc,
+                                                const void *grad_output, const cnnlTensorDescriptor_t grad_input_desc,
+                                                void *grad_input);
+cnnlStatus_t CNNL_WIN_API cnnlCreateDCNDescriptor(cnnlDCNDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyDCNDescriptor(cnnlDCNDescriptor_t desc);
+/* dimNb 4; pad = {top, bottom, left, right}, stride and dilation 2 values. */
+cnnlStatus_t CNNL_WIN_API cnnlSetDCNDescriptor(cnnlDCNDescriptor_t dcn_desc, int dimNb, const int pad[],
+                                               const int stride[], const int dilation[], int deformable_group,
+                                               int conv_group, int im2col_step, cnnlDataType_t compute_type);
+cnnlStatus_t CNNL_WIN_API cnnlGetDCNForwardWorkspaceSize(cnnlHandle_t handle, const cnnlDCNDescriptor_t dcn_desc,
+                                                         const cnnlTensorDescriptor_t input_desc,
+                                                         const cnnlTensorDescriptor_t offset_desc,
+                                                         const cnnlTensorDescriptor_t mask_desc,
+                                                         const cnnlTensorDescriptor_t filter_desc,
+                                                         const cnnlTensorDescriptor_t bias_desc,
+                                                         const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlDCNForward(cnnlHandle_t handle, const cnnlDCNDescriptor_t dcn_desc,
+                                         const cnnlTensorDescriptor_t input_desc, const void *input,
+                                         const cnnlTensorDescriptor_t offset_desc, const void *offset,
+                                         const cnnlTensorDescriptor_t mask_desc, const void *mask,
+                                         const cnnlTensorDescriptor_t filter_desc, const void *filter,
+                                         const cnnlTensorDescriptor_t bias_desc, const void *bias, void *workspace,
+                                         size_t workspace_size, const cnnlTensorDescriptor_t output_desc,
+                                         void *output);
+/* (the name's spelling is CNNL's) */
+cnnlStatus_t CNNL_WIN_API cnnlGetDCNBakcwardDataWorkspaceSize(
+    cnnlHandle_t handle, const cnnlDCNDescriptor_t dcn_desc, const cnnlTensorDescriptor_t input_desc,
+    const cnnlTensorDescriptor_t offset_desc, const cnnlTensorDescriptor_t mask_desc,
+    const cnnlTensorDescriptor_t filter_desc, const cnnlTensorDescriptor_t grad_output_desc,
+    const cnnlTensorDescriptor_t grad_input_desc, const cnnlTensorDescriptor_t grad_offset_desc,
+    const cnnlTensorDescriptor_t grad_mask_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlDCNBackwardData(
+    cnnlHandle_t handle, const cnnlDCNDescriptor_t dcn_desc, const cnnlTensorDescriptor_t input_desc,
+    const void *input, const cnnlTensorDescriptor_t offset_desc, const void *offset,
+    const cnnlTensorDescriptor_t mask_desc, const void *mask, const cnnlTensorDescriptor_t filter_desc,
+    const void *filter, const cnnlTensorDescriptor_t grad_output_desc, const void *grad_output, void *workspace,
+    size_t workspace_size, const cnnlTensorDescriptor_t grad_input_desc, void *grad_input,
+    const cnnlTensorDescriptor_t grad_offset_desc, void *grad_offset, const cnnlTensorDescriptor_t grad_mask_desc,
+    void *grad_mask);
+cnnlStatus_t CNNL_WIN_API cnnlGetDCNBackwardWeightWorkspaceSize(
+    cnnlHandle_t handle, const cnnlDCNDescriptor_t dcn_desc, const cnnlTensorDescriptor_t input_desc,
+    const cnnlTensorDescriptor_t offset_desc, const cnnlTensorDescriptor_t mask_desc,
+    const cnnlTensorDescriptor_t grad_output_desc, const cnnlTensorDescriptor_t grad_filter_desc,
+    const cnnlTensorDescriptor_t grad_bias_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlDCNBackwardWeight(
+    cnnlHandle_t handle, const cnnlDCNDescriptor_t dcn_desc, const cnnlTensorDescriptor_t input_desc,
+    const void *input, const cnnlTensorDescriptor_t offset_desc, const void *offset,
+    const cnnlTensorDescriptor_t mask_desc, const void *mask, const cnnlTensorDescriptor_t grad_output_desc,
+    const void *grad_output, void *workspace, size_t workspace_size, const cnnlTensorDescriptor_t grad_filter_desc,
+    void *grad_filter, const cnnlTensorDescriptor_t grad_bias_desc, void *grad_bias);
+
+/* ==== part 3: attention and sequence ops ====================================================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlCreateFlashAttentionDescriptor(cnnlFlashAttentionDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyFlashAttentionDescriptor(cnnlFlashAttentionDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetFlashAttentionDescriptor(
+    cnnlFlashAttentionDescriptor_t desc, cnnlDataType_t compute_dtype, cnnlComputationPreference_t prefer,
+    cnnlAttentionMaskMode_t attn_mask_mode, bool is_pack_mode, bool is_out_zero, bool return_softmax,
+    int max_seq_len_q, int max_seq_len_kv, float dropout_p, float softmax_scale);
+cnnlStatus_t CNNL_WIN_API cnnlSetFlashAttentionBackwardDescriptor(
+    cnnlFlashAttentionDescriptor_t desc, cnnlDataType_t compute_dtype, cnnlComputationPreference_t prefer,
+    cnnlAttentionMaskMode_t attn_mask_mode, bool is_pack_mode, bool is_out_zero, bool is_store_softmax_d,
+    int max_seq_len_q, int max_seq_len_kv, float dropout_p, float softmax_scale);
+cnnlStatus_t CNNL_WIN_API cnnlSetFlashAttentionSlidingWindowSize(cnnlFlashAttentionDescriptor_t desc,
+                                                                 int window_size_left, int window_size_right,
+                                                                 int dilation);
+cnnlStatus_t CNNL_WIN_API cnnlGetFlashAttentionForwardWorkspaceSize(
+    cnnlHandle_t handle, const cnnlFlashAttentionDescriptor_t desc, const cnnlTensorDescriptor_t q_desc,
+    const cnnlTensorDescriptor_t k_desc, const cnnlTensorDescriptor_t v_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlGetFlashAttentionBackwardWorkspaceSize(
+    cnnlHandle_t handle, const cnnlFlashAttentionDescriptor_t desc, const cnnlTensorDescriptor_t q_desc,
+    const cnnlTensorDescriptor_t k_desc, const cnnlTensorDescriptor_t v_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlGetFlashAttentionGeneratedRandomNumbers(
+    cnnlHandle_t handle, const cnnlFlashAttentionDescriptor_t desc, const cnnlTensorDescriptor_t q_desc,
+    const cnnlTensorDescriptor_t v_desc, const cnnlTensorDescriptor_t cu_seqlens_q_desc, size_t *num);
+/* rng_state: host {seed, offset} (NULL without dropout). */
+cnnlStatus_t CNNL_WIN_API cnnlFlashAttentionForward(
+    cnnlHandle_t handle, const cnnlFlashAttentionDescriptor_t desc, const cnnlTensorDescriptor_t q_desc,
+    const void *q, const cnnlTensorDescriptor_t k_desc, const void *k, const cnnlTensorDescriptor_t v_desc,
+    const void *v, const cnnlTensorDescriptor_t cu_seqlens_q_desc, const void *cu_seqlens_q,
+    const cnnlTensorDescriptor_t cu_seqlens_kv_desc, const void *cu_seqlens_kv, const size_t rng_state[],
+    void *workspace, size_t workspace_size, const cnnlTensorDescriptor_t dropout_mask_desc, void *dropout_mask,
+    const cnnlTensorDescriptor_t softmax_lse_desc, void *softmax_lse, const cnnlTensorDescriptor_t out_desc,
+    void *out);
+cnnlStatus_t CNNL_WIN_API cnnlFlashAttentionForward_v2(
+    cnnlHandle_t handle, const cnnlFlashAttentionDescriptor_t desc, const cnnlTensorDescriptor_t q_desc,
+    const void *q, const cnnlTensorDescriptor_t k_desc, const void *k, const cnnlTensorDescriptor_t v_desc,
+    const void *v, const cnnlTensorDescriptor_t cu_seqlens_q_desc, const void *cu_seqlens_q,
+    const cnnlTensorDescriptor_t cu_seqlens_kv_desc, const void *cu_seqlens_kv,
+    const cnnlTensorDescriptor_t seqused_k_desc, const void *seqused_k, const cnnlTensorDescriptor_t attn_mask_desc,
+    const void *attn_mask, const cnnlTensorDescriptor_t alibi_slopes_desc, const void *alibi_slopes,
+    const size_t rng_state[], void *workspace, size_t workspace_size,
+    const cnnlTensorDescriptor_t dropout_mask_desc, void *dropout_mask,
+    const cnnlTensorDescriptor_t softmax_lse_desc, void *softmax_lse, const cnnlTensorDescriptor_t out_desc,
+    void *out);
+cnnlStatus_t CNNL_WIN_API cnnlFlashAttentionBackward(
+    cnnlHandle_t handle, const cnnlFlashAttentionDescriptor_t desc, const cnnlTensorDescriptor_t diff_out_desc,
+    const void *diff_out, const cnnlTensorDescriptor_t q_desc, const void *q, const cnnlTensorDescriptor_t k_desc,
+    const void *k, const cnnlTensorDescriptor_t v_desc, const void *v, const cnnlTensorDescriptor_t out_desc,
+    const void *out, const cnnlTensorDescriptor_t softmax_lse_desc, const void *softmax_lse,
+    const cnnlTensorDescriptor_t cu_seqlens_q_desc, const void *cu_seqlens_q,
+    const cnnlTensorDescriptor_t cu_seqlens_kv_desc, const void *cu_seqlens_kv, const size_t rng_state[],
+    void *workspace, size_t workspace_size, const cnnlTensorDescriptor_t diff_q_desc, void *diff_q,
+    const cnnlTensorDescriptor_t diff_k_desc, void *diff_k, const cnnlTensorDescriptor_t diff_v_desc, void *diff_v,
+    const cnnlTensorDescriptor_t dropout_mask_desc, const void *dropout_mask,
+    const cnnlTensorDescriptor_t softmax_d_desc, void *softmax_d);
+cnnlStatus_t CNNL_WIN_API cnnlFlashAttentionBackward_v2(
+    cnnlHandle_t handle, const cnnlFlashAttentionDescriptor_t desc, const cnnlTensorDescriptor_t diff_out_desc,
+    const void *diff_out, const cnnlTensorDescriptor_t q_desc, const void *q, const cnnlTensorDescriptor_t k_desc,
+    const void *k, const cnnlTensorDescriptor_t v_desc, const void *v, const cnnlTensorDescriptor_t out_desc,
+    const void *out, const cnnlTensorDescriptor_t softmax_lse_desc, const void *softmax_lse,
+    const cnnlTensorDescriptor_t cu_seqlens_q_desc, const void *cu_seqlens_q,
+    const cnnlTensorDescriptor_t cu_seqlens_kv_desc, const void *cu_seqlens_kv,
+    const cnnlTensorDescriptor_t seqused_k_desc, const void *seqused_k, const cnnlTensorDescriptor_t attn_mask_desc,
+    const void *attn_mask, const size_t rng_state[], void *workspace, size_t workspace_size,
+    const cnnlTensorDescriptor_t diff_q_desc, void *diff_q, const cnnlTensorDescriptor_t diff_k_desc, void *diff_k,
+    const cnnlTensorDescriptor_t diff_v_desc, void *diff_v, const cnnlTensorDescriptor_t dropout_mask_desc,
+    const void *dropout_mask, const cnnlTensorDescriptor_t softmax_d_desc, void *softmax_d);
+cnnlStatus_t CNNL_WIN_API cnnlCreateRotaryEmbeddingDescriptor(cnnlRotaryEmbeddingDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyRotaryEmbeddingDescriptor(cnnlRotaryEmbeddingDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetRotaryEmbeddingDescriptor(cnnlRotaryEmbeddingDescriptor_t desc, bool conj,
+                                                           cnnlSeqDataLayout_t seq_layout);
+cnnlStatus_t CNNL_WIN_API cnnlRotaryEmbedding(cnnlHandle_t handle, const cnnlRotaryEmbeddingDescriptor_t desc,
+                                              const cnnlTensorDescriptor_t x1_desc, const void *x1,
+                                              const cnnlTensorDescriptor_t x2_desc, const void *x2,
+                                              const cnnlTensorDescriptor_t cos_desc, const void *cos,
+                                              const cnnlTensorDescriptor_t sin_desc, const void *sin, void *workspace,
+                                              size_t workspace_size, const cnnlTensorDescriptor_t y1_desc, void *y1,
+                                              const cnnlTensorDescriptor_t y2_desc, void *y2);
+cnnlStatus_t CNNL_WIN_API cnnlCreateNmsDescriptor(cnnlNmsDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyNmsDescriptor(cnnlNmsDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetNmsDescriptor_v5(cnnlNmsDescriptor_t nms_desc, cnnlNmsBoxPointMode_t box_mode,
+                                                  cnnlNmsOutputMode_t output_mode, cnnlNmsAlgo_t algo,
+                                                  cnnlNmsMethodMode_t method_mode, float iou_threshold,
+                                                  float soft_nms_sigma, int max_output_size,
+                                                  float confidence_threshold, float offset, int input_layout,
+                                                  bool pad_to_max_output_size);
+cnnlStatus_t CNNL_WIN_API cnnlGetNmsWorkspaceSize_v3(cnnlHandle_t handle, const cnnlTensorDescriptor_t boxes_desc,
+                                                     const cnnlTensorDescriptor_t confidence_desc, size_t *size);
+/* output_size: a device pointer to one int32 (the number of boxes kept). */
+cnnlStatus_t CNNL_WIN_API cnnlNms_v2(cnnlHandle_t handle, const cnnlNmsDescriptor_t nms_desc,
+                                     const cnnlTensorDescriptor_t boxes_desc, const void *boxes,
+                                     const cnnlTensorDescriptor_t confidence_desc, const void *confidence,
+                                     void *workspace, size_t workspace_size,
+                                     const cnnlTensorDescriptor_t output_desc, void *output, void *output_size);
+
+/* ==== part 3: normalisation, losses, optimizers, random numbers =============================================== */
+
+cnnlStatus_t CNNL_WIN_API cnnlGetSyncBatchNormStatsWorkspaceSize(cnnlHandle_t handle,
+                                                                 const cnnlTensorDescriptor_t x_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlSyncBatchNormStats_v2(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                    const void *x, void *workspace, size_t workspace_size,
+                                                    const float eps, const cnnlTensorDescriptor_t mean_desc,
+                                                    void *mean, const cnnlTensorDescriptor_t invstd_desc,
+                                                    void *invstd);
+cnnlStatus_t CNNL_WIN_API cnnlSyncBatchNormGatherStatsWithCounts(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t mean_all_desc, const void *mean_all,
+    const cnnlTensorDescriptor_t invstd_all_desc, const void *invstd_all,
+    const cnnlTensorDescriptor_t moving_mean_desc, void *moving_mean, const cnnlTensorDescriptor_t moving_var_desc,
+    void *moving_var, float momentum, float eps, const cnnlTensorDescriptor_t count_all_desc,
+    const void *count_all, const cnnlTensorDescriptor_t mean_desc, void *mean,
+    const cnnlTensorDescriptor_t invstd_desc, void *invstd);
+cnnlStatus_t CNNL_WIN_API cnnlSyncBatchNormElemt(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc,
+                                                 const void *x, const cnnlTensorDescriptor_t mean_desc,
+                                                 const void *mean, const cnnlTensorDescriptor_t invstd_desc,
+                                                 const void *invstd, const cnnlTensorDescriptor_t filter_desc,
+                                                 const void *filter, const cnnlTensorDescriptor_t bias_desc,
+                                                 const void *bias, const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlGetSyncBatchnormBackwardReduceWorkspaceSize(cnnlHandle_t handle,
+                                                                          const cnnlTensorDescriptor_t x_desc,
+                                                                          size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlSyncBatchnormBackwardReduce_v2(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t desc_dz, const void *dz, const cnnlTensorDescriptor_t desc_x,
+    const void *x, const cnnlTensorDescriptor_t desc_mean, const void *mean,
+    const cnnlTensorDescriptor_t desc_ivstd, const void *ivstd, void *workspace, size_t workspace_size,
+    const cnnlTensorDescriptor_t desc_dfilter, void *dfilter, const cnnlTensorDescriptor_t desc_dbias, void *dbias,
+    const cnnlTensorDescriptor_t desc_sum_dy, void *sum_dy, const cnnlTensorDescriptor_t desc_sum_dy_xmu,
+    void *sum_dy_xmu, const bool needs_input_grad0, const bool needs_input_grad1, const bool needs_input_grad2);
+cnnlStatus_t CNNL_WIN_API cnnlSyncBatchNormBackwardElemtV2(
+    cnnlHandle_t handle, const cnnlTensorDescriptor_t diff_y_desc, const void *diff_y,
+    const cnnlTensorDescriptor_t x_desc, const void *x, const cnnlTensorDescriptor_t mean_desc, const void *mean,
+    const cnnlTensorDescriptor_t invstd_desc, const void *invstd, const cnnlTensorDescriptor_t filter_desc,
+    const void *filter, const cnnlTensorDescriptor_t sum_dy_desc, const void *sum_dy,
+    const cnnlTensorDescriptor_t sum_dy_xmu_desc, const void *sum_dy_xmu, const cnnlTensorDescriptor_t count_desc,
+    const void *count, const cnnlTensorDescriptor_t diff_x_desc, void *diff_x);
+cnnlStatus_t CNNL_WIN_API cnnlCreateCTCLossDescriptor(cnnlCTCLossDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyCTCLossDescriptor(cnnlCTCLossDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlSetCTCLossDescriptor(cnnlCTCLossDescriptor_t ctc_loss_desc,
+                                                   cnnlCTCLossNormalizationMode_t norm_mode,
+                                                   cnnlCTCLossReduceMode_t reduce_mode,
+                                                   cnnlCTCLossZeroInfinityMode_t zero_infinity, int blank,
+                                                   int max_input_length, int max_label_length);
+cnnlStatus_t CNNL_WIN_API cnnlGetCTCLossWorkspaceSize(cnnlHandle_t handle,
+                                                      const cnnlCTCLossDescriptor_t ctc_loss_desc,
+                                                      const cnnlTensorDescriptor_t input_desc, bool is_backward,
+                                                      size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlCTCLoss(cnnlHandle_t handle, const cnnlCTCLossDescriptor_t ctc_loss_desc,
+                                      const cnnlTensorDescriptor_t input_desc, const void *input,
+                                      const cnnlTensorDescriptor_t labels_desc, const void *labels,
+                                      const cnnlTensorDescriptor_t input_lengths_desc, const void *input_lengths,
+                                      const cnnlTensorDescriptor_t label_lengths_desc, const void *label_lengths,
+                                      void *workspace, size_t workspace_size, const cnnlTensorDescriptor_t loss_desc,
+                                      void *loss, const cnnlTensorDescriptor_t grads_desc, void *grads);
+cnnlStatus_t CNNL_WIN_API cnnlGetMSELossWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                      size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlMSELoss_v2(cnnlHandle_t handle, cnnlMSELossReduction_t reduction,
+                                         const cnnlTensorDescriptor_t input_desc, const void *input,
+                                         const cnnlTensorDescriptor_t target_desc, const void *target,
+                                         void *workspace, size_t workspace_size,
+                                         const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlNlllossForward_v2(cnnlHandle_t handle, cnnlNlllossAlgorithm_t reduction,
+                                                const cnnlTensorDescriptor_t input_desc, const void *input,
+                                                const cnnlTensorDescriptor_t target_desc, const void *target,
+                                                int ignore_index, const cnnlTensorDescriptor_t weight_desc,
+                                                const void *weight, void *workspace, size_t workspace_size,
+                                                const cnnlTensorDescriptor_t total_weight_desc, void *total_weight,
+                                                const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlNlllossBackward_v2(cnnlHandle_t handle, cnnlNlllossAlgorithm_t reduction,
+                                                 const cnnlTensorDescriptor_t grad_output_desc,
+                                                 const void *grad_output, const cnnlTensorDescriptor_t target_desc,
+                                                 const void *target, int ignore_index,
+                                                 const cnnlTensorDescriptor_t weight_desc, const void *weight,
+                                                 const cnnlTensorDescriptor_t total_weight_desc,
+                                                 const void *total_weight,
+                                                 const cnnlTensorDescriptor_t grad_input_desc, void *grad_input);
+cnnlStatus_t CNNL_WIN_API cnnlRandGenerateDescreteUniform(cnnlHandle_t handle, cnnlRandGenerator_t generator,
+                                                          cnnlDataType_t dtype, void *state, size_t num, int min,
+                                                          int max, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetRandGenerateMultinomialWorkspaceSize(cnnlHandle_t handle,
+                                                                      const cnnlTensorDescriptor_t x_desc,
+                                                                      size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlRandGenerateMultinomial_v2(cnnlHandle_t handle, cnnlRandGenerator_t generator,
+                                                         const cnnlTensorDescriptor_t x_desc, const void *x,
+                                                         bool replacement, bool is_logits, void *state,
+                                                         void *workspace, size_t workspace_size,
+                                                         const cnnlTensorDescriptor_t y_desc, void *y);
 
 #ifdef __cplusplus
 }
