@@ -1,6 +1,7 @@
 /* More cnnl argument forms from C, each against values this program computes: typed host arrays (cnnlPad's int32
  * paddings), host scalars of the tensor's type (cnnlPad's value, cnnlThreshold in half), scalars chosen by pointer
- * mode (cnnlTransform_v2) or by operation (cnnlMasked_v4), several counted arrays (cnnlRoll). */
+ * mode (cnnlTransform_v2) or by operation (cnnlMasked_v4), several counted arrays (cnnlRoll), optional arrays
+ * (cnnlSetInterpDescriptorEx's NULL scales), part-3 descriptors (trigon, interp). */
 #include <stdint.h>
 
 #include <cnnl.h>
@@ -96,8 +97,48 @@ static void masked_scale_and_roll(void) {
     if (buffers[i]) OK(cnrtFree(buffers[i]));
 }
 
+static void trigon_and_interp(void) {
+  float x[4] = {0.0f, 0.5f, 1.0f, -2.0f}, y[4];
+  int dims[1] = {4};
+  cnnlTensorDescriptor_t xd = tensor(CNNL_DTYPE_FLOAT, 1, dims);
+  void *px = upload(x, sizeof x), *py = NULL;
+  OK(cnrtMalloc(&py, sizeof y));
+  cnnlTrigonDescriptor_t trigon = NULL;
+  OK(cnnlCreateTrigonDescriptor(&trigon));
+  OK(cnnlSetTrigonDescriptor(trigon, CNNL_TRIGON_SIN));
+  OK(cnnlTrigonForward(handle, trigon, xd, px, xd, py));
+  download(y, py, sizeof y);
+  int bad = 0;
+  for (int i = 0; i < 4; i++) bad += !close_to(y[i], sin(x[i]), 1e-6);
+  EXPECT(bad == 0, "sin %g %g", y[1], y[3]);
+  OK(cnnlDestroyTrigonDescriptor(trigon));
+
+  /* nearest 2x upsampling of a [1, 1, 2, 2] NCHW image, the scales taken from the sizes (NULL) */
+  float image[4] = {1, 2, 3, 4}, up[16];
+  int di[4] = {1, 1, 2, 2}, du[4] = {1, 1, 4, 4};
+  cnnlTensorDescriptor_t id = NULL, ud = NULL;
+  OK(cnnlCreateTensorDescriptor(&id));
+  OK(cnnlCreateTensorDescriptor(&ud));
+  OK(cnnlSetTensorDescriptor(id, CNNL_LAYOUT_NCHW, CNNL_DTYPE_FLOAT, 4, di));
+  OK(cnnlSetTensorDescriptor(ud, CNNL_LAYOUT_NCHW, CNNL_DTYPE_FLOAT, 4, du));
+  cnnlInterpDescriptor_t interp = NULL;
+  OK(cnnlCreateInterpDescriptor(&interp));
+  OK(cnnlSetInterpDescriptor(interp, CNNL_INTERP_NEAREST, CNNL_INTERP_COORDINATE_TRANSFORMATION_ALGO3));
+  OK(cnnlSetInterpDescriptorEx(interp, id, CNNL_INTERP_FLOOR, NULL, NULL, -0.75f, false));
+  void *pi = upload(image, sizeof image), *pu = NULL;
+  OK(cnrtMalloc(&pu, sizeof up));
+  OK(cnnlInterp_v3(handle, interp, id, pi, ud, pu));
+  download(up, pu, sizeof up);
+  EXPECT(up[0] == 1 && up[1] == 1 && up[2] == 2 && up[5] == 1 && up[10] == 4 && up[15] == 4, "upsampled %g %g %g",
+         up[2], up[10], up[15]);
+  OK(cnnlDestroyInterpDescriptor(interp));
+  void *buffers[] = {px, py, pi, pu};
+  for (int i = 0; i < 4; i++) OK(cnrtFree(buffers[i]));
+}
+
 int main(void) {
   OK(cnnlCreate(&handle));
+  trigon_and_interp();
   pad();
   transform_and_threshold();
   masked_scale_and_roll();
