@@ -35,7 +35,8 @@ def _install() -> None:
     torch._register_device_module("mlu", _mlu_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_packed_sequence=True,
                                                          for_storage=True)
-    _mlu_module.default_generators = tuple(_state.C.default_generator(i) for i in range(_state.C.device_count()))
+    _mlu_module._refresh_default_generators()
+    _devices.on_rebuild(_mlu_module._refresh_default_generators)
     _mlu_module._lazy_init()
 
 

@@ -4,9 +4,10 @@ Device memory comes from `cnrt.malloc` in segments and is handed out as blocks c
 - small pool: requests up to 1 MiB, rounded up to 512 bytes, carved from 2 MiB segments;
 - large pool: larger requests, rounded up to 512 bytes, from 20 MiB segments (requests under 10 MiB) or from a
   segment of their own rounded up to 2 MiB.
-A block belongs to the stream it was allocated on. Freeing never waits for the device: the block goes straight
-back to its pool, where the next allocation on the same stream may take it at once (that stream's queue is in
-order, so its earlier work on the block comes first). Another stream takes a cached block only once the owning
+A block belongs to the stream it was allocated on. Freeing never waits for the device: the block is kept for the
+next allocation of its size on the same stream, which takes it at once (that stream's queue is in order, so its
+earlier work on the block comes first); such parked blocks are merged back into the pool (CUDA merges at free
+time) when an allocation finds nothing there, and before memory is given back. Another stream takes a cached block only once the owning
 stream's queue has finished all its work. A block used on other streams (`Tensor.record_stream`) returns to the
 pool only when notifiers placed on those streams at free time have been reached.
 When cnrt runs out of simulated GDRAM, the cached segments are released (after the device's work on them is done)
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import bisect
 import threading
-from dataclasses import dataclass, field
 
 import torch
 
@@ -41,10 +41,6 @@ SCALAR_STATS = ("num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_de
 POOLS = ("all", "small_pool", "large_pool")
 
 
-def round_size(nbytes: int) -> int:
-    return max(ROUND, (nbytes + ROUND - 1) // ROUND * ROUND)
-
-
 def segment_size(nbytes: int) -> int:
     if nbytes <= SMALL_SIZE:
         return SMALL_SEGMENT
@@ -61,103 +57,137 @@ def format_size(nbytes: int) -> str:
     return f"{nbytes:.2f} GiB"
 
 
-class Stat:
-    """current / peak / allocated / freed of one statistic."""
+# Statistics: for each name of torch.cuda.memory_stats, (current, peak, allocated, freed) for all, small_pool and
+# large_pool, kept in one flat list per device (the allocation path updates a few entries in straight-line code).
+_FIELDS = ("current", "peak", "allocated", "freed")
+_STAT = 12                      # ints per statistic: 3 pools x 4 fields
+SMALL, LARGE = 4, 8             # offsets of the small and large pool within a statistic
+(ALLOCATION, SEGMENT, ACTIVE, INACTIVE_SPLIT, ALLOCATED_BYTES, RESERVED_BYTES, ACTIVE_BYTES, INACTIVE_SPLIT_BYTES,
+ REQUESTED_BYTES) = (i * _STAT for i in range(len(ARRAY_STATS)))
 
-    __slots__ = ("current", "peak", "allocated", "freed")
 
-    def __init__(self):
-        self.current = self.peak = self.allocated = self.freed = 0
+def _increase(values: list, stat: int, pool: int, amount: int) -> None:
+    """values[stat] (all) and values[stat + pool] grow by `amount`."""
+    current = values[stat] + amount
+    values[stat] = current
+    values[stat + 2] += amount
+    if current > values[stat + 1]:
+        values[stat + 1] = current
+    i = stat + pool
+    current = values[i] + amount
+    values[i] = current
+    values[i + 2] += amount
+    if current > values[i + 1]:
+        values[i + 1] = current
 
-    def increase(self, amount: int) -> None:
-        self.current += amount
-        self.allocated += amount
-        if self.current > self.peak:
-            self.peak = self.current
 
-    def decrease(self, amount: int) -> None:
-        self.current -= amount
-        self.freed += amount
-
-    def row(self) -> list[int]:
-        return [self.current, self.peak, self.allocated, self.freed]
+def _decrease(values: list, stat: int, pool: int, amount: int) -> None:
+    values[stat] -= amount
+    values[stat + 3] += amount
+    values[stat + pool] -= amount
+    values[stat + pool + 3] += amount
 
 
 class DeviceStats:
-    """The statistics of one device: arrays of Stat over (all, small, large) plus counters."""
+    """The allocator statistics of one device.
+
+    "active" (blocks allocated or still used by a stream) is "allocation" plus the freed blocks waiting for the
+    streams they were recorded on (record_stream), so it costs nothing while no block waits; its peak is kept
+    apart for the moments when some do."""
 
     def __init__(self):
-        self.arrays = {name: (Stat(), Stat(), Stat()) for name in ARRAY_STATS}
+        self.values = [0] * (_STAT * len(ARRAY_STATS))
         self.counters = dict.fromkeys(SCALAR_STATS, 0)
+        self.waiting = [0] * _STAT        # (count, bytes, -, -) of waiting blocks for all, small, large
+        self.active_peaks = [0] * _STAT   # (count peak, bytes peak, -, -) while blocks waited
 
-    def add(self, name: str, small: bool, amount: int) -> None:
-        stats = self.arrays[name]
-        if amount >= 0:
-            stats[0].increase(amount)
-            stats[1 if small else 2].increase(amount)
-        else:
-            stats[0].decrease(-amount)
-            stats[1 if small else 2].decrease(-amount)
+    def wait(self, pool: int, nbytes: int, sign: int) -> None:
+        """A freed block starts (sign 1) or stops (sign -1) waiting for other streams."""
+        for i in (0, pool):
+            self.waiting[i] += sign
+            self.waiting[i + 1] += sign * nbytes
+
+    def note_active_peak(self, pool: int) -> None:
+        """After an allocation while blocks wait: the active peaks may have grown."""
+        values, waiting, peaks = self.values, self.waiting, self.active_peaks
+        for i in (0, pool):
+            peaks[i] = max(peaks[i], values[ALLOCATION + i] + waiting[i])
+            peaks[i + 1] = max(peaks[i + 1], values[ALLOCATED_BYTES + i] + waiting[i + 1])
 
     def reset_peak(self) -> None:
-        for stats in self.arrays.values():
-            for stat in stats:
-                stat.peak = stat.current
+        values = self.values
+        for i in range(0, len(values), 4):
+            values[i + 1] = values[i]
+        for i in (0, SMALL, LARGE):
+            self.active_peaks[i] = values[ALLOCATION + i] + self.waiting[i]
+            self.active_peaks[i + 1] = values[ALLOCATED_BYTES + i] + self.waiting[i + 1]
 
     def reset_accumulated(self) -> None:
-        for stats in self.arrays.values():
-            for stat in stats:
-                stat.allocated = stat.freed = 0
+        values = self.values
+        for i in range(0, len(values), 4):
+            values[i + 2] = values[i + 3] = 0
         for name in ("num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc",
                      "num_device_free"):
             self.counters[name] = 0
 
     def rows(self) -> dict:
         """{name: [[current, peak, allocated, freed] for all, small, large], counter: value}."""
-        result = {name: [stat.row() for stat in stats] for name, stats in self.arrays.items()}
+        values, waiting, peaks = self.values, self.waiting, self.active_peaks
+        result = {}
+        for k, name in enumerate(ARRAY_STATS):
+            result[name] = [values[k * _STAT + p:k * _STAT + p + 4] for p in (0, SMALL, LARGE)]
+        for name, source, field in (("active", "allocation", 0), ("active_bytes", "allocated_bytes", 1)):
+            rows = []
+            for row, p in zip(result[source], (0, SMALL, LARGE)):
+                current, peak, allocated, freed = row
+                rows.append([current + waiting[p + field], max(peak, peaks[p + field]), allocated,
+                             freed - waiting[p + field]])
+            result[name] = rows
         result.update(self.counters)
         return result
 
     def nested(self) -> dict:
         """torch.cuda.memory_stats_as_nested_dict's form."""
-        result = {}
-        for name, stats in self.arrays.items():
-            result[name] = {pool: {"current": s.current, "peak": s.peak, "allocated": s.allocated,
-                                   "freed": s.freed} for pool, s in zip(POOLS, stats)}
+        result = {name: {pool: dict(zip(_FIELDS, row)) for pool, row in zip(POOLS, rows)}
+                  for name, rows in self.rows().items() if name in ARRAY_STATS}
         result.update(self.counters)
         return result
 
+    def current(self, stat: int) -> int:
+        return self.values[stat]
 
-@dataclass(eq=False)
+
 class Segment:
     """One cnrt allocation the pools carve blocks from."""
 
-    address: int
-    size: int
-    device: int
-    small: bool
+    __slots__ = ("address", "size", "device", "small", "pool")
+
+    def __init__(self, address: int, size: int, device: int, small: bool):
+        self.address, self.size, self.device, self.small = address, size, device, small
+        self.pool = SMALL if small else LARGE  # its offset in the statistics
 
 
-@dataclass(eq=False)
 class Block:
-    """A piece of a segment: allocated to a tensor, or free in its pool."""
+    """A piece of a segment: allocated to a tensor, or free in its pool. `key` orders free blocks for best fit."""
 
-    address: int
-    size: int
-    segment: Segment
-    stream: int                        # the stream id it belongs to
-    allocated: bool = False
-    requested: int = 0
-    prev: "Block | None" = None
-    next: "Block | None" = None
-    stream_uses: set = field(default_factory=set)  # other streams it was recorded on (record_stream)
+    __slots__ = ("address", "size", "segment", "stream", "allocated", "requested", "prev", "next", "stream_uses",
+                 "key")
+
+    def __init__(self, address: int, size: int, segment: Segment, stream: int):
+        self.address, self.size, self.segment, self.stream = address, size, segment, stream
+        self.allocated = False
+        self.requested = 0
+        self.prev: Block | None = None
+        self.next: Block | None = None
+        self.stream_uses: set | None = None  # other streams it was recorded on (record_stream)
+        self.key = (stream, size, address)
+
+    def rekey(self) -> None:
+        self.key = (self.stream, self.size, self.address)
 
     @property
     def split(self) -> bool:
         return self.prev is not None or self.next is not None
-
-    def key(self) -> tuple:
-        return (self.stream, self.size, self.address)
 
 
 class Pool:
@@ -168,14 +198,13 @@ class Pool:
         self.blocks: dict[tuple, Block] = {}
 
     def insert(self, block: Block) -> None:
-        key = block.key()
+        key = block.key
         bisect.insort(self.keys, key)
         self.blocks[key] = block
 
     def remove(self, block: Block) -> None:
-        key = block.key()
-        index = bisect.bisect_left(self.keys, key)
-        del self.keys[index]
+        key = block.key
+        del self.keys[bisect.bisect_left(self.keys, key)]
         del self.blocks[key]
 
     def best_fit(self, stream: int, size: int) -> Block | None:
@@ -211,10 +240,10 @@ class DeviceCache:
         self.segments: dict[int, Segment] = {}
         self.allocated: dict[int, Block] = {}       # address -> allocated block
         self.pending: list[tuple[Block, list]] = []  # freed blocks waiting for notifiers on other streams
+        self.parked: dict[tuple[int, int], list[Block]] = {}  # (stream, size) -> freed blocks not yet merged
+        self.parked_count = 0
         self.stats = DeviceStats()
 
-    def pool(self, small: bool) -> Pool:
-        return self.small if small else self.large
 
 
 class CachingAllocator:
@@ -239,45 +268,67 @@ class CachingAllocator:
         """A block of at least `nbytes` on `device` for use on stream `stream`; returns its address."""
         _devices.check()
         cache = self._devices[device]
-        size = round_size(nbytes)
-        small = size <= SMALL_SIZE
+        size = max(ROUND, (nbytes + ROUND - 1) // ROUND * ROUND)
         with self._lock:
             if cache.pending:
                 self._process_pending(cache)
-            pool = cache.pool(small)
-            block = pool.best_fit(stream, size)
-            if block is None:
-                block = pool.best_fit_any(size, lambda other: self._stream_idle(device, other))
-                if block is not None:
-                    self._adopt(pool, block, stream)
-            if block is None:
-                block = self._new_segment(cache, size, small, stream, nbytes)
+            values = cache.stats.values
+            parked = cache.parked.get((stream, size))
+            if parked:  # a block of this size freed on this stream: the common case of a loop
+                block = parked.pop()
+                cache.parked_count -= 1
+                if block.prev is not None or block.next is not None:
+                    _decrease(values, INACTIVE_SPLIT, block.segment.pool, 1)
+                    _decrease(values, INACTIVE_SPLIT_BYTES, block.segment.pool, block.size)
             else:
-                pool.remove(block)
-                if block.split:
-                    cache.stats.add("inactive_split", small, -1)
-                    cache.stats.add("inactive_split_bytes", small, -block.size)
-            block = self._split(cache, block, size)
+                block = self._from_pool(cache, size, stream, nbytes)
             block.allocated = True
             block.requested = nbytes
             cache.allocated[block.address] = block
             self._owner[block.address] = cache
-            stats = cache.stats
-            stats.add("allocation", small, 1)
-            stats.add("allocated_bytes", small, block.size)
-            stats.add("active", small, 1)
-            stats.add("active_bytes", small, block.size)
-            stats.add("requested_bytes", small, nbytes)
+            offset = block.segment.pool
+            _increase(values, ALLOCATION, offset, 1)
+            _increase(values, ALLOCATED_BYTES, offset, block.size)
+            _increase(values, REQUESTED_BYTES, offset, nbytes)
+            if cache.pending:
+                cache.stats.note_active_peak(offset)
             return block.address
+
+    def _from_pool(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> Block:
+        """Best fit from the pool (after merging the parked blocks if need be), else from another stream's free
+        blocks once that stream is idle, else from a new segment; split to `size`."""
+        small = size <= SMALL_SIZE
+        pool = cache.small if small else cache.large
+        block = pool.best_fit(stream, size)
+        if block is None and cache.parked_count:
+            self._merge_parked(cache)
+            block = pool.best_fit(stream, size)
+        if block is None:
+            block = pool.best_fit_any(size, lambda other: self._stream_idle(cache.device, other))
+            if block is not None:
+                self._adopt(pool, block, stream)
+        if block is None:
+            block = self._new_segment(cache, size, small, stream, nbytes)
+        else:
+            pool.remove(block)
+            if block.prev is not None or block.next is not None:
+                values = cache.stats.values
+                _decrease(values, INACTIVE_SPLIT, block.segment.pool, 1)
+                _decrease(values, INACTIVE_SPLIT_BYTES, block.segment.pool, block.size)
+        if block.size - size >= (ROUND if small else SMALL_SIZE + 1):
+            self._split(cache, pool, block, size)
+        return block
 
     def _stream_idle(self, device: int, stream: int) -> bool:
         queue = self._streams.queue(device, stream)
         return cnrt.queueQuery(queue) == cnrt.cnrtSuccess
 
-    def _adopt(self, pool: Pool, block: Block, stream: int) -> None:
+    @staticmethod
+    def _adopt(pool: Pool, block: Block, stream: int) -> None:
         """Hand a free block of an idle stream over to `stream`."""
         pool.remove(block)
         block.stream = stream
+        block.rekey()
         pool.insert(block)
 
     def _new_segment(self, cache: DeviceCache, size: int, small: bool, stream: int, requested: int) -> Block:
@@ -285,10 +336,10 @@ class CachingAllocator:
         address = self._device_malloc(cache, nbytes, requested)
         segment = Segment(address, nbytes, cache.device, small)
         cache.segments[address] = segment
-        stats = cache.stats
-        stats.add("segment", small, 1)
-        stats.add("reserved_bytes", small, nbytes)
-        stats.counters["num_device_alloc"] += 1
+        values = cache.stats.values
+        _increase(values, SEGMENT, segment.pool, 1)
+        _increase(values, RESERVED_BYTES, segment.pool, nbytes)
+        cache.stats.counters["num_device_alloc"] += 1
         return Block(address, nbytes, segment, stream)
 
     def _device_malloc(self, cache: DeviceCache, nbytes: int, requested: int) -> int:
@@ -310,29 +361,28 @@ class CachingAllocator:
 
     def _oom_message(self, cache: DeviceCache, requested: int) -> str:
         free, total = cnrt.memGetInfo()
-        allocated = cache.stats.arrays["allocated_bytes"][0].current
-        reserved = cache.stats.arrays["reserved_bytes"][0].current
+        allocated = cache.stats.current(ALLOCATED_BYTES)
+        reserved = cache.stats.current(RESERVED_BYTES)
         return (f"MLU out of memory. Tried to allocate {format_size(requested)}. MLU {cache.device} has a total "
                 f"capacity of {format_size(total)} of which {format_size(free)} is free. Of the allocated memory "
                 f"{format_size(allocated)} is allocated by PyTorch, and {format_size(reserved - allocated)} is "
                 f"reserved by PyTorch but unallocated. (simulated GDRAM: MLUSIM_MEMORY sets its size)")
 
-    def _split(self, cache: DeviceCache, block: Block, size: int) -> Block:
+    @staticmethod
+    def _split(cache: DeviceCache, pool: Pool, block: Block, size: int) -> None:
         """Keep `size` bytes of `block` for the allocation; the rest goes back to the pool as a free block."""
         remaining = block.size - size
-        small = block.segment.small
-        if remaining < (ROUND if small else SMALL_SIZE + 1):
-            return block
         rest = Block(block.address + size, remaining, block.segment, block.stream)
         rest.prev, rest.next = block, block.next
         if block.next is not None:
             block.next.prev = rest
         block.next = rest
         block.size = size
-        cache.pool(small).insert(rest)
-        cache.stats.add("inactive_split", small, 1)
-        cache.stats.add("inactive_split_bytes", small, remaining)
-        return block
+        block.rekey()
+        pool.insert(rest)
+        values = cache.stats.values
+        _increase(values, INACTIVE_SPLIT, block.segment.pool, 1)
+        _increase(values, INACTIVE_SPLIT_BYTES, block.segment.pool, remaining)
 
     # ---- freeing -----------------------------------------------------------------------------------------------
     def free(self, address: int) -> None:
@@ -343,18 +393,42 @@ class CachingAllocator:
             if cache is None:
                 raise ValueError(f"mlu: free of 0x{address:x}, which the caching allocator did not hand out")
             block = cache.allocated.pop(address)
-            small = block.segment.small
-            stats = cache.stats
-            stats.add("allocation", small, -1)
-            stats.add("allocated_bytes", small, -block.size)
-            stats.add("requested_bytes", small, -block.requested)
+            offset = block.segment.pool
+            values = cache.stats.values
+            _decrease(values, ALLOCATION, offset, 1)
+            _decrease(values, ALLOCATED_BYTES, offset, block.size)
+            _decrease(values, REQUESTED_BYTES, offset, block.requested)
             block.allocated = False
             if block.stream_uses:
                 notifiers = [self._notifier_on(cache.device, stream) for stream in block.stream_uses]
-                block.stream_uses = set()
+                block.stream_uses = None
                 cache.pending.append((block, notifiers))
+                cache.stats.wait(offset, block.size, 1)
                 return
-            self._to_pool(cache, block)
+            # parked, not merged: the next allocation of this size on this stream takes it back at once; parked
+            # blocks are merged into the pool when an allocation finds nothing there, and before releasing memory
+            if block.prev is not None or block.next is not None:
+                _increase(values, INACTIVE_SPLIT, offset, 1)
+                _increase(values, INACTIVE_SPLIT_BYTES, offset, block.size)
+            key = (block.stream, block.size)
+            parked = cache.parked.get(key)
+            if parked is None:
+                cache.parked[key] = [block]
+            else:
+                parked.append(block)
+            cache.parked_count += 1
+
+    def _merge_parked(self, cache: DeviceCache) -> None:
+        """Move the parked blocks into the pool, merged with their free neighbours."""
+        values = cache.stats.values
+        for blocks in cache.parked.values():
+            for block in blocks:
+                if block.prev is not None or block.next is not None:
+                    _decrease(values, INACTIVE_SPLIT, block.segment.pool, 1)
+                    _decrease(values, INACTIVE_SPLIT_BYTES, block.segment.pool, block.size)
+                self._to_pool(cache, block)
+        cache.parked.clear()
+        cache.parked_count = 0
 
     def _notifier_on(self, device: int, stream: int):
         notifier = self._notifier_pool.pop() if self._notifier_pool else \
@@ -367,27 +441,28 @@ class CachingAllocator:
         for block, notifiers in cache.pending:
             if all(cnrt.queryNotifier(n) == cnrt.cnrtSuccess for n in notifiers):
                 self._notifier_pool.extend(notifiers)
+                cache.stats.wait(block.segment.pool, block.size, -1)
                 self._to_pool(cache, block)
             else:
                 still.append((block, notifiers))
         cache.pending = still
 
     def _to_pool(self, cache: DeviceCache, block: Block) -> None:
-        small = block.segment.small
-        pool = cache.pool(small)
-        stats = cache.stats
-        stats.add("active", small, -1)
-        stats.add("active_bytes", small, -block.size)
+        """A free block back into its pool, merged with free neighbours of the same stream."""
+        segment = block.segment
+        pool = cache.small if segment.small else cache.large
+        values = cache.stats.values
         for neighbour in (block.prev, block.next):
             if neighbour is not None and not neighbour.allocated and neighbour.stream == block.stream \
-                    and neighbour.key() in pool.blocks and pool.blocks[neighbour.key()] is neighbour:
+                    and pool.blocks.get(neighbour.key) is neighbour:
                 pool.remove(neighbour)
-                stats.add("inactive_split", small, -1)
-                stats.add("inactive_split_bytes", small, -neighbour.size)
+                _decrease(values, INACTIVE_SPLIT, segment.pool, 1)
+                _decrease(values, INACTIVE_SPLIT_BYTES, segment.pool, neighbour.size)
                 self._merge(block, neighbour)
-        if block.split:
-            stats.add("inactive_split", small, 1)
-            stats.add("inactive_split_bytes", small, block.size)
+        if block.prev is not None or block.next is not None:
+            _increase(values, INACTIVE_SPLIT, segment.pool, 1)
+            _increase(values, INACTIVE_SPLIT_BYTES, segment.pool, block.size)
+        block.rekey()
         pool.insert(block)
 
     @staticmethod
@@ -414,6 +489,8 @@ class CachingAllocator:
             if block is None:
                 raise ValueError(f"mlu: record_stream of 0x{address:x}, which is not an allocated block")
             if stream != block.stream or device != block.segment.device:
+                if block.stream_uses is None:
+                    block.stream_uses = set()
                 block.stream_uses.add(stream)
 
     def _block_containing(self, address: int) -> Block | None:
@@ -433,20 +510,20 @@ class CachingAllocator:
                 for notifier in notifiers:
                     cnrt.waitNotifier(notifier)
             self._process_pending(cache)
-        for small in (True, False):
-            pool = cache.pool(small)
+        self._merge_parked(cache)
+        values = cache.stats.values
+        for pool in (cache.small, cache.large):
             for key in list(pool.keys):
                 block = pool.blocks[key]
-                if block.split:
+                if block.prev is not None or block.next is not None:
                     continue
                 pool.remove(block)
                 segment = cache.segments.pop(block.segment.address)
                 with on_device(cache.device):
                     cnrt.free(segment.address)
-                stats = cache.stats
-                stats.add("segment", small, -1)
-                stats.add("reserved_bytes", small, -segment.size)
-                stats.counters["num_device_free"] += 1
+                _decrease(values, SEGMENT, segment.pool, 1)
+                _decrease(values, RESERVED_BYTES, segment.pool, segment.size)
+                cache.stats.counters["num_device_free"] += 1
 
     def empty_cache(self) -> None:
         """torch.mlu.empty_cache: give every unused cached segment back to cnrt."""
@@ -497,6 +574,7 @@ class CachingAllocator:
         candidates = [b for b in cache.allocated.values() if b.segment is segment]
         candidates += [b for pool in (cache.small, cache.large) for b in pool.blocks.values() if b.segment is segment]
         candidates += [b for b, _ in cache.pending if b.segment is segment]
+        candidates += [b for blocks in cache.parked.values() for b in blocks if b.segment is segment]
         if not candidates:
             return None
         block = candidates[0]

@@ -129,6 +129,7 @@ class Events:
 
     def record(self, event_id: int, device: int, stream_id: int, timing: bool) -> int:
         """Place the event's notifier on the stream (a new notifier for id 0); returns the id."""
+        _devices.check()
         if event_id == 0:
             flags = cnrt.CNRT_NOTIFIER_DEFAULT if timing else cnrt.CNRT_NOTIFIER_DISABLE_TIMING_ALL
             event_id = next(self._ids)
@@ -137,6 +138,7 @@ class Events:
         return event_id
 
     def notifier(self, event_id: int):
+        _devices.check()
         found = self._notifiers.get(event_id)
         if found is None:
             raise ValueError(f"mlu: event {event_id} does not exist (destroyed?)")

@@ -144,3 +144,13 @@ def test_untyped_storage_on_mlu():
     assert moved.device.type == "mlu" and list(moved.cpu()) == [0, 1, 2]
     typed = torch.tensor([1.0, 2.0]).mlu().storage()
     assert typed.device.type == "mlu" and typed.tolist() == [1.0, 2.0]
+
+
+def test_copies_leave_host_tensors_resizable():
+    host = torch.ones(3)
+    host.to("mlu")
+    host.resize_(10)  # a copy must not pin the host tensor's storage to its size
+    back = torch.ones(2, device="mlu").cpu()
+    back.resize_(5)
+    loss = torch.nn.functional.mse_loss(torch.ones(3, device="mlu"), torch.zeros(3, device="mlu"))
+    assert loss.item() == 1.0  # the CPU fallback resizes its out= tensor on the host

@@ -14,6 +14,7 @@
 //   * the boxed CPU fallback (mixed-device check, per-op counting and error mode in the runtime), and torch's
 //     autocast op lists for AutocastPrivateUse1.
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
@@ -690,11 +691,59 @@ void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& s
   }
 }
 
+bool is_generator_type(const c10::TypePtr& type) {
+  if (type->kind() == c10::TypeKind::GeneratorType) return true;
+  if (type->kind() != c10::TypeKind::OptionalType) return false;
+  return type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType;
+}
+
+// The device an op runs on: its first mlu tensor argument's, else the current device.
+DeviceIndex op_device(const torch::jit::Stack& stack, size_t first, size_t count) {
+  for (size_t i = first; i < first + count; ++i) {
+    const c10::IValue& value = stack[i];
+    if (value.isTensor() && value.toTensor().defined() && value.toTensor().device().type() == kMLU) {
+      return value.toTensor().device().index();
+    }
+  }
+  return current_device();
+}
+
+uint64_t mix(uint64_t seed, uint64_t offset) {  // splitmix64 of the pair
+  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (offset + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// A random op on the CPU fallback draws from a CPU generator seeded from its mlu generator's (seed, offset) (the
+// device's default generator when none is given), whose offset then advances: the same seed gives the same
+// numbers, later calls new ones, and torch.mlu.manual_seed governs fallback random ops too.
+void cpu_generators(const c10::OperatorHandle& op, torch::jit::Stack* stack, size_t first, size_t count) {
+  const auto& arguments = op.schema().arguments();
+  for (size_t i = 0; i < count; ++i) {
+    if (!is_generator_type(arguments[i].type())) continue;
+    c10::IValue& value = (*stack)[first + i];
+    at::Generator source = value.isNone() ? g_hooks.getDefaultGenerator(op_device(*stack, first, count))
+                                          : value.toGenerator();
+    if (source.device().type() != kMLU) continue;
+    uint64_t seed = 0, offset = 0;
+    {
+      std::lock_guard<std::mutex> lock(source.mutex());
+      seed = source.current_seed();
+      offset = source.get_offset();
+      source.set_offset(offset + 1);
+    }
+    value = c10::IValue(at::make_generator<at::CPUGeneratorImpl>(mix(seed, offset)));
+  }
+}
+
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t count = op.schema().arguments().size();
-  check_same_device(op, *stack, stack->size() - count, count);
+  const size_t first = stack->size() - count;
+  check_same_device(op, *stack, first, count);
   const std::string name = c10::toString(op.schema().operator_name());
   with_gil("cpu fallback", [&] { call(rt.on_fallback, name); });
+  cpu_generators(op, stack, first, count);
   at::native::cpu_fallback(op, stack);
 }
 

@@ -147,6 +147,15 @@ def can_device_access_peer(device, peer_device) -> bool:
     return bool(cnrt.getPeerAccessibility(checked_index(device), checked_index(peer_device)))
 
 
+default_generators: tuple = ()
+
+
+def _refresh_default_generators(*_ignored) -> None:
+    """torch.mlu.default_generators: one torch.Generator per device (re-made when the device table changes)."""
+    global default_generators
+    default_generators = tuple(_state.C.default_generator(i) for i in range(_state.C.device_count()))
+
+
 def get_amp_supported_dtype() -> list[torch.dtype]:
     """The dtypes torch.autocast("mlu") accepts."""
     return [torch.float16, torch.bfloat16]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+import cnrt
+
 from .. import _state
 from ._utils import checked_index
 
@@ -79,12 +81,29 @@ class Event(torch.Event):
         """Make later work on `stream` (default: the current stream) wait for this event."""
         super().wait(current_stream(self.device) if stream is None else stream)
 
+    def elapsed_time(self, end_event) -> float:
+        """Host wall time in ms between this event and `end_event` (cnrtNotifierElapsedTime); both must have been
+        created with enable_timing=True and reached."""
+        return _between(self, end_event, _state.runtime.events.elapsed_ms)
+
     def hardware_time(self, end_event) -> float:
-        """Modelled device time between this event and `end_event`, in µs (an estimate of mlusim's cost model)."""
-        return _state.runtime.events.modelled_us(self.event_id, end_event.event_id)
+        """Modelled device time between this event and `end_event`, in µs (cnrtNotifierDuration: an estimate of
+        mlusim's cost model, not a measurement)."""
+        return _between(self, end_event, _state.runtime.events.modelled_us)
 
     def __repr__(self) -> str:
         return f"<torch.mlu.Event {self.event_id}>" if self.event_id else "<torch.mlu.Event uninitialized>"
+
+
+def _between(start, end, measure) -> float:
+    if not isinstance(end, torch.Event) or end.device.type != _MLU:
+        raise RuntimeError("expected end_event to be an mlu torch.Event")
+    if not start.event_id or not end.event_id:
+        raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+    try:
+        return measure(start.event_id, end.event_id)
+    except cnrt.CnrtError as error:
+        raise RuntimeError(f"mlu: {error}") from None
 
 
 def current_stream(device=None) -> Stream:

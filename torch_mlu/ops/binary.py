@@ -63,7 +63,10 @@ def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> 
     """out = a op alpha*b, every operand of out's dtype on out's device (a and b broadcast to out)."""
     dtype = out.dtype
     h = handle(out)
-    a_desc, b_desc, out_desc = desc(a), desc(b), desc(out)
+    out_desc = desc(out)
+    shape = out.shape
+    a_desc = out_desc if a.shape == shape and a.is_contiguous() and out.is_contiguous() else desc(a)
+    b_desc = out_desc if b.shape == shape and b.is_contiguous() and out.is_contiguous() else desc(b)
     a_ptr, b_ptr, out_ptr = a.data_ptr(), b.data_ptr(), out.data_ptr()
     if op == DIV:
         size = cnnl.getDivWorkspaceSize(h, a_desc, b_desc, out_desc)
@@ -72,8 +75,7 @@ def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> 
                     out_ptr)
         return
     op_desc = _op_descriptor(op, dtype)
-    fast = alpha == 1 and a.shape == b.shape == out.shape and a.is_contiguous() and b.is_contiguous() \
-        and out.is_contiguous()
+    fast = alpha == 1 and a_desc is out_desc and b_desc is out_desc
     if fast:
         signature = (op, dtype, a_desc, b_desc, out_desc)
         if _launch.validated(signature):
@@ -90,8 +92,21 @@ def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> 
         _launch.remember(signature)
 
 
+def _broadcast(self: torch.Tensor, other) -> torch.Size:
+    if not isinstance(other, torch.Tensor) or other.shape == self.shape:
+        return self.shape
+    return torch.broadcast_shapes(self.shape, other.shape)
+
+
 def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor | None = None):
     """The shared body of the Tensor / Scalar / in-place / out= forms."""
+    if out is None and alpha == 1 and isinstance(other, torch.Tensor):  # the common case, checked cheaply
+        dtype = self.dtype
+        if other.dtype == dtype and other.device == self.device and other.shape == self.shape and \
+                self.device.type == "mlu" and _supported(op, dtype, 1):
+            result = torch.empty(self.shape, dtype=dtype, device=self.device)
+            _compute(op, self, other, result, 1)
+            return result
     operands = (self, other) if isinstance(other, torch.Tensor) else (self,)
     device = check_same_device(*operands, *((out,) if out is not None else ()))
     dtype = _result_dtype(op, self, other)
@@ -103,7 +118,7 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
         return fallback(overload, *args, **kwargs)
     if alpha != 1 and not dtype.is_floating_point and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    shape = torch.broadcast_shapes(self.shape, other.shape if isinstance(other, torch.Tensor) else ())
+    shape = _broadcast(self, other)
     a = _operand(self, dtype, device)
     b = _operand(other, dtype, device)
     if out is None:
@@ -127,7 +142,7 @@ def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
     if torch.can_cast(dtype, self.dtype) is False:
         raise RuntimeError(f"result type {_type_name(dtype)} can't be cast to the desired output type "
                            f"{_type_name(self.dtype)}")
-    shape = torch.broadcast_shapes(self.shape, other.shape if isinstance(other, torch.Tensor) else ())
+    shape = _broadcast(self, other)
     if shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
     return _binary(op, overload, self, other, alpha, out=self)

@@ -14,6 +14,8 @@ Broadcasting and dtype conversion of copy_ are done here, since copy_ hands a Pr
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import torch
 
@@ -30,8 +32,11 @@ def _queue(tensor: torch.Tensor):
 
 
 def host_bytes(tensor: torch.Tensor) -> np.ndarray:
-    """A flat uint8 numpy view of a dense cpu tensor's bytes (it keeps the tensor alive)."""
-    return tensor.detach().reshape(-1).view(torch.uint8).numpy()
+    """A flat uint8 numpy view of a dense cpu tensor's bytes, which keeps the tensor alive (a queued copy may read
+    it later). Not Tensor.numpy(): that makes the tensor's storage non-resizable for good."""
+    raw = (ctypes.c_uint8 * (tensor.numel() * tensor.element_size())).from_address(tensor.data_ptr())
+    raw.owner = tensor
+    return np.frombuffer(raw, dtype=np.uint8)
 
 
 def is_dense(tensor: torch.Tensor) -> bool:

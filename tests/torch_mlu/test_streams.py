@@ -1,0 +1,97 @@
+"""torch.mlu.Stream = a cnrt queue: the current stream per thread and device, ops queued on it, the stream context
+managers, wait_stream ordering, query/synchronize, priorities, the stream pool, torch.Stream and torch.accelerator."""
+import torch
+
+import cnrt
+
+
+def test_streams_are_torch_streams_over_cnrt_queues():
+    s = torch.mlu.Stream()
+    assert isinstance(s, torch.Stream) and s.device == torch.device("mlu", 0) and s.device_type == 20
+    assert cnrt.queueQuery(s.mlu_stream) == cnrt.cnrtSuccess
+    other = torch.mlu.Stream()
+    assert other != s and other.mlu_stream is not s.mlu_stream
+    default = torch.mlu.default_stream()
+    assert default.stream_id == 0 and torch.mlu.current_stream() == default
+    assert default.mlu_stream is not s.mlu_stream
+    assert torch.mlu.Stream(priority=-1).priority == -1
+    assert torch.mlu.Stream(priority=-100).priority == cnrt.deviceGetQueuePriorityRange()[1]  # clamped
+
+
+def test_stream_context_sets_and_restores_the_current_stream():
+    s1, s2 = torch.mlu.Stream(), torch.mlu.Stream()
+    with torch.mlu.stream(s1):
+        assert torch.mlu.current_stream() == s1
+        with torch.mlu.stream(s2):
+            assert torch.mlu.current_stream() == s2
+        assert torch.mlu.current_stream() == s1
+    assert torch.mlu.current_stream() == torch.mlu.default_stream()
+    with s1:  # torch.Stream's own context manager
+        assert torch.mlu.current_stream() == s1
+    torch.mlu.set_stream(s2)
+    assert torch.mlu.current_stream() == s2
+    torch.mlu.set_stream(torch.mlu.default_stream())
+    with torch.mlu.stream(None):
+        assert torch.mlu.current_stream() == torch.mlu.default_stream()
+
+
+def test_ops_go_on_the_current_stream(gates):
+    s = torch.mlu.Stream()
+    x = torch.ones(64, device="mlu")
+    gate = gates(s)
+    with torch.mlu.stream(s):
+        y = x * 3
+    assert not s.query()  # y's op waits behind the gate on s
+    z = x + 1  # the default stream is free
+    torch.mlu.default_stream().synchronize()
+    assert torch.mlu.default_stream().query() and not s.query()
+    gate.set()
+    s.synchronize()
+    assert s.query()
+    assert y.cpu().tolist() == [3.0] * 64 and z.cpu().tolist() == [2.0] * 64
+
+
+def test_wait_stream_orders_work_across_streams(gates):
+    producer, consumer = torch.mlu.Stream(), torch.mlu.Stream()
+    x = torch.zeros(1000, device="mlu")
+    torch.mlu.synchronize()
+    gate = gates(producer)
+    with torch.mlu.stream(producer):
+        x.add_(5)  # held behind the gate
+    consumer.wait_stream(producer)
+    with torch.mlu.stream(consumer):
+        y = x * 2  # must see the add
+    assert not consumer.query()
+    gate.set()
+    consumer.synchronize()
+    assert y.cpu().tolist() == [10.0] * 1000
+
+
+def test_stream_pool_recycles_queues():
+    queues = {id(torch.mlu.Stream().mlu_stream) for _ in range(80)}
+    assert len(queues) == 32  # 32 queues per device and priority, as CUDA's pool
+    high = {id(torch.mlu.Stream(priority=-2).mlu_stream) for _ in range(3)}
+    assert not high & queues
+
+
+def test_torch_accelerator_and_torch_stream_on_mlu():
+    s = torch.Stream(device="mlu")
+    assert s.device.type == "mlu"
+    torch.accelerator.set_stream(s)
+    assert torch.accelerator.current_stream() == s
+    assert torch.mlu.current_stream().stream_id == s.stream_id
+    torch.accelerator.set_stream(torch.mlu.default_stream())
+    assert torch.accelerator.current_stream().stream_id == 0
+    torch.accelerator.synchronize()
+
+
+def test_each_thread_has_its_own_current_stream():
+    import threading
+    s = torch.mlu.Stream()
+    seen = []
+    with torch.mlu.stream(s):
+        thread = threading.Thread(target=lambda: seen.append(torch.mlu.current_stream().stream_id))
+        thread.start()
+        thread.join()
+        assert torch.mlu.current_stream() == s
+    assert seen == [0]
