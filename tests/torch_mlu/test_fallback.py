@@ -106,3 +106,33 @@ def test_registered_native_ops_do_not_fall_back():
         torch.addmm(a, b, c).zero_().fill_(2.0)
         b.copy_(c).cpu()
     assert not any(name in fallback.counts() for name in torch_mlu.ops.registered())
+
+
+def test_batch_norm_running_statistics_update_on_the_device():
+    # native_batch_norm's schema does not mark the running statistics as written; they must move anyway
+    torch.manual_seed(0)
+    x = torch.randn(16, 3) * 2 + 1
+    reference = torch.nn.BatchNorm1d(3)
+    on_device = torch.nn.BatchNorm1d(3).mlu()
+    reference(x)
+    on_device(x.mlu())
+    torch.testing.assert_close(on_device.running_mean.cpu(), reference.running_mean)
+    torch.testing.assert_close(on_device.running_var.cpu(), reference.running_var)
+    assert on_device.num_batches_tracked.item() == 1
+    reference.eval()
+    on_device.eval()
+    torch.testing.assert_close(on_device(x.mlu()).cpu(), reference(x))
+
+
+def test_convolution_reaches_the_fallback_and_matches_cpu():
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(2, 3, 3, padding=1)
+    x = torch.randn(1, 2, 5, 5, requires_grad=True)
+    device_conv = torch.nn.Conv2d(2, 3, 3, padding=1).mlu()
+    device_conv.load_state_dict(conv.state_dict())
+    xd = x.detach().mlu().requires_grad_()
+    device_conv(xd).sum().backward()
+    conv(x).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), x.grad)
+    torch.testing.assert_close(device_conv.weight.grad.cpu(), conv.weight.grad)
+    assert fallback.counts()["aten::convolution"] == 1 and fallback.counts()["aten::convolution_backward"] == 1

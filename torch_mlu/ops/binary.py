@@ -2,8 +2,8 @@
 broadcasting, over cnnlOpTensor and cnnlDiv_v2.
 
 Operands are first brought to the result dtype on the device (cnnlCastDataType); a Python or 0-d cpu scalar
-becomes a cached one-element device tensor. The common case of a dense, same-shape, same-dtype operation with
-alpha 1 takes the fast path of `_launch` after its first call.
+becomes a one-element device tensor. The common case of a dense, same-shape, same-dtype operation with alpha 1
+takes the validated fast path of `_launch` after its first call (`_dense`).
 """
 from __future__ import annotations
 
@@ -74,22 +74,29 @@ def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> 
         cnnl.div_v2(h, cnnl.CNNL_COMPUTATION_HIGH_PRECISION, a_desc, a_ptr, b_desc, b_ptr, ws, size, out_desc,
                     out_ptr)
         return
-    op_desc = _op_descriptor(op, dtype)
-    fast = alpha == 1 and a_desc is out_desc and b_desc is out_desc
-    if fast:
-        signature = (op, dtype, a_desc, b_desc, out_desc)
-        if _launch.validated(signature):
-            name = _KERNEL_NAMES[op]
-            _launch.enqueue("cnnlOpTensor", h, ((a_desc, a_ptr, "a"), (b_desc, b_ptr, "b")),
-                            ((out_desc, out_ptr, "c"),),
-                            lambda av, bv, cv: kernels.op_tensor(name, av, bv, cv, 1, 1, 0),
-                            flops=out.numel(), dtype=out_desc.dtype)
-            return
     size = cnnl.getOpTensorWorkspaceSize(h, a_desc, b_desc, out_desc)
     ws, _keep = workspace(size, out.device)
-    cnnl.opTensor(h, op_desc, 1, a_desc, a_ptr, alpha, b_desc, b_ptr, ws, size, 0, out_desc, out_ptr)
-    if fast:
-        _launch.remember(signature)
+    cnnl.opTensor(h, _op_descriptor(op, dtype), 1, a_desc, a_ptr, alpha, b_desc, b_ptr, ws, size, 0, out_desc,
+                  out_ptr)
+
+
+def _dense(op, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a op b for dense operands of one shape, dtype and device: one descriptor for all three; after the first
+    call with a descriptor, the validated fast path of _launch."""
+    out = torch.empty_like(a)
+    d = desc(out)
+    h = handle(out)
+    signature = (op, d)
+    if _launch.validated(signature):
+        name = _KERNEL_NAMES[op]
+        _launch.enqueue("cnnlOpTensor", h, ((d, a.data_ptr(), "a"), (d, b.data_ptr(), "b")),
+                        ((d, out.data_ptr(), "c"),), lambda av, bv, cv: kernels.op_tensor(name, av, bv, cv, 1, 1, 0),
+                        flops=out.numel(), dtype=d.dtype)
+        return out
+    cnnl.opTensor(h, _op_descriptor(op, out.dtype), 1, d, a.data_ptr(), 1, d, b.data_ptr(), None, 0, 0, d,
+                  out.data_ptr())
+    _launch.remember(signature)
+    return out
 
 
 def _broadcast(self: torch.Tensor, other) -> torch.Size:
@@ -101,10 +108,12 @@ def _broadcast(self: torch.Tensor, other) -> torch.Size:
 def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor | None = None):
     """The shared body of the Tensor / Scalar / in-place / out= forms."""
     if out is None and alpha == 1 and isinstance(other, torch.Tensor):  # the common case, checked cheaply
-        dtype = self.dtype
-        if other.dtype == dtype and other.device == self.device and other.shape == self.shape and \
-                self.device.type == "mlu" and _supported(op, dtype, 1):
-            result = torch.empty(self.shape, dtype=dtype, device=self.device)
+        dtype, device = self.dtype, self.device
+        if other.dtype == dtype and other.device == device and other.shape == self.shape and \
+                device.type == "mlu" and _supported(op, dtype, 1):
+            if op != DIV and self.is_contiguous() and other.is_contiguous():
+                return _dense(op, self, other)
+            result = torch.empty(self.shape, dtype=dtype, device=device)
             _compute(op, self, other, result, 1)
             return result
     operands = (self, other) if isinstance(other, torch.Tensor) else (self,)
