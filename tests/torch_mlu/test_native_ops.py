@@ -181,3 +181,19 @@ def test_autograd_through_native_ops():
     ((a @ b) * 2 - a.sum() / 3).sum().backward()
     torch.testing.assert_close(da.grad.cpu(), a.grad)
     torch.testing.assert_close(db.grad.cpu(), b.grad)
+
+
+def test_the_adding_an_op_example_of_the_docs_works():
+    # run the example of docs/torch.md in a fresh process (registering neg here would outlive this test)
+    import os
+    import re
+    import subprocess
+    import sys
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "torch.md")).read()
+    example = re.search(r"## Adding an op.*?```python\n(.*?)```", text, re.S).group(1)
+    check = ("\nimport torch_mlu\nx = torch.tensor([1.5, -2.0, 0.0], device='mlu')\n"
+             "with torch_mlu.fallback.mode('error'):\n    y = -x\n    z = torch.empty(0, device='mlu')\n"
+             "    torch.neg(x, out=z)\nprint(y.cpu().tolist(), z.cpu().tolist())\n")
+    out = subprocess.run([sys.executable, "-c", example + check], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[-1.5, 2.0, -0.0] [-1.5, 2.0, -0.0]"
