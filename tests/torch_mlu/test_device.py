@@ -165,3 +165,17 @@ def test_version_and_registered_ops():
     names = torch_mlu.ops.registered()
     for op in ("aten::add.Tensor", "aten::_copy_from", "aten::mm", "aten::fill_.Scalar", "aten::addmm"):
         assert op in names
+
+
+def test_errors_of_queued_work_surface_at_the_next_sync_as_runtime_errors():
+    def failing(_):
+        raise ValueError("the host function failed")
+
+    cnrt.invokeHostFunc(torch.mlu.current_stream().mlu_stream, failing, None)
+    with pytest.raises(RuntimeError, match="host function failed") as error:
+        torch.mlu.synchronize()
+    assert isinstance(error.value.__cause__, cnrt.CnrtError)
+    # as in cnrt, the device reported it at its sync; the stream reports it at its own next sync (a blocking copy)
+    with pytest.raises(RuntimeError, match="host function failed"):
+        torch.ones(2, device="mlu").cpu()
+    assert torch.ones(2, device="mlu").cpu().tolist() == [1.0, 1.0]  # reported; the stream runs again

@@ -190,3 +190,19 @@ def test_live_tensors_never_overlap_and_keep_their_bytes(steps):
     live.clear()
     assert torch.mlu.memory_allocated() == 0
 
+
+
+def test_caching_allocator_alloc_gives_raw_device_memory():
+    address = torch.mlu.caching_allocator_alloc(1000)
+    assert cnrt.pointerGetAttributes(address).type == cnrt.cnrtMemTypeDevice
+    assert torch.mlu.memory_allocated() == 1024
+    cnrt.memset(address, 7, 1000)  # usable with cnrt directly
+    torch.mlu.caching_allocator_delete(address)
+    assert torch.mlu.memory_allocated() == 0
+    with pytest.raises(ValueError, match="was not allocated by caching_allocator_alloc"):
+        torch.mlu.caching_allocator_delete(address)
+    with pytest.raises(ValueError, match="non-negative int"):
+        torch.mlu.caching_allocator_alloc(-1)
+    side = torch.mlu.Stream()
+    on_side = torch.mlu.caching_allocator_alloc(512, stream=side)
+    torch.mlu.caching_allocator_delete(on_side)

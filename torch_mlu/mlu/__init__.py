@@ -92,8 +92,13 @@ class device_of(device):
 
 
 def synchronize(device=None) -> None:
-    """torch.mlu.synchronize: wait for all work on every stream of the device (cnrtSyncDevice)."""
-    torch._C._accelerator_synchronizeDevice(checked_index(device))
+    """torch.mlu.synchronize: wait for all work on every stream of the device (cnrtSyncDevice); an error of queued
+    work is raised here, as a RuntimeError."""
+    from ..ops._core import DEVICE_ERRORS, device_error
+    try:
+        _state.runtime.sync_device(checked_index(device))
+    except DEVICE_ERRORS as error:
+        raise device_error(error) from error
 
 
 class _MLUDeviceProperties:

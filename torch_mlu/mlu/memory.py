@@ -105,6 +105,34 @@ def memory_snapshot(device=None) -> list[dict]:
     return _allocator().snapshot(checked_index(device))
 
 
+_raw_blocks: dict[int, object] = {}
+
+
+def caching_allocator_alloc(size: int, device=None, stream=None) -> int:
+    """torch.mlu.caching_allocator_alloc: `size` bytes of device memory from the caching allocator, for use on
+    `stream` (default: the current stream of `device`); returns the device address (for calling cnrt/cnnl
+    directly). Give it back with caching_allocator_delete."""
+    import torch
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"caching_allocator_alloc: size must be a non-negative int, got {size!r}")
+    index = checked_index(device if stream is None else stream.device_index)
+    from .streams import stream as stream_context
+    with stream_context(stream):
+        block = torch.empty(size, dtype=torch.uint8, device=torch.device("mlu", index))
+    address = block.data_ptr()
+    if address:
+        _raw_blocks[address] = block
+    return address
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """torch.mlu.caching_allocator_delete: give back memory from caching_allocator_alloc (stream-ordered, no wait)."""
+    if mem_ptr == 0:
+        return
+    if _raw_blocks.pop(mem_ptr, None) is None:
+        raise ValueError(f"caching_allocator_delete: 0x{mem_ptr:x} was not allocated by caching_allocator_alloc")
+
+
 def memory_summary(device=None, abbreviated: bool = False) -> str:
     """torch.mlu.memory_summary: a readable table of the allocator statistics of a device."""
     index = checked_index(device)
@@ -138,4 +166,5 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
 __all__ = ["memory_stats", "memory_stats_as_nested_dict", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "memory_cached", "max_memory_cached",
            "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
-           "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "memory_snapshot", "memory_summary"]
+           "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "memory_snapshot", "memory_summary",
+           "caching_allocator_alloc", "caching_allocator_delete"]

@@ -13,11 +13,13 @@ A native op is a Python function registered for the PrivateUse1 key (see docs/to
 """
 from __future__ import annotations
 
+import functools
 import threading
 
 import torch
 
 import cnnl
+import cnrt
 
 from .. import _state
 
@@ -37,17 +39,36 @@ TORCH_TO_CNNL = {
 FLOATING = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
 
 
+DEVICE_ERRORS = (cnrt.CnrtError, cnnl.CnnlError)
+
+
+def device_error(error: Exception) -> RuntimeError:
+    """A cnrt/cnnl error as the RuntimeError torch code expects from a device (the original is its __cause__)."""
+    failure = RuntimeError(f"mlu: {error}")
+    failure.__cause__ = error
+    return failure
+
+
 def register(*names: str):
     """Decorator: register the function as the mlu (PrivateUse1) kernel of each aten overload named, e.g.
-    "aten::add.Tensor" or "add.Tensor" (the overload's full name; ".default" for the default overload)."""
+    "aten::add.Tensor" or "add.Tensor" (the overload's full name; ".default" for the default overload). A cnrt or
+    cnnl error inside the kernel (a bad pointer, a sticky error of queued work at a sync) reaches the caller as a
+    RuntimeError, as device errors do in torch."""
 
     def wrap(kernel):
+        @functools.wraps(kernel)
+        def guarded(*args, **kwargs):
+            try:
+                return kernel(*args, **kwargs)
+            except DEVICE_ERRORS as error:
+                raise device_error(error) from error
+
         for name in names:
             qualified = name if name.startswith("aten::") else f"aten::{name}"
             short = qualified[len("aten::"):]
             if short.endswith(".default"):
                 short = short[:-len(".default")]
-            LIBRARY.impl(short, kernel, "PrivateUse1")
+            LIBRARY.impl(short, guarded, "PrivateUse1")
             REGISTERED[qualified] = kernel
         return kernel
 
