@@ -154,3 +154,14 @@ def test_copies_leave_host_tensors_resizable():
     back.resize_(5)
     loss = torch.nn.functional.mse_loss(torch.ones(3, device="mlu"), torch.zeros(3, device="mlu"))
     assert loss.item() == 1.0  # the CPU fallback resizes its out= tensor on the host
+
+
+def test_item_and_complex_views_stay_native():
+    with torch_mlu.fallback.mode("error"):
+        assert torch.tensor(2.5, device="mlu").item() == 2.5  # .item() is a copy, not a fallback
+        assert torch.tensor([7], dtype=torch.int64, device="mlu").item() == 7
+        z = torch.tensor([1 + 2j, 3 - 4j], device="mlu")
+        real = torch.view_as_real(z)
+        assert real.data_ptr() == z.data_ptr() and real.shape == (2, 2)
+        assert torch.view_as_complex(real).data_ptr() == z.data_ptr()
+    assert real.cpu().tolist() == [[1.0, 2.0], [3.0, -4.0]]

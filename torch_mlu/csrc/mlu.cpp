@@ -9,8 +9,9 @@
 //   * DeviceGuardImpl: current device and current stream per host thread; streams are cnrt queues, events cnrt
 //     notifiers, both named by small integer ids that the runtime maps to its objects.
 //   * PrivateUse1 hooks, and the generator: a Philox (seed, offset) pair that the random kernels hand to cnnl.
-//   * the metadata-only aten kernels (empty, empty_strided, as_strided, view, _reshape_alias, unfold, set_,
-//     resize_); resize_ and set_ grow a storage by a device-to-device copy, never by touching memory on the host.
+//   * the metadata-only aten kernels (empty, empty_strided, as_strided, view, _reshape_alias, unfold,
+//     view_as_real/complex, set_, resize_); resize_ and set_ grow a storage by a device-to-device copy, never by
+//     touching memory on the host.
 //   * the boxed CPU fallback (mixed-device check, per-op counting and error mode in the runtime), and torch's
 //     autocast op lists for AutocastPrivateUse1.
 #include <ATen/ATen.h>
@@ -22,6 +23,8 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -825,6 +828,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", mlu::view);
   m.impl("_reshape_alias", mlu::reshape_alias);
   m.impl("unfold", mlu::unfold);
+  m.impl("view_as_real", [](const at::Tensor& self) { return at::native::view_as_real(self); });
+  m.impl("view_as_complex", [](const at::Tensor& self) { return at::native::view_as_complex(self); });
   m.impl("resize_", mlu::resize_);
   m.impl("set_.source_Storage_storage_offset", mlu::set_storage);
   m.impl("set_.source_Storage", mlu::set_source_storage);

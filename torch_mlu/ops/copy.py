@@ -183,3 +183,11 @@ def copy_from_and_resize(self: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
     if dst.shape != self.shape:
         dst.resize_(self.shape)
     return copy_into(self, dst)
+
+
+@register("aten::_local_scalar_dense")
+def local_scalar_dense(self: torch.Tensor):
+    """aten::_local_scalar_dense(self) (Tensor.item()): one element copied to the host, waiting for the stream."""
+    host = torch.empty(self.shape, dtype=self.dtype)
+    copy_into(self, host)
+    return host.item()
