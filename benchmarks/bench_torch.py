@@ -25,7 +25,7 @@ from torch import nn
 import torch_mlu  # noqa: F401  (registers the device when torch did not autoload it)
 import cnnl
 import cnrt
-from mlusim.bench.common import format_rows, median_time, paired_median_ms, row
+from mlusim.bench.common import format_rows, paired_median_ms, row
 
 
 def _sync() -> None:

@@ -1,5 +1,9 @@
 """The torch_mlu tests: skipped without torch; each test gets a fresh simulated machine (torch_mlu follows the
 rebuilt device table, so the caching allocator and the streams start empty), and the default machine back after."""
+import json
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -49,3 +53,14 @@ def gates():
     yield hold
     for gate in made:
         gate.set()
+
+
+@pytest.fixture(scope="session")
+def fresh_process():
+    """The facts tests/torch_mlu/fresh_process.py prints, from one run in a fresh interpreter with two devices and
+    the fallback in error mode (one process for the whole session: starting torch costs seconds)."""
+    env = dict(os.environ, MLUSIM_DEVICE_COUNT="2", MLUSIM_TORCH_FALLBACK="error", TORCH_DEVICE_BACKEND_AUTOLOAD="1")
+    script = os.path.join(os.path.dirname(__file__), "fresh_process.py")
+    out = subprocess.run([sys.executable, script], capture_output=True, text=True, env=env, timeout=240)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
