@@ -265,38 +265,56 @@ class CachingAllocator:
 
     # ---- allocation --------------------------------------------------------------------------------------------
     def malloc(self, nbytes: int, device: int, stream: int) -> int:
-        """A block of at least `nbytes` on `device` for use on stream `stream`; returns its address."""
+        """A block of at least `nbytes` on `device` for use on stream `stream`; returns its address. When cnrt is
+        out of memory, the cached segments are released (outside the allocator's lock: cnrtFree waits for queued
+        work, which may itself free tensors) and the allocation is tried once more."""
         _devices.check()
         cache = self._devices[device]
         size = max(ROUND, (nbytes + ROUND - 1) // ROUND * ROUND)
         with self._lock:
-            if cache.pending:
-                self._process_pending(cache)
-            values = cache.stats.values
-            parked = cache.parked.get((stream, size))
-            if parked:  # a block of this size freed on this stream: the common case of a loop
-                block = parked.pop()
-                cache.parked_count -= 1
-                if block.prev is not None or block.next is not None:
-                    _decrease(values, INACTIVE_SPLIT, block.segment.pool, 1)
-                    _decrease(values, INACTIVE_SPLIT_BYTES, block.segment.pool, block.size)
-            else:
-                block = self._from_pool(cache, size, stream, nbytes)
-            block.allocated = True
-            block.requested = nbytes
-            cache.allocated[block.address] = block
-            self._owner[block.address] = cache
-            offset = block.segment.pool
-            _increase(values, ALLOCATION, offset, 1)
-            _increase(values, ALLOCATED_BYTES, offset, block.size)
-            _increase(values, REQUESTED_BYTES, offset, nbytes)
-            if cache.pending:
-                cache.stats.note_active_peak(offset)
-            return block.address
+            address = self._allocate(cache, size, stream, nbytes)
+            if address is None:
+                cache.stats.counters["num_alloc_retries"] += 1
+        if address is None:
+            self._release_cached(cache)
+            with self._lock:
+                address = self._allocate(cache, size, stream, nbytes)
+                if address is None:
+                    cache.stats.counters["num_ooms"] += 1
+                    raise torch.OutOfMemoryError(self._oom_message(cache, nbytes))
+        return address
 
-    def _from_pool(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> Block:
+    def _allocate(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> int | None:
+        """The allocation proper (under the lock); None when a new segment was needed and cnrt had no memory."""
+        if cache.pending:
+            self._process_pending(cache)
+        values = cache.stats.values
+        parked = cache.parked.get((stream, size))
+        if parked:  # a block of this size freed on this stream: the common case of a loop
+            block = parked.pop()
+            cache.parked_count -= 1
+            if block.prev is not None or block.next is not None:
+                _decrease(values, INACTIVE_SPLIT, block.segment.pool, 1)
+                _decrease(values, INACTIVE_SPLIT_BYTES, block.segment.pool, block.size)
+        else:
+            block = self._from_pool(cache, size, stream, nbytes)
+            if block is None:
+                return None
+        block.allocated = True
+        block.requested = nbytes
+        cache.allocated[block.address] = block
+        self._owner[block.address] = cache
+        offset = block.segment.pool
+        _increase(values, ALLOCATION, offset, 1)
+        _increase(values, ALLOCATED_BYTES, offset, block.size)
+        _increase(values, REQUESTED_BYTES, offset, nbytes)
+        if cache.pending:
+            cache.stats.note_active_peak(offset)
+        return block.address
+
+    def _from_pool(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> Block | None:
         """Best fit from the pool (after merging the parked blocks if need be), else from another stream's free
-        blocks once that stream is idle, else from a new segment; split to `size`."""
+        blocks once that stream is idle, else from a new segment (None when cnrt has no memory); split to `size`."""
         small = size <= SMALL_SIZE
         pool = cache.small if small else cache.large
         block = pool.best_fit(stream, size)
@@ -308,7 +326,9 @@ class CachingAllocator:
             if block is not None:
                 self._adopt(pool, block, stream)
         if block is None:
-            block = self._new_segment(cache, size, small, stream, nbytes)
+            block = self._new_segment(cache, size, small, stream)
+            if block is None:
+                return None
         else:
             pool.remove(block)
             if block.prev is not None or block.next is not None:
@@ -331,9 +351,16 @@ class CachingAllocator:
         block.rekey()
         pool.insert(block)
 
-    def _new_segment(self, cache: DeviceCache, size: int, small: bool, stream: int, requested: int) -> Block:
+    def _new_segment(self, cache: DeviceCache, size: int, small: bool, stream: int) -> Block | None:
+        """A new cnrt allocation for a request of `size` (None when cnrt is out of memory)."""
         nbytes = segment_size(size)
-        address = self._device_malloc(cache, nbytes, requested)
+        with on_device(cache.device):
+            try:
+                address = cnrt.malloc(nbytes)
+            except cnrt.CnrtError as error:
+                if error.code != cnrt.cnrtErrorNoMem:
+                    raise
+                return None
         segment = Segment(address, nbytes, cache.device, small)
         cache.segments[address] = segment
         values = cache.stats.values
@@ -342,25 +369,9 @@ class CachingAllocator:
         cache.stats.counters["num_device_alloc"] += 1
         return Block(address, nbytes, segment, stream)
 
-    def _device_malloc(self, cache: DeviceCache, nbytes: int, requested: int) -> int:
-        with on_device(cache.device):
-            try:
-                return cnrt.malloc(nbytes)
-            except cnrt.CnrtError as error:
-                if error.code != cnrt.cnrtErrorNoMem:
-                    raise
-            cache.stats.counters["num_alloc_retries"] += 1
-            self._release_cached(cache)
-            try:
-                return cnrt.malloc(nbytes)
-            except cnrt.CnrtError as error:
-                if error.code != cnrt.cnrtErrorNoMem:
-                    raise
-                cache.stats.counters["num_ooms"] += 1
-                raise torch.OutOfMemoryError(self._oom_message(cache, requested)) from None
-
     def _oom_message(self, cache: DeviceCache, requested: int) -> str:
-        free, total = cnrt.memGetInfo()
+        with on_device(cache.device):
+            free, total = cnrt.memGetInfo()
         allocated = cache.stats.current(ALLOCATED_BYTES)
         reserved = cache.stats.current(RESERVED_BYTES)
         return (f"MLU out of memory. Tried to allocate {format_size(requested)}. MLU {cache.device} has a total "
@@ -502,34 +513,41 @@ class CachingAllocator:
 
     # ---- releasing ---------------------------------------------------------------------------------------------
     def _release_cached(self, cache: DeviceCache) -> None:
-        """Free every cached segment of `cache` that holds no allocated block (cnrtFree waits for the device's
-        work on it)."""
-        if cache.pending:
-            cache.stats.counters["num_sync_all_streams"] += 1
-            for _block, notifiers in cache.pending:
-                for notifier in notifiers:
-                    cnrt.waitNotifier(notifier)
+        """Free every cached segment of `cache` that holds no allocated block. The waits (for notifiers of blocks
+        recorded on other streams; cnrtFree for work still queued on a segment) happen outside the allocator's lock,
+        since queued work that finishes may free tensors and so need it."""
+        with self._lock:
+            waits = [n for _block, notifiers in cache.pending for n in notifiers]
+            if waits:
+                cache.stats.counters["num_sync_all_streams"] += 1
+        for notifier in waits:
+            cnrt.waitNotifier(notifier)
+        with self._lock:
             self._process_pending(cache)
-        self._merge_parked(cache)
-        values = cache.stats.values
-        for pool in (cache.small, cache.large):
-            for key in list(pool.keys):
-                block = pool.blocks[key]
-                if block.prev is not None or block.next is not None:
-                    continue
-                pool.remove(block)
-                segment = cache.segments.pop(block.segment.address)
-                with on_device(cache.device):
-                    cnrt.free(segment.address)
-                _decrease(values, SEGMENT, segment.pool, 1)
-                _decrease(values, RESERVED_BYTES, segment.pool, segment.size)
-                cache.stats.counters["num_device_free"] += 1
+            self._merge_parked(cache)
+            released = []
+            values = cache.stats.values
+            for pool in (cache.small, cache.large):
+                for key in list(pool.keys):
+                    block = pool.blocks[key]
+                    if block.prev is not None or block.next is not None:
+                        continue
+                    pool.remove(block)
+                    segment = cache.segments.pop(block.segment.address)
+                    _decrease(values, SEGMENT, segment.pool, 1)
+                    _decrease(values, RESERVED_BYTES, segment.pool, segment.size)
+                    cache.stats.counters["num_device_free"] += 1
+                    released.append(segment.address)
+        with on_device(cache.device):
+            for address in released:
+                cnrt.free(address)
 
     def empty_cache(self) -> None:
         """torch.mlu.empty_cache: give every unused cached segment back to cnrt."""
         with self._lock:
-            for cache in self._devices:
-                self._release_cached(cache)
+            caches = list(self._devices)
+        for cache in caches:
+            self._release_cached(cache)
 
     # ---- statistics --------------------------------------------------------------------------------------------
     def stats(self, device: int) -> DeviceStats:

@@ -206,3 +206,21 @@ def test_caching_allocator_alloc_gives_raw_device_memory():
     side = torch.mlu.Stream()
     on_side = torch.mlu.caching_allocator_alloc(512, stream=side)
     torch.mlu.caching_allocator_delete(on_side)
+
+
+def test_releasing_the_cache_never_waits_for_the_device_under_the_allocator_lock(gates):
+    # cnrtFree waits for queued work on a segment; if that work frees a tensor (here a host function drops the last
+    # reference on the queue's worker thread), the allocator must not be holding its lock meanwhile
+    import threading
+    big = torch.empty(5 * MiB, dtype=torch.uint8, device="mlu")
+    holder = [torch.empty(1024, device="mlu")]
+    gate = gates()
+    cnrt.invokeHostFunc(torch.mlu.current_stream().mlu_stream, lambda _: holder.clear(), None)
+    big.fill_(1)  # queued behind the gate: its segment stays pinned until the gate opens
+    del big
+    releaser = threading.Thread(target=torch.mlu.empty_cache)
+    releaser.start()
+    threading.Timer(0.3, gate.set).start()
+    releaser.join(timeout=60)
+    assert not releaser.is_alive()
+    assert holder == [] and torch.mlu.memory_reserved() == 2 * MiB  # the small segment of the freed tensor
