@@ -6,7 +6,7 @@ of the source and the compiler flags: later imports load the cached library dire
 torch or a changed source builds a fresh one beside the old.
 
   MLUSIM_TORCH_CACHE   where the builds are kept (default: $XDG_CACHE_HOME/mlusim/torch_mlu, else
-                       ~/.cache/mlusim/torch_mlu)
+                       ~/.cache/mlusim/torch_mlu; a per-user directory under the temp dir if that is not writable)
   MLUSIM_TORCH_VERBOSE 1 shows the compiler's output
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,10 +64,21 @@ def _import(path: Path):
     return module
 
 
+def _writable(directory: Path) -> Path:
+    """`directory`, created; a per-user directory under the system's temp dir when it cannot be (a read-only home)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory
+    except OSError:
+        fallback = Path(tempfile.gettempdir()) / f"mlusim-torch-{os.getuid()}" / directory.name
+        fallback.mkdir(parents=True, exist_ok=True)
+        return fallback
+
+
 def _build(directory: Path):
     from torch.utils import cpp_extension
 
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = _writable(directory)
     verbose = os.environ.get("MLUSIM_TORCH_VERBOSE", "") not in ("", "0")
     print(f"torch_mlu: building the C++ part for torch {torch.__version__} in {directory} (once; takes a minute)",
           file=sys.stderr, flush=True)
@@ -86,4 +98,7 @@ def load():
     library = _library(directory)
     if (directory / READY).exists() and library.exists():
         return _import(library)
+    fallback = Path(tempfile.gettempdir()) / f"mlusim-torch-{os.getuid()}" / directory.name
+    if (fallback / READY).exists() and _library(fallback).exists():
+        return _import(_library(fallback))
     return _build(directory)

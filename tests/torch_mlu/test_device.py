@@ -174,3 +174,16 @@ def test_errors_of_queued_work_surface_at_the_next_sync_as_runtime_errors():
     with pytest.raises(RuntimeError, match="host function failed"):
         torch.ones(2, device="mlu").cpu()
     assert torch.ones(2, device="mlu").cpu().tolist() == [1.0, 1.0]  # reported; the stream runs again
+
+
+def test_the_cpp_build_is_cached_per_torch_version_and_source(tmp_path, monkeypatch):
+    from torch_mlu import _extension
+    key = _extension.build_key()
+    assert key.startswith(f"torch-{torch.__version__.replace('+', '_')}-{sys.implementation.cache_tag}-")
+    monkeypatch.setenv("MLUSIM_TORCH_CACHE", str(tmp_path / "cache"))
+    assert _extension.build_directory() == tmp_path / "cache" / key
+    loaded = sys.modules[_extension.NAME]
+    assert loaded is torch_mlu._state.C and (loaded.__file__.endswith(".so"))
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert _extension._writable(blocked / "sub").is_dir()  # unwritable: a per-user directory under the temp dir
