@@ -86,6 +86,7 @@ def _build(directory: Path):
     module = cpp_extension.load(name=NAME, sources=[str(SOURCE)], extra_cflags=list(CFLAGS),
                                 build_directory=str(directory), verbose=verbose, with_cuda=False)
     (directory / READY).write_text(f"{time.perf_counter() - started:.1f} s\n")
+    sys.modules[NAME] = module
     return module
 
 
