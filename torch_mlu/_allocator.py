@@ -147,9 +147,12 @@ class DeviceStats:
         return result
 
     def nested(self) -> dict:
-        """torch.cuda.memory_stats_as_nested_dict's form."""
+        """torch.cuda.memory_stats_as_nested_dict's form. There are no oversize blocks: every block may be split
+        (torch's max_split_size is unlimited by default)."""
         result = {name: {pool: dict(zip(_FIELDS, row)) for pool, row in zip(POOLS, rows)}
                   for name, rows in self.rows().items() if name in ARRAY_STATS}
+        for name in ("oversize_allocations", "oversize_segments"):
+            result[name] = dict.fromkeys(_FIELDS, 0)
         result.update(self.counters)
         return result
 

@@ -224,3 +224,10 @@ def test_releasing_the_cache_never_waits_for_the_device_under_the_allocator_lock
     releaser.join(timeout=60)
     assert not releaser.is_alive()
     assert holder == [] and torch.mlu.memory_reserved() == 2 * MiB  # the small segment of the freed tensor
+
+
+def test_memory_stats_have_the_keys_of_torch_accelerator():
+    a = torch.empty(100, device="mlu")
+    assert set(torch.mlu.memory_stats()) == set(torch.accelerator.memory_stats())
+    assert torch.mlu.memory_stats() == torch.accelerator.memory_stats()
+    del a
