@@ -13,10 +13,13 @@ pool only when notifiers placed on those streams at free time have been reached.
 When cnrt runs out of simulated GDRAM, the cached segments are released (after the device's work on them is done)
 and the allocation is tried once more; then it fails with torch.OutOfMemoryError naming the sizes.
 Statistics follow torch.cuda.memory_stats: each has current/peak/allocated/freed for all, small_pool, large_pool.
+PYTORCH_NO_MLU_MEMORY_CACHING=1 gives every tensor its own cnrt allocation instead (freed with cnrtMemFreeAsync on
+its stream), so that mlusim's pointer checks see each tensor's bounds and lifetime.
 """
 from __future__ import annotations
 
 import bisect
+import os
 import threading
 
 import torch
@@ -47,6 +50,13 @@ def segment_size(nbytes: int) -> int:
     if nbytes < MIN_LARGE_ALLOC:
         return LARGE_SEGMENT
     return (nbytes + ROUND_LARGE - 1) // ROUND_LARGE * ROUND_LARGE
+
+
+def uncached_from_environment() -> bool:
+    """PYTORCH_NO_MLU_MEMORY_CACHING (torch_mlu's name; PYTORCH_NO_CUDA_MEMORY_CACHING is read too): set and not
+    0/no/off turns the cache off."""
+    value = os.environ.get("PYTORCH_NO_MLU_MEMORY_CACHING", os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING"))
+    return value is not None and value.strip().lower() not in ("0", "no", "off", "false")
 
 
 def format_size(nbytes: int) -> str:
@@ -163,11 +173,12 @@ class DeviceStats:
 class Segment:
     """One cnrt allocation the pools carve blocks from."""
 
-    __slots__ = ("address", "size", "device", "small", "pool")
+    __slots__ = ("address", "size", "device", "small", "pool", "uncached")
 
-    def __init__(self, address: int, size: int, device: int, small: bool):
+    def __init__(self, address: int, size: int, device: int, small: bool, uncached: bool = False):
         self.address, self.size, self.device, self.small = address, size, device, small
         self.pool = SMALL if small else LARGE  # its offset in the statistics
+        self.uncached = uncached  # one tensor's own cnrt allocation (PYTORCH_NO_MLU_MEMORY_CACHING)
 
 
 class Block:
@@ -265,6 +276,7 @@ class CachingAllocator:
             self._devices = [DeviceCache(i) for i in range(device_count)]
             self._notifier_pool: list = []
             self._owner: dict[int, DeviceCache] = {}  # allocated address -> its device cache
+            self.uncached = uncached_from_environment()
 
     # ---- allocation --------------------------------------------------------------------------------------------
     def malloc(self, nbytes: int, device: int, stream: int) -> int:
@@ -273,6 +285,8 @@ class CachingAllocator:
         work, which may itself free tensors) and the allocation is tried once more."""
         _devices.check()
         cache = self._devices[device]
+        if self.uncached:
+            return self._malloc_uncached(cache, nbytes, stream)
         size = max(ROUND, (nbytes + ROUND - 1) // ROUND * ROUND)
         with self._lock:
             address = self._allocate(cache, size, stream, nbytes)
@@ -413,6 +427,9 @@ class CachingAllocator:
             _decrease(values, ALLOCATED_BYTES, offset, block.size)
             _decrease(values, REQUESTED_BYTES, offset, block.requested)
             block.allocated = False
+            if block.segment.uncached:
+                self._free_uncached(cache, block)
+                return
             if block.stream_uses:
                 notifiers = [self._notifier_on(cache.device, stream) for stream in block.stream_uses]
                 block.stream_uses = None
@@ -443,6 +460,48 @@ class CachingAllocator:
                 self._to_pool(cache, block)
         cache.parked.clear()
         cache.parked_count = 0
+
+    # ---- without the cache (PYTORCH_NO_MLU_MEMORY_CACHING=1) -----------------------------------------------------
+    def _malloc_uncached(self, cache: DeviceCache, nbytes: int, stream: int) -> int:
+        """Every tensor its own cnrt allocation of exactly its size: the simulator's pointer checks (bounds, use
+        after free) then see each tensor, which the cache's segments hide."""
+        with on_device(cache.device):
+            try:
+                address = cnrt.malloc(nbytes)
+            except cnrt.CnrtError as error:
+                if error.code != cnrt.cnrtErrorNoMem:
+                    raise
+                with self._lock:
+                    cache.stats.counters["num_ooms"] += 1
+                raise torch.OutOfMemoryError(self._oom_message(cache, nbytes)) from None
+        segment = Segment(address, nbytes, cache.device, nbytes <= SMALL_SIZE, uncached=True)
+        block = Block(address, nbytes, segment, stream)
+        block.allocated, block.requested = True, nbytes
+        with self._lock:
+            cache.segments[address] = segment
+            cache.allocated[address] = block
+            self._owner[address] = cache
+            values = cache.stats.values
+            for stat, amount in ((SEGMENT, 1), (RESERVED_BYTES, nbytes), (ALLOCATION, 1), (ALLOCATED_BYTES, nbytes),
+                                 (REQUESTED_BYTES, nbytes)):
+                _increase(values, stat, segment.pool, amount)
+            cache.stats.counters["num_device_alloc"] += 1
+        return address
+
+    def _free_uncached(self, cache: DeviceCache, block: Block) -> None:
+        """cnrtMemFreeAsync on the block's stream, after the streams it was recorded on reach this point: freeing
+        still never waits for the device. (Called with the lock held; only queues work.)"""
+        segment = cache.segments.pop(block.address)
+        values = cache.stats.values
+        _decrease(values, SEGMENT, segment.pool, 1)
+        _decrease(values, RESERVED_BYTES, segment.pool, segment.size)
+        cache.stats.counters["num_device_free"] += 1
+        own = self._streams.queue(cache.device, block.stream)
+        for stream in block.stream_uses or ():
+            notifier = cnrt.notifierCreateWithFlags(cnrt.CNRT_NOTIFIER_DISABLE_TIMING_ALL)
+            cnrt.placeNotifier(notifier, self._streams.queue(cache.device, stream))
+            cnrt.queueWaitNotifier(notifier, own, 0)
+        cnrt.memFreeAsync(block.address, own)
 
     def _notifier_on(self, device: int, stream: int):
         notifier = self._notifier_pool.pop() if self._notifier_pool else \

@@ -231,3 +231,41 @@ def test_memory_stats_have_the_keys_of_torch_accelerator():
     assert set(torch.mlu.memory_stats()) == set(torch.accelerator.memory_stats())
     assert torch.mlu.memory_stats() == torch.accelerator.memory_stats()
     del a
+
+
+@pytest.fixture
+def uncached(monkeypatch):
+    """PYTORCH_NO_MLU_MEMORY_CACHING=1 on a fresh machine (the allocator reads it when the device table is built)."""
+    monkeypatch.setenv("PYTORCH_NO_MLU_MEMORY_CACHING", "1")
+    devices.configure(memory=256 * MiB)
+    yield
+    monkeypatch.delenv("PYTORCH_NO_MLU_MEMORY_CACHING")
+    devices.configure(memory=256 * MiB)
+
+
+def test_without_the_cache_each_tensor_is_its_own_cnrt_allocation(uncached, gates):
+    free_before = cnrt.memGetInfo()[0]
+    t = torch.ones(1000, device="mlu")
+    assert torch.mlu.memory_allocated() == torch.mlu.memory_reserved() == 4000
+    assert cnrt.memGetInfo()[0] < free_before
+    gate = gates()
+    t.add_(t)
+    marker = _pending_marker(torch.mlu.current_stream())
+    del t  # cnrtMemFreeAsync on the stream: no wait
+    assert cnrt.queryNotifier(marker) == cnrt.cnrtErrorNotReady
+    assert torch.mlu.memory_reserved() == 0
+    gate.set()
+    torch.mlu.synchronize()
+    assert cnrt.memGetInfo()[0] == free_before
+    with pytest.raises(torch.OutOfMemoryError, match="Tried to allocate 1.00 GiB"):
+        torch.empty(1 << 30, dtype=torch.uint8, device="mlu")
+
+
+def test_without_the_cache_the_simulator_sees_each_tensors_bounds(uncached):
+    import cnnl
+    from torch_mlu.ops import _core
+    t = torch.zeros(4, device="mlu")
+    torch.ones(4, device="mlu")  # a neighbour
+    too_long = _core.desc_for((8,), (1,), torch.float32)  # a kernel bug: twice the tensor's length
+    with pytest.raises(cnnl.CnnlError, match="past the end"):
+        cnnl.fill_v3(_core.handle(t), cnnl.CNNL_POINTER_MODE_HOST, 1.0, too_long, t.data_ptr())
