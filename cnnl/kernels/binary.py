@@ -10,8 +10,10 @@ import functools
 
 import numpy as np
 
-from .dtypes import BOOL, NUMERIC_DTYPES, ALL_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_int
+from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, INT_DTYPES, NUMERIC_DTYPES, check_dtype,
+                     check_same_dtype, compute_dtype, is_int)
 from .elementwise import run_elementwise, store_bool_result, stored_in_compute_dtype
+from .parallel import INLINE_DIRECT_ELEMENTS, same_view
 from .staging import compute_buffer, load, store
 
 OP_TENSOR_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
@@ -55,12 +57,33 @@ def _op_tensor_block(ufunc, alpha1, alpha2, beta, out, a, b):
     store(result, out)
 
 
+#: storage dtypes computed in their own type, for which a plain same-shape op is one ufunc call
+_DIRECT_DTYPES = frozenset((FLOAT32, FLOAT64) + INT_DTYPES)
+
+
+def _direct(ufunc, a, b, out) -> bool:
+    """The plain small case (one dtype computed in itself, one shape, out aliasing no input other than as that very
+    view) as one ufunc call on this thread: what tiny ops from frameworks are, where the general driver's checks
+    cost more than the arithmetic. False when the general path must run."""
+    dtype, shape = out.dtype, out.shape
+    if dtype not in _DIRECT_DTYPES or a.dtype != dtype or b.dtype != dtype or a.shape != shape or b.shape != shape \
+            or out.size > INLINE_DIRECT_ELEMENTS:
+        return False
+    for operand in (a, b):
+        if np.may_share_memory(operand, out) and not same_view(operand, out):
+            return False
+    ufunc(a, b, out=out)
+    return True
+
+
 def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):
     """out = op(alpha1*a, alpha2*b) + beta*out with broadcasting (`cnnlOpTensor`); op is 'add', 'sub' or 'mul'.
 
     beta == 0 never reads `out`. a, b and out share one numeric dtype.
     """
     ufunc = _lookup(OP_TENSOR_OPS, op, "opTensor op")
+    if alpha1 == 1 and alpha2 == 1 and beta == 0 and _direct(ufunc, a, b, out):
+        return
     check_same_dtype(a=a, b=b, out=out)
     check_dtype("a", a, NUMERIC_DTYPES)
     for name, value in (("alpha1", alpha1), ("alpha2", alpha2), ("beta", beta)):

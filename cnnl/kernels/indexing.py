@@ -10,6 +10,7 @@ scatter and index put with duplicate indices keep one of the values (unspecified
 import numpy as np
 
 from .dtypes import compute_dtype, is_float
+from .parallel import same_view
 from .staging import load, store
 
 
@@ -107,7 +108,7 @@ def index_put(x, indices, values, accumulate, out):
     key = tuple(key)
     if not accumulate and values.dtype == out.dtype:  # a copy and a scatter in the storage dtype
         data = values.copy() if np.may_share_memory(values, out) else values
-        if not _same_view(x, out):
+        if not same_view(x, out):
             np.copyto(out, x.copy() if np.may_share_memory(x, out) else x)
         out[key] = data
         return
@@ -118,11 +119,6 @@ def index_put(x, indices, values, accumulate, out):
     else:
         result[key] = data
     store(result, out)
-
-
-def _same_view(a, b):
-    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
-            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def num_true(x, out):

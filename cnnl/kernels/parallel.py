@@ -56,14 +56,15 @@ def detach_inputs(out, *inputs):
     """Copy any input that overlaps `out` other than as the identical view, so blocked writes cannot corrupt it."""
     result = []
     for array in inputs:
-        if array is not None and np.may_share_memory(array, out) and not _same_view(array, out):
+        if array is not None and np.may_share_memory(array, out) and not same_view(array, out):
             array = array.copy()
         result.append(array)
     return result
 
 
-def _same_view(a, b):
-    return (a.shape == b.shape and a.strides == b.strides
+def same_view(a, b):
+    """True when a and b are the same view of the same memory (identical data pointer, shape, strides, dtype)."""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
             and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
