@@ -158,6 +158,13 @@ class cnclComm:
                                             thread_name_prefix=f"cncl-rank{self.rank}")
         return self._pool
 
+    def set_timeout(self, seconds: float) -> None:
+        """How long an operation of this communicator (and of the other local ranks of its clique) waits for a peer
+        that makes no progress before failing (an mlusim extension; torch.distributed sets the group's timeout)."""
+        if not (isinstance(seconds, (int, float)) and seconds > 0):
+            raise CnclError(CNCL_RET_ERR_ARGUMENTS, f"argument 'seconds': must be a positive number, got {seconds!r}")
+        self.clique.timeout = float(seconds)
+
     # ---- errors ------------------------------------------------------------------------------------------------
 
     def fail(self, exc: BaseException) -> None:

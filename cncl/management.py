@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from mlusim import device as devices
 from mlusim import sharedmem
-from mlusim.validate import as_enum, as_int, as_int_sequence
+from mlusim.validate import as_enum, as_int, as_int_sequence, as_number
 
 from . import rendezvous
 from .clique import clique_arg
@@ -30,9 +30,12 @@ def _argument_error(arg: str, message: str) -> CnclError:
 
 
 @api("cnclInitComms")
-def initComms(num_comm: int, dev_list, rank_list, nrank: int, clique_id=None) -> list[cnclComm]:
+def initComms(num_comm: int, dev_list, rank_list, nrank: int, clique_id=None, *, timeout=None) -> list[cnclComm]:
     """cnclInitComms(cnclComm_t *comms, int num_comm, const int *dev_list, const int *rank_list, int nrank,
     const cnclCliqueId_t clique_id) -> list of num_comm communicators.
+
+    `timeout` (seconds; an mlusim extension, default MLUSIM_CNCL_TIMEOUT) bounds the wait for the other ranks
+    here and becomes the communicators' timeout (`cnclComm.set_timeout`).
 
     clique_id None: every rank lives in this process (num_comm == nrank). Otherwise the ranks of the clique may be
     spread over processes of this host, each calling initComms with its own ranks and the same clique id; the call
@@ -49,7 +52,9 @@ def initComms(num_comm: int, dev_list, rank_list, nrank: int, clique_id=None) ->
     if len(set(ranks)) != len(ranks):
         raise _argument_error("rank_list", f"ranks must be unique, got {ranks}")
     targets = [devices.get(device, f"dev_list[{index}]") for index, device in enumerate(device_ids)]
-    timeout = rendezvous.timeout_setting()
+    timeout = rendezvous.timeout_setting() if timeout is None else as_number(timeout, "timeout")
+    if not timeout > 0:
+        raise _argument_error("timeout", f"must be a positive number of seconds, got {timeout}")
     if clique_id is None:
         if count != total:
             raise _argument_error("clique_id", f"NULL is only for a clique whose ranks all live in this process "

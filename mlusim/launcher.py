@@ -9,6 +9,8 @@ Each rank is `python script args...` (or `python -m module args...` with -m) wit
   MLUSIM_CNCL_SESSION   the job's session, which names its shared-memory segments
   MLUSIM_DEVICE_COUNT   simulated devices per rank, with --devices-per-rank
   MLUSIM_SHARED_GDRAM=1 device memory the peers can map from the start (zero-copy collectives; unless already set)
+  MASTER_ADDR, MASTER_PORT  where torch.distributed's env:// rendezvous finds rank 0's store (127.0.0.1 and a free
+                        port, as torchrun; unless already set), so `init_process_group("cncl")` works unchanged
 Output lines are forwarded with a "[rank k] " prefix. When a rank fails, the others are stopped (SIGTERM, then
 SIGKILL after --grace seconds) and the launcher exits with the failed rank's status. Shared-memory segments that
 ranks killed in the middle of setting up a clique could not remove are removed at the end.
@@ -19,6 +21,7 @@ import argparse
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -39,12 +42,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def rank_environment(rank: int, world: int, cncl_environment: dict, devices: Optional[int]) -> dict:
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now (for torch.distributed's store)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def rank_environment(rank: int, world: int, cncl_environment: dict, devices: Optional[int],
+                     master_port: Optional[int] = None) -> dict:
     """The environment of one rank."""
     env = dict(os.environ)
     env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
                PYTHONUNBUFFERED="1", **cncl_environment)
     env.setdefault("MLUSIM_SHARED_GDRAM", "1")  # buffers allocated before cnclInitComms can go zero-copy too
+    env.setdefault("MASTER_ADDR", "127.0.0.1")
+    if master_port is not None:
+        env.setdefault("MASTER_PORT", str(master_port))
     if devices is not None:
         env["MLUSIM_DEVICE_COUNT"] = str(devices)
     return env
@@ -78,8 +92,9 @@ class Job:
     def start(self) -> None:
         options = self.options
         command = [sys.executable] + (["-m", options.target] if options.module else [options.target]) + options.args
+        port = free_port()
         for rank in range(options.nproc):
-            env = rank_environment(rank, options.nproc, self.cncl.rank_environment(), options.devices_per_rank)
+            env = rank_environment(rank, options.nproc, self.cncl.rank_environment(), options.devices_per_rank, port)
             process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             self.processes.append(process)
             prefix = b"" if options.no_prefix else f"[rank {rank}] ".encode()

@@ -44,3 +44,4 @@ _install()
 
 from . import fallback, ops  # noqa: E402,F401  (ops registers the native kernels)
 from . import mlu  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "cncl")

@@ -39,28 +39,28 @@ def cache_root() -> Path:
     return Path(base) / "mlusim" / "torch_mlu"
 
 
-def build_key() -> str:
+def build_key(source: Path = SOURCE) -> str:
     """torch version, Python ABI and a hash of (source, flags): one build directory per distinct combination."""
-    digest = hashlib.sha256(SOURCE.read_bytes())
+    digest = hashlib.sha256(source.read_bytes())
     digest.update(" ".join(CFLAGS).encode())
     version = torch.__version__.replace("+", "_")
     return f"torch-{version}-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}"
 
 
-def build_directory() -> Path:
-    return cache_root() / build_key()
+def build_directory(source: Path = SOURCE) -> Path:
+    return cache_root() / build_key(source)
 
 
-def _library(directory: Path) -> Path:
+def _library(directory: Path, name: str = NAME) -> Path:
     suffix = importlib.machinery.EXTENSION_SUFFIXES[-1] if sys.platform == "win32" else ".so"
-    return directory / f"{NAME}{suffix}"
+    return directory / f"{name}{suffix}"
 
 
-def _import(path: Path):
-    spec = importlib.util.spec_from_file_location(NAME, path)
+def _import(path: Path, name: str = NAME):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    sys.modules[NAME] = module
+    sys.modules[name] = module
     return module
 
 
@@ -75,31 +75,32 @@ def _writable(directory: Path) -> Path:
         return fallback
 
 
-def _build(directory: Path):
+def _build(directory: Path, source: Path = SOURCE, name: str = NAME):
     from torch.utils import cpp_extension
 
     directory = _writable(directory)
     verbose = os.environ.get("MLUSIM_TORCH_VERBOSE", "") not in ("", "0")
-    print(f"torch_mlu: building the C++ part for torch {torch.__version__} in {directory} (once; takes a minute)",
-          file=sys.stderr, flush=True)
+    print(f"torch_mlu: building the C++ part {source.name} for torch {torch.__version__} in {directory} (once; "
+          f"takes a minute)", file=sys.stderr, flush=True)
     started = time.perf_counter()
-    module = cpp_extension.load(name=NAME, sources=[str(SOURCE)], extra_cflags=list(CFLAGS),
+    module = cpp_extension.load(name=name, sources=[str(source)], extra_cflags=list(CFLAGS),
                                 build_directory=str(directory), verbose=verbose, with_cuda=False)
     (directory / READY).write_text(f"{time.perf_counter() - started:.1f} s\n")
-    sys.modules[NAME] = module
+    sys.modules[name] = module
     return module
 
 
-def load():
-    """The extension module: the cached build when there is one, else a fresh build (serialised across processes
-    by cpp_extension's lock file in the build directory)."""
-    if NAME in sys.modules:
-        return sys.modules[NAME]
-    directory = build_directory()
-    library = _library(directory)
+def load(source: Path = SOURCE, name: str = NAME):
+    """The extension module built from `source` (default: the device's csrc/mlu.cpp; torch_mlu.distributed builds
+    its own): the cached build when there is one, else a fresh build (serialised across processes by
+    cpp_extension's lock file in the build directory)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    directory = build_directory(source)
+    library = _library(directory, name)
     if (directory / READY).exists() and library.exists():
-        return _import(library)
+        return _import(library, name)
     fallback = Path(tempfile.gettempdir()) / f"mlusim-torch-{os.getuid()}" / directory.name
-    if (fallback / READY).exists() and _library(fallback).exists():
-        return _import(_library(fallback))
-    return _build(directory)
+    if (fallback / READY).exists() and _library(fallback, name).exists():
+        return _import(_library(fallback, name), name)
+    return _build(directory, source, name)

@@ -1,0 +1,49 @@
+"""torch.distributed on simulated MLUs: the process-group backend "cncl" (torch_mlu's name), over mlusim's cncl.
+
+    import torch, torch_mlu
+    torch.distributed.init_process_group("cncl")      # launched by torchrun or `mlusim run -n N`
+    torch.distributed.all_reduce(torch.ones(4, device="mlu"))
+
+"cncl" is registered for the "mlu" device, so it is also the backend of mlu tensors when init_process_group is
+given no backend (then gloo serves cpu tensors) or "cpu:gloo,mlu:cncl". The C++ part (csrc/process_group_cncl.cpp,
+a c10d::Backend forwarding to backend.py) is built at the first process group and cached like torch_mlu's own.
+See docs/torch.md ("Distributed").
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch.distributed as dist
+
+from .. import _extension
+
+NAME = "cncl"
+_SOURCE = Path(__file__).with_name("csrc") / "process_group_cncl.cpp"
+_MODULE = "torch_mlu_distributed_C"
+
+
+def native():
+    """The C++ module (ProcessGroupCNCL, WorkCNCL): built on first use, then loaded from the cache."""
+    return _extension.load(_SOURCE, _MODULE)
+
+
+def is_cncl_available() -> bool:
+    """torch.distributed.is_cncl_available (torch_mlu's name): True."""
+    return True
+
+
+def _create(store, rank: int, size: int, timeout):
+    """The factory torch calls for each process group (and sub-group) with backend cncl."""
+    from .backend import CnclBackend
+
+    return native().ProcessGroupCNCL(CnclBackend(store, rank, size, timeout), rank, size)
+
+
+def _register() -> None:
+    if NAME.upper() not in dist.Backend._plugins:
+        dist.Backend.register_backend(NAME, _create, devices=["mlu"])
+    dist.is_cncl_available = is_cncl_available
+
+
+if dist.is_available():
+    _register()
