@@ -65,8 +65,11 @@ class Plan:
         return self.cncl_op is None
 
 
+_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
+
+
 def _real(tensor: torch.Tensor) -> torch.Tensor:
-    return torch.view_as_real(tensor)
+    return tensor.view(_REAL[tensor.dtype])  # the (re, im) pairs; view_as_real has no mlu kernel
 
 
 def _as_bytes(tensor: torch.Tensor) -> torch.Tensor:
