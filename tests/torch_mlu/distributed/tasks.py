@@ -307,6 +307,8 @@ def asynchronous(rank: int, world: int, delay: float) -> dict:
     right when read on the current stream, and the input's memory must not be handed out again meanwhile
     (record_stream)."""
     result = {}
+    dist.all_reduce(torch.zeros(1, device="mlu"))  # the communicator exists (its creation waits for the peers)
+    torch.mlu.synchronize()
     if rank == 1:
         time.sleep(delay)
     tensor = torch.full((1024,), float(rank + 1), device="mlu")
@@ -331,3 +333,93 @@ def asynchronous(rank: int, world: int, delay: float) -> dict:
     result["completed_after"] = work.is_completed() and work.is_success()
     result["address_kept"] = tensor.data_ptr() == address
     return result
+
+
+# ---- training ---------------------------------------------------------------------------------------------------
+
+class _Model(torch.nn.Module):
+    """A small MLP with a branch that `forward(skip=True)` leaves unused (find_unused_parameters)."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(8, 16)
+        self.second = torch.nn.Linear(16, 4)
+        self.unused = torch.nn.Linear(16, 4)
+
+    def forward(self, x, skip: bool = True):
+        hidden = torch.relu(self.first(x))
+        out = self.second(hidden)
+        return out if skip else out + self.unused(hidden)
+
+
+def _mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    # not F.mse_loss: its CPU fallback on mlu fails ("resize storage that is not resizable"), a torch_mlu gap
+    return ((out - target) ** 2).mean()
+
+
+def _batches(rank: int, steps: int):
+    generator = torch.Generator().manual_seed(7 + rank)
+    return [(torch.randn(6, 8, generator=generator), torch.randn(6, 4, generator=generator)) for _ in range(steps)]
+
+
+def _train_ddp(device: str, rank: int, steps: int, **options) -> list[torch.Tensor]:
+    from torch.nn.parallel import DistributedDataParallel
+
+    torch.manual_seed(0)
+    model = _Model().to(device)
+    ddp = DistributedDataParallel(model, bucket_cap_mb=0.0005, **options)  # several buckets
+    skip = options.get("find_unused_parameters", False)  # leave a branch unused only when DDP is told
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    for step, (x, y) in enumerate(_batches(rank, steps)):
+        x, y = x.to(device), y.to(device)
+        if step % 3 == 1:  # gradient accumulation: the first micro-batch without communication
+            with ddp.no_sync():
+                _mse(ddp(x[:3], skip), y[:3]).backward()
+            _mse(ddp(x[3:], skip), y[3:]).backward()
+        else:
+            _mse(ddp(x, skip), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return [p.detach().cpu() for p in model.parameters()]
+
+
+def ddp(rank: int, world: int, steps: int, find_unused: bool) -> dict:
+    """DistributedDataParallel on mlu/cncl and the same script on cpu/gloo: the parameters after `steps` steps,
+    and the largest difference between the two runs and between ranks."""
+    on_mlu = _train_ddp("mlu", rank, steps, find_unused_parameters=find_unused)
+    on_cpu = _train_ddp("cpu", rank, steps, find_unused_parameters=find_unused)
+    gathered = [None] * world
+    dist.all_gather_object(gathered, on_mlu)
+    return {"mlu_vs_cpu": max(float((a - b).abs().max()) for a, b in zip(on_mlu, on_cpu)),
+            "between_ranks": max(float((a - b).abs().max()) for other in gathered for a, b in zip(on_mlu, other)),
+            "moved": max(float((a - b).abs().max()) for a, b in zip(on_mlu, _initial_parameters()))}
+
+
+def _initial_parameters() -> list[torch.Tensor]:
+    torch.manual_seed(0)
+    return [p.detach() for p in _Model().parameters()]
+
+
+def _train_fsdp(device: str, rank: int, world: int, steps: int) -> list[torch.Tensor]:
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    torch.manual_seed(0)
+    model = _Model().to(device)
+    mesh = init_device_mesh(device, (world,))
+    fully_shard(model.first, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.01)
+    for x, y in _batches(rank, steps):
+        _mse(model(x.to(device)), y.to(device)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return [p.full_tensor().detach().cpu() for p in model.parameters()]
+
+
+def fsdp(rank: int, world: int, steps: int) -> dict:
+    """FSDP2 (fully_shard: all_gather_into_tensor / reduce_scatter_tensor) on mlu/cncl and on cpu/gloo."""
+    on_mlu = _train_fsdp("mlu", rank, world, steps)
+    on_cpu = _train_fsdp("cpu", rank, world, steps)
+    return {"mlu_vs_cpu": max(float((a - b).abs().max()) for a, b in zip(on_mlu, on_cpu)),
+            "moved": max(float((a - b).abs().max()) for a, b in zip(on_mlu, _initial_parameters()))}
