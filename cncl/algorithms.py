@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import zerocopy
+from . import tiny, zerocopy
 from .channel import Exchange
 from .datatypes import DataType
 from .reduction import Scratch, reduce_ordered
@@ -88,9 +88,15 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
 
     if send.size >= nrank and _zero_copy(ex, nrank, [send, recv], send.nbytes, memory, reduce_shared):
         return
+    if nrank > 1 and tiny.eligible(ex, send, dtype):
+        channels = ex.fabric.fast_channels.get(ex.rank)
+        if channels is None:
+            channels = ex.fabric.fast_channels[ex.rank] = tiny.Channels(ex.fabric, ex.rank)
+        tiny.all_reduce(ex, channels, send, recv, op)
+        return
     peers = _peers(ex, nrank)
     per = _per_message(ex, dtype)
-    if send.nbytes <= DIRECT_ALL_REDUCE_BYTES or send.size < nrank:
+    if send.nbytes <= DIRECT_ALL_REDUCE_BYTES or send.size < nrank or nrank == 1:
         for start, stop in windows(send.size, per):
             for peer in peers:
                 ex.send(peer, send[start:stop])

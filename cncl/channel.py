@@ -7,7 +7,7 @@ the payload in place and publishes `consumed = k`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,10 +22,10 @@ KIND_NAMES = {ALL_REDUCE: "cnclAllReduce", BROADCAST: "cnclBroadcast", REDUCE: "
               ALL_TO_ALLV: "cnclAlltoAllv", SEND_RECV: "cnclSend/cnclRecv"}
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(NamedTuple):
     """What must agree between the sides of a message: the operation, its sequence number on the communicator
-    (0 for point-to-point), data type, reduce op, root, and the count the call names."""
+    (0 for point-to-point), data type, reduce op, root, and the count the call names. (A named tuple: made on
+    every call, it must be cheap.)"""
 
     kind: int
     seq: int
@@ -35,10 +35,10 @@ class Signature:
     count: int = 0
 
     def fields(self) -> tuple[int, ...]:
-        return (self.kind, self.seq, self.dtype, self.op, self.root, self.count)
+        return tuple(self)
 
     def describe(self, fields=None) -> str:
-        kind, seq, dtype, op, root, count = self.fields() if fields is None else fields
+        kind, seq, dtype, op, root, count = self if fields is None else fields
         parts = [f"count={count}", f"data_type={DATA_TYPES[dtype].name if dtype in DATA_TYPES else dtype}"]
         if op >= 0:
             parts.append(f"reduce_op={REDUCE_NAMES.get(op, op)}")

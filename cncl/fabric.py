@@ -11,8 +11,12 @@ Layout (offsets in bytes; every counter is a uint32 written by exactly one rank,
           (written by dst), each on its own cache line
   ...     channel slots: per pair, two slots of MESSAGE_HEADER_BYTES + slot bytes (double buffering)
 
-Waiting is a futex wait on the counter, in slices of WAIT_SLICE seconds; between slices the waiter checks that the
-peer is still there (its state, and for another process its pid) and that the timeout has not passed.
+Every word a rank waits on (states, done counters, channel counters) has a *sleepers* word 4 bytes after it. A
+waiter first polls the word without the GIL (atomics.spin_until) for up to SPIN_SECONDS, then announces itself in
+the sleepers word and sleeps in a futex wait, in slices of WAIT_SLICE seconds; between slices it checks that the
+peer is still there (its state, and for another process its pid) and that the timeout has not passed. A writer
+stores the word with a full barrier and makes the futex wake system call only when a sleeper announced itself
+(atomics.publish), so a prompt peer costs no system call at all.
 Memory ordering: the data of a message is written before its counter and read after it; x86-64 keeps stores in
 order and loads in order (TSO), which is all the protocol needs.
 """
@@ -24,7 +28,7 @@ import time
 
 import numpy as np
 
-from . import futex
+from . import atomics, futex
 from .errors import CNCL_RET_ERR_SYSTEM, CnclError
 
 MAGIC = 0x4C434E43_4D49534C  # "LSIMCNCL"
@@ -37,9 +41,14 @@ MESSAGE_TEXT_OFFSET = 64
 COUNTER_BYTES = 128
 MESSAGE_HEADER_BYTES = 64
 WAIT_SLICE = 0.1
-#: Before sleeping, a waiter yields the CPU in a loop for this long: a peer that answers within it is seen without the
-#: wake-up latency of a sleeping thread (tens to hundreds of µs on a busy host). Slower peers are waited for asleep.
+#: Before sleeping, a waiter polls the word (without the GIL, pause between reads) for this long: a peer that answers
+#: within it is seen without the wake-up latency of a sleeping thread (tens to hundreds of µs on a busy host).
+#: Slower peers are waited for asleep.
 SPIN_SECONDS = 100e-6
+#: pause instructions per poll of the spin phase (~5-20 µs on current x86-64); the clock is read between polls
+SPIN_ROUNDS = 256
+#: Bytes from a waitable word to its sleepers word.
+SLEEPERS_OFFSET = 4
 
 # Rank states.
 ABSENT, ALIVE, GONE, FAILED, ABORTED = 0, 1, 2, 3, 4
@@ -99,6 +108,7 @@ class Fabric:
         self._slots_at = self._counters_at + nrank * nrank * COUNTER_BYTES
         self.local_pid = os.getpid()
         self._slots: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.fast_channels: dict = {}  # rank -> tiny.Channels, the compiled small-message path's views
 
     # ---- header ------------------------------------------------------------------------------------------------
 
@@ -168,6 +178,13 @@ class Fabric:
         return int(self.words[offset >> 2])
 
     def set_word(self, offset: int, value: int) -> None:
+        """Store a waitable word. A channel counter: with a full barrier, waking its waiters only if one announced
+        itself asleep (atomics.publish). A word of the header or rank table (rarely written, also while ranks
+        join, before the compiled code is loaded): a plain store and always a wake."""
+        if offset >= self._counters_at:
+            if atomics.publish(self.words, offset >> 2, value, (offset + SLEEPERS_OFFSET) >> 2):
+                futex.wake(self.base_address + offset)
+            return
         self.words[offset >> 2] = value & 0xFFFFFFFF
         futex.wake(self.base_address + offset)
 
@@ -194,7 +211,8 @@ class Fabric:
     def wait_until(self, offset: int, target: int, me: int, peer: int, timeout: float, what: str) -> None:
         """Sleep until the counter at `offset` reaches `target` (modulo 2**32). Raises PeerLost when `me` was
         aborted, when `peer` failed, left or died, or after `timeout` seconds without the counter reaching it."""
-        if self._spin_until_reached(offset, target):
+        channel = offset >= self._counters_at
+        if (self._spin_until_reached if channel else self._yield_until_reached)(offset, target):
             return
         deadline = next_probe = None
         address = self.base_address + offset
@@ -211,15 +229,36 @@ class Fabric:
             self.check(me, peer, what, probe_process=probe)
             if now >= deadline:
                 raise PeerLost(f"timed out after {timeout:g} s waiting for rank {peer} ({what})")
-            futex.wait(address, value, min(WAIT_SLICE, max(deadline - now, 0.001)))
+            if not channel:  # its writers always wake
+                futex.wait(address, value, min(WAIT_SLICE, max(deadline - now, 0.001)))
+                continue
+            sleepers = (offset + SLEEPERS_OFFSET) >> 2
+            atomics.announce(self.words, sleepers, 1)
+            try:
+                value = int(self.words[offset >> 2])  # after the announcement: a later store will wake us
+                if (value - target) & 0xFFFFFFFF < 0x80000000:
+                    return
+                futex.wait(address, value, min(WAIT_SLICE, max(deadline - now, 0.001)))
+            finally:
+                atomics.announce(self.words, sleepers, -1)
 
-    def _spin_until_reached(self, offset: int, target: int) -> bool:
+    def _yield_until_reached(self, offset: int, target: int) -> bool:
         give_up = time.perf_counter() + SPIN_SECONDS
         while (self.word(offset) - target) & 0xFFFFFFFF >= 0x80000000:
             if time.perf_counter() >= give_up:
                 return False
             os.sched_yield()
         return True
+
+    def _spin_until_reached(self, offset: int, target: int) -> bool:
+        words, index = self.words, offset >> 2
+        if atomics.spin_until(words, index, target, SPIN_ROUNDS):
+            return True
+        give_up = time.perf_counter() + SPIN_SECONDS
+        while time.perf_counter() < give_up:
+            if atomics.spin_until(words, index, target, SPIN_ROUNDS):
+                return True
+        return False
 
     def check(self, me: int, peer: int, what: str, probe_process: bool = True) -> None:
         """Raise PeerLost when this rank was aborted or failed, or when `peer` cannot answer any more
@@ -244,6 +283,7 @@ class Fabric:
         """Drop the views and unmap (a mapping still viewed elsewhere is left to the garbage collector)."""
         self.raw = self.words = self.header = self.work_counters = None
         self._slots = {}
+        self.fast_channels = {}
         try:
             self.memory.close()
         except BufferError:

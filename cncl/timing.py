@@ -14,6 +14,17 @@ _COST_KINDS = {
 }
 
 
+_known: dict = {}
+_KNOWN_LIMIT = 4096
+
+
 def collective_us(spec: BoardSpec, kind: int, nbytes: int, nrank: int) -> float:
-    """Modelled duration (µs, an estimate) of one rank's part of collective `kind` over `nbytes`."""
-    return cost.collective_us(spec, _COST_KINDS[kind], nbytes, nrank)
+    """Modelled duration (µs, an estimate) of one rank's part of collective `kind` over `nbytes` (remembered: the
+    same call is usually made again and again)."""
+    key = (id(spec), kind, nbytes, nrank)
+    known = _known.get(key)
+    if known is None or known[0] is not spec:
+        if len(_known) >= _KNOWN_LIMIT:
+            _known.clear()
+        known = _known[key] = (spec, cost.collective_us(spec, _COST_KINDS[kind], nbytes, nrank))
+    return known[1]

@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from mlusim import sharedmem
 
+from .atomics import fetch_add
 from .channel import Exchange
 from .datatypes import DataType
 from .linereduce import copy_bytes, fence, reduce_range, store_fence, streamable
@@ -162,25 +162,10 @@ def finish(ex: Exchange, nrank: int) -> None:
 
 # ---- the reduction kernel ---------------------------------------------------------------------------------------
 
-@intrinsic
-def _fetch_add(typingctx, counters, index, value):
-    """counters[index] += value atomically (a locked add: atomic across processes on shared memory); the old
-    value."""
-    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
-        return None
-
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        pointer = builder.gep(array.data, [args[1]])
-        return builder.atomic_rmw("add", pointer, args[2], "seq_cst")
-
-    return types.int64(counters, types.intp, types.int64), codegen
-
-
 @njit(nogil=True, cache=True)
 def claim(counters, index):
     """Take the next unit of work counted by counters[index] (its value before the claim)."""
-    return _fetch_add(counters, index, 1)
+    return fetch_add(counters, index, 1)
 
 
 @njit(nogil=True, cache=True)
@@ -195,7 +180,7 @@ def _reduce_kernel(inputs, outputs, op, counters, bases, rank, unit, streaming):
         low = units * owner // nrank
         high = units * (owner + 1) // nrank
         while True:
-            index = low + _fetch_add(counters, owner * COUNTER_STRIDE, 1) - bases[owner]
+            index = low + fetch_add(counters, owner * COUNTER_STRIDE, 1) - bases[owner]
             if index >= high:
                 break
             reduce_range(inputs, outputs, op, index * unit, min((index + 1) * unit, count), streaming)

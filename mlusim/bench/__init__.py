@@ -20,6 +20,7 @@ SUITES = {
     "nn-ext": "bench_cnnl_nn_ext",
     "capi": "bench_capi",
     "torch": "bench_torch",
+    "dist": "bench_dist",
 }
 DEFAULT_SUITES = ("ops",)
 

@@ -35,7 +35,8 @@ COLLECTIVES = ("allReduce", "allGather", "reduceScatter", "broadcast")
 BUS_FACTOR = {"allReduce": lambda n: 2 * (n - 1) / n, "allGather": lambda n: (n - 1) / n,
               "reduceScatter": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0}
 MEMCPY_TARGET = 0.5  # allReduce busbw at 64 MiB, 2 ranks, as a fraction of the host's memcpy bandwidth
-MPI_FROM = 1 * MiB   # cncl should be no slower than MPI from this size up
+MPI_FROM = 4 * KiB   # cncl should be no slower than MPI from this size up (issue 13)
+LATENCY_TARGET_US = 20.0  # allReduce of 8 B, 2 ranks: µs per call (calls back to back, one queueSync)
 TARGET_ROUNDS = 7    # rounds of the target case (median), each followed by a memcpy measurement in rank 0
 ROUNDS = 5           # rounds of every other case (median): one stall of the shared host then moves no row
 
@@ -248,6 +249,13 @@ def run(report=print, sizes=None, worlds=WORLDS, with_mpi: bool = True) -> list[
             report(line)
         rows += measured
     checks: list[dict] = []
+    tiny_row = next((r for r in rows if r["collective"] == "allReduce" and r["ranks"] == 2 and r["size"] == 8), None)
+    if tiny_row is not None:
+        report(f"allReduce 8 B, 2 ranks: {tiny_row['time_us']:.1f} us per call (calls back to back; target <= "
+               f"{LATENCY_TARGET_US:g} us)")
+        checks.append({"name": "allReduce 8 B, 2 ranks, us per call", "ours": tiny_row["time_us"], "reference": None,
+                       "ratio": tiny_row["time_us"], "target": LATENCY_TARGET_US,
+                       "pass": tiny_row["time_us"] <= LATENCY_TARGET_US})
     target_row = next((r for r in rows if r["collective"] == "allReduce" and r["ranks"] == 2
                        and r["size"] == 64 * MiB), None)
     if target_row is not None:
@@ -278,7 +286,8 @@ def run(report=print, sizes=None, worlds=WORLDS, with_mpi: bool = True) -> list[
                                "pass": ratio >= 1.0 if counted else None})
     for check in checks:
         if check["pass"] is not None:
-            report(f"{check['name']}: {check['ratio']:.2f} (target >= {check['target']}) "
+            relation = "<=" if check["name"].endswith("us per call") else ">="
+            report(f"{check['name']}: {check['ratio']:.2f} (target {relation} {check['target']}) "
                    f"{'ok' if check['pass'] else 'BELOW TARGET'}")
     return rows + checks
 

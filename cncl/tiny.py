@@ -1,0 +1,245 @@
+"""The fast path of small all-reduces: each message phase of the exchange in one numba function without the GIL.
+
+A small allReduce (one message per peer) is: post this rank's data to every peer, wait for every peer's message,
+check the messages' call signatures, reduce in rank order, hand the slots back. On the general path (channel.py)
+each step is several Python calls, numpy operations on the headers and a futex wake system call per counter. Here
+each phase is one call into compiled code over views of the whole clique segment, with the same message layout,
+counters and rules (so it mixes freely with the general path): the signature of every message is still checked
+(a mismatch is reported by the general path's receive, with its message), the peers' states and pids are still
+watched, timeouts and aborts still apply (a peer that is not there within the spin falls back to fabric.wait_until,
+which sleeps and checks), and a counter store wakes a sleeper only when one announced itself (atomics.publish).
+The reduction combines the ranks in rank order like reduction.reduce_ordered (numpy's bits: sum/prod as plain adds
+and multiplies, integers wrap, max/min propagate NaN).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import futex
+from .atomics import exchange, load, spin_until
+from .channel import Exchange
+from .datatypes import DataType
+from .fabric import MESSAGE_HEADER_BYTES, SLEEPERS_OFFSET, SPIN_ROUNDS
+
+#: All-reduces of at most this many bytes (and at most a slot) take this path.
+MAX_BYTES = 64 * 1024
+SUM, PROD, MAX, MIN = 0, 1, 2, 3  # cnclSum, cnclProd, cnclMax, cnclMin
+_HEADER_WORDS = MESSAGE_HEADER_BYTES // 8
+_SLEEPERS = SLEEPERS_OFFSET // 4
+
+
+class Channels:
+    """Word indexes and slot offsets of one rank's channels to and from each peer (computed once per rank), and
+    typed views of the whole clique segment."""
+
+    def __init__(self, fabric, rank: int):
+        nrank = fabric.nrank
+        self.peers = np.array([peer for peer in range(nrank) if peer != rank], np.int64)
+        index = {int(peer): i for i, peer in enumerate(self.peers)}
+        self.slot_of_rank = np.array([index.get(r, -1) for r in range(nrank)], np.int64)
+        self.out_posted = np.array([fabric.posted_offset(rank, p) >> 2 for p in self.peers], np.int64)
+        self.out_consumed = np.array([fabric.consumed_offset(rank, p) >> 2 for p in self.peers], np.int64)
+        self.in_posted = np.array([fabric.posted_offset(p, rank) >> 2 for p in self.peers], np.int64)
+        self.in_consumed = np.array([fabric.consumed_offset(p, rank) >> 2 for p in self.peers], np.int64)
+        self.out_slot = np.array([[self._slot(fabric, rank, p, parity) for parity in (0, 1)] for p in self.peers],
+                                 np.int64).reshape(-1, 2)
+        self.in_slot = np.array([[self._slot(fabric, p, rank, parity) for parity in (0, 1)] for p in self.peers],
+                                np.int64).reshape(-1, 2)
+        raw = fabric.raw
+        self.words = fabric.words
+        self.heads = raw[:raw.size // 8 * 8].view(np.int64)
+        self.clocks = self.heads.view(np.float64)
+        self.raw = raw[:raw.size // 8 * 8]
+        self.header = np.zeros(_HEADER_WORDS, np.int64)
+        self.done = np.zeros(len(self.peers), np.uint8)
+        self.wake = np.zeros(2 * len(self.peers), np.uint8)
+        self.latest = np.zeros(1, np.float64)
+        self.base_address = fabric.base_address
+
+    @staticmethod
+    def _slot(fabric, src: int, dst: int, parity: int) -> int:
+        header, _, _ = fabric.slot_views(src, dst, parity)
+        return header.ctypes.data - fabric.base_address
+
+
+@njit(nogil=True, cache=True)
+def _post(words, heads, raw, send, peers, out_posted, out_consumed, out_slot, header, done, wake, rounds):
+    """Post the bytes `send` with `header` to every peer not `done` yet; -1 when all are posted, else the index
+    of a peer whose slot was not free within the spin (call again once it is)."""
+    count = send.size
+    for i in range(peers.size):
+        if done[i]:
+            continue
+        k = load(words, out_posted[i]) + 1
+        if not spin_until(words, out_consumed[i], k - 2, rounds):
+            return i
+        slot = out_slot[i, k & 1]
+        head = slot // 8
+        for j in range(8):
+            heads[head + j] = header[j]
+        base = slot + 64
+        for j in range(count):
+            raw[base + j] = send[j]
+        exchange(words, out_posted[i], k & 0xFFFFFFFF)
+        if load(words, out_posted[i] + 1) != 0:
+            wake[2 * i] = 1
+        done[i] = 1
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def _arrived(words, heads, clocks, peers, in_posted, in_consumed, in_slot, header, latest, rounds):
+    """Wait (spinning) for every peer's message and check its signature against `header` (7 words); -1 when all
+    are there and match, i >= 0 when peer i's message is not there yet, -2 - i when it does not match."""
+    for i in range(peers.size):
+        k = load(words, in_consumed[i]) + 1
+        if not spin_until(words, in_posted[i], k, rounds):
+            return i
+        head = in_slot[i, k & 1] // 8
+        for j in range(7):
+            if heads[head + j] != header[j]:
+                return -2 - i
+        clock = clocks[head + 7]
+        if clock > latest[0]:
+            latest[0] = clock
+    return -1
+
+
+#: The data types of the compiled reduction, numbered (one compiled function serves them all: numba's disk cache
+#: is unsafe when rank processes compile different specialisations of one function at the same time).
+KINDS = {np.dtype(t): k for k, t in enumerate((np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+                                               np.uint8, np.uint16, np.uint32, np.uint64))}
+
+
+@njit(nogil=True)
+def _combine(a, b, op):
+    if op == SUM:
+        return a + b
+    if op == PROD:
+        return a * b
+    if op == MAX:
+        return a if (a >= b or a != a) else b
+    return a if (a <= b or a != a) else b
+
+
+@njit(nogil=True)
+def _reduce_typed(typed, send, recv, bases, op):
+    """recv[j] = the rank-order combination of every rank's element j: typed[bases[r] + j] for a peer r, send[j]
+    for this rank (bases[r] < 0)."""
+    nrank = bases.size
+    for j in range(send.size):
+        acc = send[j] if bases[0] < 0 else typed[bases[0] + j]
+        for r in range(1, nrank):
+            value = send[j] if bases[r] < 0 else typed[bases[r] + j]
+            acc = _combine(acc, value, op)
+        recv[j] = acc
+
+
+@njit(nogil=True, cache=True)
+def _reduce_release(words, raw, send, recv, kind, rank, slot_of_rank, in_consumed, in_slot, op, wake):
+    """recv = the rank-order reduction of every rank's data (own: `send`, the peers': their slots; all as bytes,
+    of data type number `kind`), then hand the slots back (consumed = k). `recv` may be `send` (in place)."""
+    nrank = slot_of_rank.size
+    offsets = np.empty(nrank, np.int64)
+    received = np.empty(in_consumed.size, np.int64)
+    for r in range(nrank):
+        i = slot_of_rank[r]
+        if i < 0:
+            offsets[r] = -1
+            continue
+        k = load(words, in_consumed[i]) + 1
+        received[i] = k
+        offsets[r] = in_slot[i, k & 1] + 64
+    if kind == 0:
+        _reduce_typed(raw.view(np.float32), send.view(np.float32), recv.view(np.float32), _scaled(offsets, 4), op)
+    elif kind == 1:
+        _reduce_typed(raw.view(np.float64), send.view(np.float64), recv.view(np.float64), _scaled(offsets, 8), op)
+    elif kind == 2:
+        _reduce_typed(raw.view(np.int8), send.view(np.int8), recv.view(np.int8), offsets, op)
+    elif kind == 3:
+        _reduce_typed(raw.view(np.int16), send.view(np.int16), recv.view(np.int16), _scaled(offsets, 2), op)
+    elif kind == 4:
+        _reduce_typed(raw.view(np.int32), send.view(np.int32), recv.view(np.int32), _scaled(offsets, 4), op)
+    elif kind == 5:
+        _reduce_typed(raw.view(np.int64), send.view(np.int64), recv.view(np.int64), _scaled(offsets, 8), op)
+    elif kind == 6:
+        _reduce_typed(raw, send, recv, offsets, op)
+    elif kind == 7:
+        _reduce_typed(raw.view(np.uint16), send.view(np.uint16), recv.view(np.uint16), _scaled(offsets, 2), op)
+    elif kind == 8:
+        _reduce_typed(raw.view(np.uint32), send.view(np.uint32), recv.view(np.uint32), _scaled(offsets, 4), op)
+    else:
+        _reduce_typed(raw.view(np.uint64), send.view(np.uint64), recv.view(np.uint64), _scaled(offsets, 8), op)
+    for i in range(in_consumed.size):
+        exchange(words, in_consumed[i], received[i] & 0xFFFFFFFF)
+        if load(words, in_consumed[i] + 1) != 0:
+            wake[2 * i + 1] = 1
+
+
+@njit(nogil=True)
+def _scaled(offsets, itemsize):
+    """Byte offsets as element indexes (-1 stays -1: this rank's own data)."""
+    result = np.empty_like(offsets)
+    for r in range(offsets.size):
+        result[r] = offsets[r] // itemsize if offsets[r] >= 0 else -1
+    return result
+
+
+def eligible(ex: Exchange, send: np.ndarray, dtype: DataType) -> bool:
+    """Whether an allReduce of `send` takes this path (the same answer on every rank: a function of the call)."""
+    return 0 < send.nbytes <= MAX_BYTES and send.nbytes <= ex.slot and dtype.storage in KINDS
+
+
+def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndarray, op: int) -> None:
+    """One rank's side of a small allReduce."""
+    fabric, rank = ex.fabric, ex.rank
+    header = channels.header
+    header[:6] = ex.signature.fields()
+    header[6] = send.nbytes
+    header[7] = np.float64(ex.clock_us).view(np.int64)
+    done, wake = channels.done, channels.wake
+    done[:] = 0
+    wake[:] = 0
+    words, heads = channels.words, channels.heads
+    peers = channels.peers
+    payload = send.view(np.uint8)
+    while True:
+        waiting = _post(words, heads, channels.raw, payload, peers, channels.out_posted, channels.out_consumed,
+                        channels.out_slot, header, done, wake, SPIN_ROUNDS)
+        if waiting < 0:
+            break
+        peer = int(peers[waiting])
+        k = int(words[channels.out_posted[waiting]]) + 1
+        fabric.wait_until(fabric.consumed_offset(rank, peer), k - 2, rank, peer, ex.timeout,
+                          f"a free slot towards rank {peer}")
+    _wake(channels, wake)
+    latest = channels.latest
+    latest[0] = ex.latest_peer_clock_us
+    while True:
+        state = _arrived(words, heads, channels.clocks, peers, channels.in_posted, channels.in_consumed,
+                         channels.in_slot, header, latest, SPIN_ROUNDS)
+        if state == -1:
+            break
+        if state <= -2:  # a mismatched call: the general receive reports it
+            ex.receive(int(peers[-2 - state]), send.nbytes)
+            raise AssertionError("unreachable: the signatures differ")
+        peer = int(peers[state])
+        k = int(words[channels.in_consumed[state]]) + 1
+        fabric.wait_until(fabric.posted_offset(peer, rank), k, rank, peer, ex.timeout, f"a message from rank {peer}")
+    ex.latest_peer_clock_us = float(latest[0])
+    wake[:] = 0
+    _reduce_release(words, channels.raw, payload, recv.view(np.uint8), KINDS[send.dtype], rank,
+                    channels.slot_of_rank, channels.in_consumed, channels.in_slot, op, wake)
+    _wake(channels, wake)
+
+
+def _wake(channels: Channels, wake: np.ndarray) -> None:
+    """The futex wakes the compiled phases found necessary (a sleeper had announced itself)."""
+    if not wake.any():
+        return
+    base = channels.base_address
+    for i in np.flatnonzero(wake):
+        peer_index, consumed = divmod(int(i), 2)
+        index = channels.in_consumed[peer_index] if consumed else channels.out_posted[peer_index]
+        futex.wake(base + int(index) * 4)
