@@ -4,8 +4,8 @@
     torch.distributed.init_process_group("cncl")      # launched by torchrun or `mlusim run -n N`
     torch.distributed.all_reduce(torch.ones(4, device="mlu"))
 
-"cncl" is registered for the "mlu" device, so it is also the backend of mlu tensors when init_process_group is
-given no backend (then gloo serves cpu tensors) or "cpu:gloo,mlu:cncl". The C++ part (csrc/process_group_cncl.cpp,
+"cncl" is registered for the "mlu" device, so it is also the backend init_process_group() picks when given none
+(mlu is then torch's accelerator), and the one of mlu tensors in "cpu:gloo,mlu:cncl". The C++ part (csrc/process_group_cncl.cpp,
 a c10d::Backend forwarding to backend.py) is built at the first process group and cached like torch_mlu's own.
 See docs/torch.md ("Distributed").
 """
@@ -39,10 +39,32 @@ def _create(store, rank: int, size: int, timeout):
     return native().ProcessGroupCNCL(CnclBackend(store, rank, size, timeout), rank, size)
 
 
+def _default_backend_follows_cncl(make_group):
+    """torch 2.13 names gloo the default backend type of a group made with no backend string unless nccl serves
+    it, even when only the accelerator's backend (here cncl) was made; DDP then fails asking for that default
+    ("Could not find backend type 1"). A group whose only backend is cncl gets cncl as its default."""
+
+    def make(*args, **kwargs):
+        made = make_group(*args, **kwargs)
+        group = made[0] if isinstance(made, tuple) else made
+        if isinstance(group, dist.ProcessGroup):
+            devices = group._device_types
+            if len(devices) == 1 and devices[0].type == "mlu" and \
+                    type(group._get_backend(devices[0])).__name__ == "ProcessGroupCNCL":
+                group._set_default_backend(dist.ProcessGroup.BackendType.CUSTOM)
+        return made
+
+    make.__wrapped__ = make_group
+    return make
+
+
 def _register() -> None:
     if NAME.upper() not in dist.Backend._plugins:
         dist.Backend.register_backend(NAME, _create, devices=["mlu"])
     dist.is_cncl_available = is_cncl_available
+    c10d = dist.distributed_c10d
+    if not hasattr(c10d._new_process_group_helper, "__wrapped__"):
+        c10d._new_process_group_helper = _default_backend_follows_cncl(c10d._new_process_group_helper)
 
 
 if dist.is_available():

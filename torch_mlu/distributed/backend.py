@@ -97,6 +97,25 @@ def _seconds(timeout) -> float:
 class CnclBackend:
     """The Python side of one ProcessGroupCNCL (one group's backend for mlu tensors)."""
 
+    @property
+    def _coalescing(self) -> list | None:
+        return getattr(self._thread, "coalescing", None)
+
+    @_coalescing.setter
+    def _coalescing(self, value: list | None) -> None:
+        self._thread.coalescing = value
+
+    @property
+    def _epilogues(self) -> list:
+        epilogues = getattr(self._thread, "epilogues", None)
+        if epilogues is None:
+            epilogues = self._thread.epilogues = []
+        return epilogues
+
+    @_epilogues.setter
+    def _epilogues(self, value: list) -> None:
+        self._thread.epilogues = value
+
     def __init__(self, store, rank: int, size: int, timeout):
         self.store = store
         self.rank = rank
@@ -106,8 +125,9 @@ class CnclBackend:
         self._connections: dict[int, Connection] = {}
         self._cliques = 0
         self._lock = threading.RLock()
-        self._coalescing: list | None = None   # (connection, Pending work) of calls issued while coalescing
-        self._epilogues: list = []
+        # per host thread, as cncl's groups: (connection, Pending work) of the calls issued while coalescing (None:
+        # not coalescing), and the steps to run after the group was queued
+        self._thread = threading.local()
         sharedmem.enable()  # device memory allocated from now on can be mapped by the peers (zero-copy)
 
     # ---- connections ---------------------------------------------------------------------------------------------
