@@ -82,16 +82,6 @@ def cpu_relax(typingctx):
     return types.void(), codegen
 
 
-#: sched_yield(2) of the C library, called by name (so functions using it can be cached on disk)
-_sched_yield = types.ExternalFunction("sched_yield", types.int32())
-
-
-@njit(nogil=True, cache=True)
-def yield_cpu() -> None:
-    """Give the CPU to another runnable thread (sched_yield)."""
-    _sched_yield()
-
-
 @njit(nogil=True, cache=True)
 def reached(words, index, target) -> bool:
     """words[index] has reached `target` (counters wrap modulo 2**32)."""
@@ -100,16 +90,13 @@ def reached(words, index, target) -> bool:
 
 @njit(nogil=True, cache=True)
 def spin_until(words, index, target, rounds) -> bool:
-    """Poll words[index] (without the GIL) until it reaches `target`, at most `rounds` times; whether it did.
-    The first polls are a pause apart, the later ones a sched_yield apart: on a host with more runnable threads
-    than cores the peer that will write the word may need this core."""
-    for round_ in range(rounds):
+    """Poll words[index] (without the GIL, a pause apart) until it reaches `target`, at most `rounds` times;
+    whether it did. Callers yield the CPU between such spins: on a host with more runnable threads than cores the
+    peer that will write the word may need this core."""
+    for _ in range(rounds):
         if ((load(words, index) - target) & 0xFFFFFFFF) < 0x80000000:
             return True
-        if round_ < 32:
-            cpu_relax()
-        else:
-            yield_cpu()
+        cpu_relax()
     return ((load(words, index) - target) & 0xFFFFFFFF) < 0x80000000
 
 

@@ -11,12 +11,14 @@ Layout (offsets in bytes; every counter is a uint32 written by exactly one rank,
           (written by dst), each on its own cache line
   ...     channel slots: per pair, two slots of MESSAGE_HEADER_BYTES + slot bytes (double buffering)
 
-Every word a rank waits on (states, done counters, channel counters) has a *sleepers* word 4 bytes after it. A
-waiter first polls the word without the GIL (atomics.spin_until) for up to SPIN_SECONDS, then announces itself in
-the sleepers word and sleeps in a futex wait, in slices of WAIT_SLICE seconds; between slices it checks that the
-peer is still there (its state, and for another process its pid) and that the timeout has not passed. A writer
-stores the word with a full barrier and makes the futex wake system call only when a sleeper announced itself
-(atomics.publish), so a prompt peer costs no system call at all.
+Waiting is a futex wait on the word, in slices of WAIT_SLICE seconds; between slices the waiter checks that the peer
+is still there (its state, and for another process its pid) and that the timeout has not passed. Channel counters
+(the hot path) have a *sleepers* word 4 bytes after them: a waiter first polls the counter without the GIL
+(atomics.spin_until; the CPU yielded between short spins) for up to SPIN_SECONDS, then announces itself there
+before it sleeps; a writer stores the counter with a full barrier and makes the futex wake system call only when a
+sleeper announced itself (atomics.publish), so a prompt peer costs no system call. Words of the header and rank
+table (states, done counters) are written rarely, also while ranks join: their writers always wake, their waiters
+yield, then sleep.
 Memory ordering: the data of a message is written before its counter and read after it; x86-64 keeps stores in
 order and loads in order (TSO), which is all the protocol needs.
 """
@@ -45,8 +47,8 @@ WAIT_SLICE = 0.1
 #: within it is seen without the wake-up latency of a sleeping thread (tens to hundreds of µs on a busy host).
 #: Slower peers are waited for asleep.
 SPIN_SECONDS = 100e-6
-#: pause instructions per poll of the spin phase (~5-20 µs on current x86-64); the clock is read between polls
-SPIN_ROUNDS = 256
+#: polls (a pause apart, ~2-5 µs in all) of one spin; the CPU is yielded and the clock read between spins
+SPIN_ROUNDS = 64
 #: Bytes from a waitable word to its sleepers word.
 SLEEPERS_OFFSET = 4
 
@@ -251,14 +253,14 @@ class Fabric:
         return True
 
     def _spin_until_reached(self, offset: int, target: int) -> bool:
+        """Short spins without the GIL, the CPU yielded between them, for at most SPIN_SECONDS."""
         words, index = self.words, offset >> 2
-        if atomics.spin_until(words, index, target, SPIN_ROUNDS):
-            return True
         give_up = time.perf_counter() + SPIN_SECONDS
-        while time.perf_counter() < give_up:
-            if atomics.spin_until(words, index, target, SPIN_ROUNDS):
-                return True
-        return False
+        while not atomics.spin_until(words, index, target, SPIN_ROUNDS):
+            if time.perf_counter() >= give_up:
+                return False
+            os.sched_yield()
+        return True
 
     def check(self, me: int, peer: int, what: str, probe_process: bool = True) -> None:
         """Raise PeerLost when this rank was aborted or failed, or when `peer` cannot answer any more

@@ -22,8 +22,10 @@ from .channel import Exchange
 from .datatypes import DataType
 from .fabric import MESSAGE_HEADER_BYTES, SLEEPERS_OFFSET, SPIN_ROUNDS
 
-#: All-reduces of at most this many bytes (and at most a slot) take this path.
-MAX_BYTES = 64 * 1024
+#: All-reduces of at most this many bytes (and at most a slot) take this path. Measured, 2 rank processes, calls
+#: back to back, this path against the general one in alternation: 8 B 41 vs 44 us per call, 1 KiB 40 vs 54,
+#: 4 KiB 66 vs 62 (its element loops lose to numpy's copies from a few KiB on).
+MAX_BYTES = 2 * 1024
 SUM, PROD, MAX, MIN = 0, 1, 2, 3  # cnclSum, cnclProd, cnclMax, cnclMin
 _HEADER_WORDS = MESSAGE_HEADER_BYTES // 8
 _SLEEPERS = SLEEPERS_OFFSET // 4

@@ -5,8 +5,9 @@
     torch.distributed.all_reduce(torch.ones(4, device="mlu"))
 
 "cncl" is registered for the "mlu" device, so it is also the backend init_process_group() picks when given none
-(mlu is then torch's accelerator), and the one of mlu tensors in "cpu:gloo,mlu:cncl". The C++ part (csrc/process_group_cncl.cpp,
-a c10d::Backend forwarding to backend.py) is built at the first process group and cached like torch_mlu's own.
+(mlu is then torch's accelerator), and the one of mlu tensors in "cpu:gloo,mlu:cncl". The C++ part
+(csrc/process_group_cncl.cpp, a c10d::Backend forwarding to backend.py) is built at the first process group and
+cached like torch_mlu's own.
 See docs/torch.md ("Distributed").
 """
 from __future__ import annotations

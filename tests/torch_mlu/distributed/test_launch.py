@@ -20,15 +20,16 @@ def _environment(backend: str) -> dict:
 def _check(done: subprocess.CompletedProcess) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for rank in range(2):
-        assert f"rank {rank} of 2: all_reduce [3.0, 3.0, 3.0] ddp weights equal True backend ProcessGroupCNCL" in done.stdout, \
-            done.stdout[-3000:] + done.stderr[-3000:]
+        line = f"rank {rank} of 2: all_reduce [3.0, 3.0, 3.0] ddp weights equal True backend ProcessGroupCNCL"
+        assert line in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def test_mlusim_run_and_torchrun():
     mlusim = [sys.executable, "-m", "mlusim.launcher", "-n", "2", str(SCRIPT)]
     jobs = {"mlusim run": subprocess.Popen(mlusim, env=_environment(""), cwd=ROOT, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, text=True)}
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(SCRIPT)]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                str(SCRIPT)]
     jobs["torchrun"] = subprocess.Popen(torchrun, env=_environment("cncl"), cwd=ROOT, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
     try:
