@@ -92,7 +92,7 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
         channels = ex.fabric.fast_channels.get(ex.rank)
         if channels is None:
             channels = ex.fabric.fast_channels[ex.rank] = tiny.Channels(ex.fabric, ex.rank)
-        tiny.all_reduce(ex, channels, send, recv, op)
+        tiny.all_reduce(ex, channels, send, recv, op, dtype, scratch)
         return
     peers = _peers(ex, nrank)
     per = _per_message(ex, dtype)

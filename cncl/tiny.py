@@ -1,15 +1,15 @@
-"""The fast path of small all-reduces: each message phase of the exchange in one numba function without the GIL.
+"""The fast path of small all-reduces: the message phases of the exchange in numba functions without the GIL.
 
 A small allReduce (one message per peer) is: post this rank's data to every peer, wait for every peer's message,
 check the messages' call signatures, reduce in rank order, hand the slots back. On the general path (channel.py)
 each step is several Python calls, numpy operations on the headers and a futex wake system call per counter. Here
-each phase is one call into compiled code over views of the whole clique segment, with the same message layout,
+posting, waiting with checking, and releasing are one call each into compiled code over views of the whole clique
+segment (one signature each, so rank processes compiling at once never race on numba's disk cache), and the
+reduction is reduction.reduce_ordered on views of the slots, as on the general path; with the same message layout,
 counters and rules (so it mixes freely with the general path): the signature of every message is still checked
 (a mismatch is reported by the general path's receive, with its message), the peers' states and pids are still
 watched, timeouts and aborts still apply (a peer that is not there within the spin falls back to fabric.wait_until,
 which sleeps and checks), and a counter store wakes a sleeper only when one announced itself (atomics.publish).
-The reduction combines the ranks in rank order like reduction.reduce_ordered (numpy's bits: sum/prod as plain adds
-and multiplies, integers wrap, max/min propagate NaN).
 """
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ from .atomics import exchange, load, spin_until
 from .channel import Exchange
 from .datatypes import DataType
 from .fabric import MESSAGE_HEADER_BYTES, SLEEPERS_OFFSET, SPIN_ROUNDS
+from .reduction import Scratch, reduce_ordered
 
-#: All-reduces of at most this many bytes (and at most a slot) take this path. Measured, 2 rank processes, calls
-#: back to back, this path against the general one in alternation: 8 B 41 vs 44 us per call, 1 KiB 40 vs 54,
-#: 4 KiB 66 vs 62 (its element loops lose to numpy's copies from a few KiB on).
+#: All-reduces of at most this many bytes (and at most a slot) take this path: what it saves is per message, not
+#: per byte (measured with 2 rank processes on a loaded 2-core host, calls back to back, this path and the general
+#: one in alternation: 8 B 41 vs 44 us per call, 1 KiB 40 vs 54; from 4 KiB no difference beyond the noise).
 MAX_BYTES = 2 * 1024
 SUM, PROD, MAX, MIN = 0, 1, 2, 3  # cnclSum, cnclProd, cnclMax, cnclMin
 _HEADER_WORDS = MESSAGE_HEADER_BYTES // 8
@@ -108,92 +109,23 @@ def _arrived(words, heads, clocks, peers, in_posted, in_consumed, in_slot, heade
     return -1
 
 
-#: The data types of the compiled reduction, numbered (one compiled function serves them all: numba's disk cache
-#: is unsafe when rank processes compile different specialisations of one function at the same time).
-KINDS = {np.dtype(t): k for k, t in enumerate((np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
-                                               np.uint8, np.uint16, np.uint32, np.uint64))}
-
-
-@njit(nogil=True)
-def _combine(a, b, op):
-    if op == SUM:
-        return a + b
-    if op == PROD:
-        return a * b
-    if op == MAX:
-        return a if (a >= b or a != a) else b
-    return a if (a <= b or a != a) else b
-
-
-@njit(nogil=True)
-def _reduce_typed(typed, send, recv, bases, op):
-    """recv[j] = the rank-order combination of every rank's element j: typed[bases[r] + j] for a peer r, send[j]
-    for this rank (bases[r] < 0)."""
-    nrank = bases.size
-    for j in range(send.size):
-        acc = send[j] if bases[0] < 0 else typed[bases[0] + j]
-        for r in range(1, nrank):
-            value = send[j] if bases[r] < 0 else typed[bases[r] + j]
-            acc = _combine(acc, value, op)
-        recv[j] = acc
-
-
 @njit(nogil=True, cache=True)
-def _reduce_release(words, raw, send, recv, kind, rank, slot_of_rank, in_consumed, in_slot, op, wake):
-    """recv = the rank-order reduction of every rank's data (own: `send`, the peers': their slots; all as bytes,
-    of data type number `kind`), then hand the slots back (consumed = k). `recv` may be `send` (in place)."""
-    nrank = slot_of_rank.size
-    offsets = np.empty(nrank, np.int64)
-    received = np.empty(in_consumed.size, np.int64)
-    for r in range(nrank):
-        i = slot_of_rank[r]
-        if i < 0:
-            offsets[r] = -1
-            continue
-        k = load(words, in_consumed[i]) + 1
-        received[i] = k
-        offsets[r] = in_slot[i, k & 1] + 64
-    if kind == 0:
-        _reduce_typed(raw.view(np.float32), send.view(np.float32), recv.view(np.float32), _scaled(offsets, 4), op)
-    elif kind == 1:
-        _reduce_typed(raw.view(np.float64), send.view(np.float64), recv.view(np.float64), _scaled(offsets, 8), op)
-    elif kind == 2:
-        _reduce_typed(raw.view(np.int8), send.view(np.int8), recv.view(np.int8), offsets, op)
-    elif kind == 3:
-        _reduce_typed(raw.view(np.int16), send.view(np.int16), recv.view(np.int16), _scaled(offsets, 2), op)
-    elif kind == 4:
-        _reduce_typed(raw.view(np.int32), send.view(np.int32), recv.view(np.int32), _scaled(offsets, 4), op)
-    elif kind == 5:
-        _reduce_typed(raw.view(np.int64), send.view(np.int64), recv.view(np.int64), _scaled(offsets, 8), op)
-    elif kind == 6:
-        _reduce_typed(raw, send, recv, offsets, op)
-    elif kind == 7:
-        _reduce_typed(raw.view(np.uint16), send.view(np.uint16), recv.view(np.uint16), _scaled(offsets, 2), op)
-    elif kind == 8:
-        _reduce_typed(raw.view(np.uint32), send.view(np.uint32), recv.view(np.uint32), _scaled(offsets, 4), op)
-    else:
-        _reduce_typed(raw.view(np.uint64), send.view(np.uint64), recv.view(np.uint64), _scaled(offsets, 8), op)
+def _release(words, in_consumed, wake):
+    """Hand every peer's slot back (consumed = k), noting in `wake` the counters with an announced sleeper."""
     for i in range(in_consumed.size):
-        exchange(words, in_consumed[i], received[i] & 0xFFFFFFFF)
+        k = load(words, in_consumed[i]) + 1
+        exchange(words, in_consumed[i], k & 0xFFFFFFFF)
         if load(words, in_consumed[i] + 1) != 0:
             wake[2 * i + 1] = 1
 
 
-@njit(nogil=True)
-def _scaled(offsets, itemsize):
-    """Byte offsets as element indexes (-1 stays -1: this rank's own data)."""
-    result = np.empty_like(offsets)
-    for r in range(offsets.size):
-        result[r] = offsets[r] // itemsize if offsets[r] >= 0 else -1
-    return result
-
-
 def eligible(ex: Exchange, send: np.ndarray, dtype: DataType) -> bool:
     """Whether an allReduce of `send` takes this path (the same answer on every rank: a function of the call)."""
-    return 0 < send.nbytes <= MAX_BYTES and send.nbytes <= ex.slot and dtype.storage in KINDS
+    return 0 < send.nbytes <= MAX_BYTES and send.nbytes <= ex.slot
 
 
-def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndarray, op: int) -> None:
+def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
+               scratch: Scratch) -> None:
     """One rank's side of a small allReduce."""
     fabric, rank = ex.fabric, ex.rank
     header = channels.header
@@ -230,9 +162,18 @@ def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndar
         k = int(words[channels.in_consumed[state]]) + 1
         fabric.wait_until(fabric.posted_offset(peer, rank), k, rank, peer, ex.timeout, f"a message from rank {peer}")
     ex.latest_peer_clock_us = float(latest[0])
+    parts = []
+    raw, nbytes = channels.raw, send.nbytes
+    for r in range(len(channels.slot_of_rank)):
+        i = channels.slot_of_rank[r]
+        if i < 0:
+            parts.append(send)
+            continue
+        start = int(channels.in_slot[i, (int(words[channels.in_consumed[i]]) + 1) & 1]) + MESSAGE_HEADER_BYTES
+        parts.append(raw[start:start + nbytes].view(send.dtype))
+    reduce_ordered(parts, recv, op, dtype, scratch)
     wake[:] = 0
-    _reduce_release(words, channels.raw, payload, recv.view(np.uint8), KINDS[send.dtype], rank,
-                    channels.slot_of_rank, channels.in_consumed, channels.in_slot, op, wake)
+    _release(words, channels.in_consumed, wake)
     _wake(channels, wake)
 
 

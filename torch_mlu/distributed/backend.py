@@ -44,6 +44,7 @@ class Connection:
         self.queue = stream.mlu_stream            # its cnrt queue
         self.timeout = timeout
         self.destroyed = False
+        self._awaited: dict[int, int] = {}  # queue ident -> its submitted count when it only waited for us
 
     def error(self) -> str | None:
         """The communicator's failure (its async error), or None."""
@@ -60,11 +61,28 @@ class Connection:
 
     def follow(self, current_queue) -> None:
         """Later work of the cncl queue waits for everything queued on `current_queue` so far."""
-        if current_queue is self.queue or cnrt.queueQuery(current_queue) == cnrt.cnrtSuccess:
-            return  # nothing pending there: nothing to wait for
+        if current_queue is self.queue or self.only_waits_for_me(current_queue) or \
+                cnrt.queueQuery(current_queue) == cnrt.cnrtSuccess:
+            return  # nothing pending there that the cncl queue has not done before this point
         notifier = cnrt.notifierCreateWithFlags(_NOTIFIER_FLAGS)
         cnrt.placeNotifier(notifier, current_queue)
         cnrt.queueWaitNotifier(notifier, self.queue, 0)
+
+    def only_waits_for_me(self, queue) -> bool:
+        """True when all `queue` has pending is waits for this cncl queue's own notifiers (what wait() of this
+        group's works queued): the usual `all_reduce(); all_reduce()` chain, where making the cncl queue wait for
+        the current stream would only add a round trip between the two queues."""
+        return self._awaited.get(queue.ident) == queue.submitted
+
+    def wait_here(self, notifier, queue) -> None:
+        """`queue` waits for `notifier` of this cncl queue (Work.wait); remembers whether that is all it has
+        pending (only_waits_for_me)."""
+        alone = self.only_waits_for_me(queue) or cnrt.queueQuery(queue) == cnrt.cnrtSuccess
+        cnrt.queueWaitNotifier(notifier, queue, 0)
+        if alone:
+            self._awaited[queue.ident] = queue.submitted
+        else:
+            self._awaited.pop(queue.ident, None)
 
     def record(self, tensor: torch.Tensor) -> None:
         """Tensor.record_stream(cncl stream): its memory is not reused before the cncl queue got past here."""

@@ -101,7 +101,7 @@ class Work:
             return
         device = self.connection.device
         stream_id = _state.C.current_stream(device)[0]
-        cnrt.queueWaitNotifier(self.notifier, _state.runtime.streams.queue(device, stream_id), 0)
+        self.connection.wait_here(self.notifier, _state.runtime.streams.queue(device, stream_id))
 
     def _host_wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
