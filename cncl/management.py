@@ -8,7 +8,7 @@ from mlusim import device as devices
 from mlusim import sharedmem
 from mlusim.validate import as_enum, as_int, as_int_sequence, as_number
 
-from . import atomics, rendezvous
+from . import rendezvous, tiny
 from .clique import clique_arg
 from .comm import Clique, cnclComm, comm_arg
 from .datatypes import CNCL_PRIORITY_DEFAULT, CNCL_PRIORITY_HIGH, CNCL_PRIORITY_HIGH_FOR_ONCE
@@ -65,7 +65,7 @@ def initComms(num_comm: int, dev_list, rank_list, nrank: int, clique_id=None, *,
         # device memory allocated from now on can be mapped by the peers' processes (zero-copy collectives)
         sharedmem.enable()
         fabric = rendezvous.join(clique_arg(clique_id), total, ranks, device_ids, timeout)
-        atomics.warm()  # after the join: its timeout must not include loading the compiled message code
+        tiny.warm()  # after the join: its timeout must not include loading the compiled message code
     clique = Clique(fabric, timeout)
     return [cnclComm(clique, rank, target) for rank, target in zip(ranks, targets)]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import futex
+from . import atomics, futex
 from .atomics import exchange, load, spin_until
 from .channel import Exchange
 from .datatypes import DataType
@@ -186,3 +186,19 @@ def _wake(channels: Channels, wake: np.ndarray) -> None:
         peer_index, consumed = divmod(int(i), 2)
         index = channels.in_consumed[peer_index] if consumed else channels.out_posted[peer_index]
         futex.wake(base + int(index) * 4)
+
+
+def warm() -> None:
+    """Load (or compile) the compiled message code now (atomics.warm, and this module's phases): the first call of
+    compiled code in a process costs about a second, more when several rank processes compile at once, which must
+    not fall into a collective's wait for its peers. cnclInitComms calls it once the ranks have joined."""
+    atomics.warm()
+    words = np.zeros(64, np.uint32)
+    heads = words.view(np.int64)
+    none = np.zeros(0, np.int64)
+    pairs = np.zeros((0, 2), np.int64)
+    flags = np.zeros(2, np.uint8)
+    _post(words, heads, words.view(np.uint8), words.view(np.uint8)[:4], none, none, none, pairs, heads[:8], flags,
+          flags, 1)
+    _arrived(words, heads, heads.view(np.float64), none, none, none, pairs, heads[:8], np.zeros(1, np.float64), 1)
+    _release(words, none, flags)
