@@ -3,7 +3,16 @@ import pytest
 
 pytest.importorskip("torch")
 
+import torch_mlu.distributed  # noqa: E402
+
 from tests.torch_mlu.distributed.ranks import Ranks  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def built_backend():
+    """The C++ part of the backend, built here once (about a minute the first time), not by racing rank processes
+    under their reply timeouts."""
+    torch_mlu.distributed.native()
 
 
 @pytest.fixture(scope="session")
