@@ -28,7 +28,7 @@ from mlusim import sharedmem
 from .. import _state
 from . import reduce_ops
 from .reduce_ops import Plan
-from .work import Pending, Work
+from .work import Pending, Work, blocking_wait
 
 _NOTIFIER_FLAGS = cnrt.CNRT_NOTIFIER_DISABLE_TIMING_ALL
 
@@ -147,6 +147,7 @@ class CnclBackend:
         # not coalescing), and the steps to run after the group was queued
         self._thread = threading.local()
         sharedmem.enable()  # device memory allocated from now on can be mapped by the peers (zero-copy)
+        blocking_wait()     # read the environment now, not at every wait()
 
     # ---- connections ---------------------------------------------------------------------------------------------
     def connect(self, device: int) -> Connection:

@@ -26,11 +26,15 @@ _POLL = 0.0005
 
 def blocking_wait() -> bool:
     """TORCH_CNCL_BLOCKING_WAIT=1 (torch_mlu's name; TORCH_NCCL_BLOCKING_WAIT is honoured too): wait() blocks the
-    host until the collective is done."""
-    for name in ("TORCH_CNCL_BLOCKING_WAIT", "TORCH_NCCL_BLOCKING_WAIT"):
-        if os.environ.get(name, "0") not in ("", "0"):
-            return True
-    return False
+    host until the collective is done. Read when the first process group is made (as NCCL reads its variables)."""
+    global _blocking
+    if _blocking is None:
+        _blocking = any(os.environ.get(name, "0") not in ("", "0")
+                        for name in ("TORCH_CNCL_BLOCKING_WAIT", "TORCH_NCCL_BLOCKING_WAIT"))
+    return _blocking
+
+
+_blocking = None
 
 
 class Work:
