@@ -5,7 +5,8 @@ Two rank processes (spawned, process group "cpu:gloo,mlu:cncl"), everything time
 - all_reduce of a float32 tensor (1 KiB and 64 MiB) through `torch.distributed.all_reduce` on mlu, against
   `cncl.allReduce` called directly on the same device memory with the same communicator and queue, both pipelined
   (calls back to back, one device synchronize at the end) and one call + synchronize at a time.
-  Targets (issue 13): torch / bare <= 1.3 at 1 KiB, <= 1.05 at 64 MiB (pipelined).
+  Targets (issue 13): torch / bare <= 1.3 at 1 KiB, <= 1.05 at 64 MiB (pipelined). For scale, the same
+  all_reduce on a cpu tensor through gloo (torch.distributed's own cost per call with a C++ backend) is printed.
 - one DistributedDataParallel training step (forward, backward with the gradient all-reduce, SGD) of the same
   small MLP on mlu through cncl and on cpu through gloo: the ratio is printed (no target).
 
@@ -81,13 +82,20 @@ def _all_reduce_rows(rank: int, sizes) -> list:
                                connection.queue)
                 cnrt.syncDevice()
 
+        on_cpu = torch.zeros(count)
+
+        def gloo(n=calls):  # the same call on a cpu tensor: torch.distributed's own cost with gloo
+            for _ in range(n):
+                dist.all_reduce(on_cpu)
+
         through_torch(2)
         bare(2)
-        samples = {"torch": [], "bare": [], "torch_each": [], "bare_each": []}
+        gloo(2)
+        samples = {"torch": [], "bare": [], "torch_each": [], "bare_each": [], "gloo": []}
         for _ in range(ROUNDS):
             for name, function, n in (("torch", through_torch, calls), ("bare", bare, calls),
                                       ("torch_each", torch_each, max(calls // 4, 3)),
-                                      ("bare_each", bare_each, max(calls // 4, 3))):
+                                      ("bare_each", bare_each, max(calls // 4, 3)), ("gloo", gloo, calls)):
                 dist.barrier()
                 samples[name].append(_time(function, 1)[0] / n)
         results.append((size, {name: statistics.median(values) for name, values in samples.items()}))
@@ -178,12 +186,13 @@ def run(report=print, sizes=SIZES) -> list[dict]:
     report("all_reduce of float32 on mlu, 2 ranks: torch.distributed (backend cncl) vs cncl.allReduce called "
            "directly (same memory, communicator, queue); us per call, median of rounds")
     report(f"{'size':>10} {'torch piped':>12} {'bare piped':>11} {'ratio':>6} {'torch+sync':>11} {'bare+sync':>10} "
-           f"{'ratio':>6}")
+           f"{'ratio':>6} {'gloo cpu':>9}")
     for size, timing in rows:
         piped = timing["torch"] / timing["bare"]
         each = timing["torch_each"] / timing["bare_each"]
         report(f"{size:>10} {timing['torch'] * 1e6:>12.1f} {timing['bare'] * 1e6:>11.1f} {piped:>6.2f} "
-               f"{timing['torch_each'] * 1e6:>11.1f} {timing['bare_each'] * 1e6:>10.1f} {each:>6.2f}")
+               f"{timing['torch_each'] * 1e6:>11.1f} {timing['bare_each'] * 1e6:>10.1f} {each:>6.2f} "
+               f"{timing['gloo'] * 1e6:>9.1f}")
         results.append(row(f"all_reduce {size} B: torch.distributed / bare cncl (pipelined)", timing["torch"] * 1e6,
                            timing["bare"] * 1e6, TARGETS.get(size), unit="us"))
         results.append(row(f"all_reduce {size} B: torch.distributed / bare cncl (call + sync)",
