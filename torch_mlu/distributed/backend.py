@@ -202,7 +202,7 @@ class CnclBackend:
         connection = self.connect(device)
         connection.check()
         self.sequence_number += 1
-        stream_id = _state.C.current_stream(device)[0]
+        stream_id = _state.C.current_stream_id(device)
         connection.follow(_state.runtime.streams.queue(device, stream_id))
         return connection
 

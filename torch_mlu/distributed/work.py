@@ -104,7 +104,7 @@ class Work:
             self._raise_if_failed()
             return
         device = self.connection.device
-        stream_id = _state.C.current_stream(device)[0]
+        stream_id = _state.C.current_stream_id(device)
         self.connection.wait_here(self.notifier, _state.runtime.streams.queue(device, stream_id))
 
     def _host_wait(self, timeout: float) -> None:
