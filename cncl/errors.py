@@ -93,6 +93,7 @@ _FAULT_CODES = {
     "null_pointer": CNCL_RET_ERR_NULL_POINTER,
     "not_supported": CNCL_RET_ERR_UNSUPPORTED,
     "out_of_memory": CNCL_RET_ERR_CNRT_MALLOC,
+    "host_out_of_memory": CNCL_RET_ERR_SYS_MALLOC,
     "kernel": CNCL_RET_ERR_MLU_RUNTIME,
 }
 

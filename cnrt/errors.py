@@ -107,8 +107,9 @@ _FAULT_CODES = {
     "not_ready": cnrtErrorNotReady,
     "illegal_state": cnrtErrorIllegalState,
     "out_of_memory": cnrtErrorNoMem,
+    "host_out_of_memory": cnrtErrorSysNoMem,
 }
-_KERNEL_CODES = {"assert": cnrtErrorAssert, "user_trap": cnrtErrorKernelUserTrap}
+_KERNEL_CODES = {"assert": cnrtErrorAssert, "user_trap": cnrtErrorKernelUserTrap, "compile": cnrtErrorInvalidKernel}
 
 
 def code_of(fault: BaseException) -> int:

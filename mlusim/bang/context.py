@@ -15,6 +15,7 @@ from numba.extending import overload, register_jitable
 from .caching import jit
 from .dtypes import ELEMENT_TYPES
 from .faults import KernelTrap
+from .cancel import poll
 from .raw import raw_fill
 from .pointer import NRAM, SPACE_NAMES, SRAM, WRAM, make_ptr
 
@@ -82,16 +83,18 @@ def allocate(ctx, space, arena, name, etype, count):
         ctx.state[CURSOR + NRAM] = 0
         ctx.state[CURSOR + WRAM] = 0
         ctx.state[CURSOR + SRAM] = 0
+    poll()
     if count <= 0:
         raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "': element count must be positive, got "
                          + str(count))
-    nbytes = count * element_size(etype)
     start = ctx.state[CURSOR + space]
     capacity = ctx.limits[CAPACITY + space]
-    if start + nbytes > capacity:
-        raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "' of " + str(nbytes) + " bytes does not fit: "
-                         + str(start) + " of the " + str(capacity) + " usable bytes of " + SPACE_NAMES[space]
-                         + " are already allocated (limit " + str(capacity) + " bytes)")
+    size = element_size(etype)
+    if count > (capacity - start) // size:  # compared before multiplying: count * size may not fit int64
+        raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "' of " + str(count) + " x " + str(size)
+                         + " bytes does not fit: " + str(start) + " of the " + str(capacity) + " usable bytes of "
+                         + SPACE_NAMES[space] + " are already allocated (limit " + str(capacity) + " bytes)")
+    nbytes = count * size
     ctx.state[CURSOR + space] = (start + nbytes + BUFFER_ALIGN - 1) // BUFFER_ALIGN * BUFFER_ALIGN
     if space == SRAM:
         ctx.state[SRAM_HIGH] = max(ctx.state[SRAM_HIGH], start + nbytes)

@@ -7,13 +7,15 @@ as it may on hardware.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba.extending import register_jitable
 
 from .caching import jit
 from .context import COPY_BYTES, COPY_COUNT, MAX_PENDING, PENDING, PENDING_COUNT
 from .faults import KernelTrap
 from .raw import raw_move
-from .pointer import GDRAM, LDRAM, NRAM, SPACE_NAMES, SRAM, WRAM, itemsize
+from .cancel import poll
+from .pointer import BOUND, require_pointer, GDRAM, LDRAM, NRAM, SPACE_NAMES, SRAM, WRAM, bounded_mul, itemsize
 
 #: Directions in the order of the BANG C enum (mlisa: GDRAM2NRAM = 0 ...): name -> (destination, source) space.
 DIRECTIONS = (
@@ -36,6 +38,8 @@ for _index, _name in enumerate(DIRECTION_NAMES):
 @register_jitable
 def check_direction(dst, src, direction, what):
     """Trap unless `direction` is a BANG direction whose spaces are those of dst and src."""
+    require_pointer(dst, "memcpy dst")
+    require_pointer(src, "memcpy src")
     if direction < 0 or direction >= len(DIRECTION_NAMES):
         raise KernelTrap(what + ": " + str(direction) + " is not a memcpy direction (0.."
                          + str(len(DIRECTION_NAMES) - 1) + ")")
@@ -48,15 +52,22 @@ def check_direction(dst, src, direction, what):
 
 @register_jitable
 def checked_span(ptr, first_byte, nbytes, role, what):
-    """Host address of bytes [first_byte, first_byte + nbytes) after ptr; traps when outside its allocation."""
+    """Host address of bytes [first_byte, first_byte + nbytes) after ptr; traps when outside its allocation.
+    Overflow-proof: offsets and sizes beyond BOUND are out of range before any sum is formed."""
+    poll()
     size = itemsize(ptr)
-    start = ptr.offset * size + first_byte
     limit = ptr.base.shape[0] * size
-    if start < 0 or start + nbytes > limit:
+    element_bytes = bounded_mul(ptr.offset, size)
+    inside = -BOUND <= element_bytes <= BOUND and -BOUND <= first_byte <= BOUND and 0 <= nbytes <= BOUND
+    start = element_bytes + first_byte if inside else np.int64(BOUND + 1)
+    if nbytes < 0:
+        raise KernelTrap(what + ": negative size " + str(nbytes))
+    if not inside or start < 0 or start > limit or nbytes > limit - start:
         detail = " (negative offset)" if start < 0 else ""
-        raise KernelTrap(what + ": " + role + " bytes [" + str(start) + ", " + str(start + nbytes) + ") of "
-                         + SPACE_NAMES[ptr.space] + " buffer '" + ptr.name + "' are outside its " + str(limit)
-                         + " bytes" + detail)
+        raise KernelTrap(what + ": " + role + " " + str(nbytes) + " byte(s) at byte offset "
+                         + (str(start) if inside else str(ptr.offset) + " x " + str(size) + " + " + str(first_byte))
+                         + " of " + SPACE_NAMES[ptr.space] + " buffer '" + ptr.name + "' are outside its "
+                         + str(limit) + " bytes" + detail)
     return ptr.base.ctypes.data + start
 
 
@@ -81,13 +92,13 @@ def memcpy_strided(ctx, dst, src, size, direction, dst_stride, src_stride, segnu
     """`__memcpy(dst, src, size, dir, dst_stride, src_stride, segnum)`: segnum + 1 segments of `size` bytes,
     the i-th at byte offset i * stride on each side."""
     check_direction(dst, src, direction, "memcpy")
-    if size < 0 or segnum < 0:
-        raise KernelTrap("memcpy: negative size " + str(size) + " or segnum " + str(segnum))
+    if size < 0 or segnum < 0 or segnum >= BOUND:
+        raise KernelTrap("memcpy: size " + str(size) + " or segnum " + str(segnum) + " out of range")
     for segment in range(segnum + 1):
-        d = checked_span(dst, segment * dst_stride, size, "dst", "memcpy")
-        s = checked_span(src, segment * src_stride, size, "src", "memcpy")
+        d = checked_span(dst, bounded_mul(segment, dst_stride), size, "dst", "memcpy")
+        s = checked_span(src, bounded_mul(segment, src_stride), size, "src", "memcpy")
         raw_move(d, s, size)
-    _count(ctx, direction, size * (segnum + 1))
+    _count(ctx, direction, bounded_mul(size, segnum + 1))
 
 
 @jit
