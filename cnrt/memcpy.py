@@ -12,7 +12,7 @@ import numpy as np
 
 from mlusim import cost
 from mlusim.errors import ArgumentFault, DirectionFault
-from mlusim.hostmem import describe_pointer, host_bytes
+from mlusim.hostmem import check_pointer_kind, describe_pointer, host_bytes
 from mlusim.submit import Kind, Submission
 from mlusim.transfer import DeviceRange, copy_2d_work, copy_work, fill_work, owning_device, pitched_extent
 from mlusim.validate import as_int, as_size, is_address
@@ -39,6 +39,8 @@ def _kind(pointer) -> str:
 def _direction(dst, src, direction) -> int:
     """The effective direction, checked against the pointer kinds."""
     value = as_int(direction, "dir")
+    check_pointer_kind(dst, "dst")
+    check_pointer_kind(src, "src")
     if value not in _DIRECTION_NAMES:
         raise DirectionFault(f"{value} is not a cnrtMemTransDir_t (valid: 0..5)", "dir")
     actual = (is_address(dst), is_address(src))

@@ -38,11 +38,11 @@ def _physical_memory() -> int:
         return _UNLIMITED
 
 
-def cgroup_memory_limit() -> Optional[int]:
+def cgroup_memory_limit(proc_cgroup: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> Optional[int]:
     """The memory limit of this process's cgroup (v2 memory.max, or v1 memory.limit_in_bytes), None if none."""
     candidates = []
     try:
-        with open("/proc/self/cgroup") as lines:
+        with open(proc_cgroup) as lines:
             for line in lines:
                 parts = line.strip().split(":", 2)
                 if len(parts) == 3 and (parts[0] == "0" or "memory" in parts[1].split(",")):
@@ -51,9 +51,9 @@ def cgroup_memory_limit() -> Optional[int]:
         return None
     limits = []
     for unified, path in candidates:
-        root = "/sys/fs/cgroup" if unified else "/sys/fs/cgroup/memory"
+        base = root if unified else os.path.join(root, "memory")
         name = "memory.max" if unified else "memory.limit_in_bytes"
-        for directory in (os.path.join(root, path.lstrip("/")), root):
+        for directory in (os.path.join(base, path.lstrip("/")), base):
             try:
                 with open(os.path.join(directory, name)) as handle:
                     text = handle.read().strip()
@@ -163,19 +163,19 @@ class HostBudget:
 
     `used` is this process's own use; `reserved` what it holds in the shared table (>= used)."""
 
-    def __init__(self, limit: Optional[int] = None, shared: bool = True):
+    def __init__(self, limit: Optional[int] = None, table_path: Optional[str] = "default"):
         self.limit = host_memory_limit() if limit is None else limit
         self.used = 0
         self.reserved = 0
         self.lock = threading.Lock()
-        self._shared = shared
+        self._path = _table_path() if table_path == "default" else table_path  # None: per-process accounting
         self._table: Optional[SharedTable] = None
         self._table_failed = False
 
     def _shared_table(self) -> Optional[SharedTable]:
-        if self._table is None and self._shared and not self._table_failed:
+        if self._table is None and self._path is not None and not self._table_failed:
             try:
-                self._table = SharedTable(_table_path())
+                self._table = SharedTable(self._path)
             except OSError:
                 self._table_failed = True
         return self._table
@@ -213,6 +213,19 @@ class HostBudget:
                 if table is not None:
                     table.release(back)
                 self.reserved -= back
+
+    def shared_total(self) -> Optional[int]:
+        """Bytes reserved by all live processes in the shared table (None without one); for reports and tests."""
+        table = self._shared_table()
+        if table is None:
+            return None
+        fcntl.flock(table.fd, fcntl.LOCK_EX)
+        try:
+            rows = table.rows
+            return sum(int(rows[i, _BYTES]) for i in np.flatnonzero(rows[:, _PID])
+                       if int(rows[i, _PID]) == table.pid or table._alive(rows[i, _PID], rows[i, _START]))
+        finally:
+            fcntl.flock(table.fd, fcntl.LOCK_UN)
 
     def reset_after_fork(self) -> None:
         """In a forked child: the parent's reservation is the parent's; the child starts its own row and counts

@@ -16,7 +16,7 @@ def describe_pointer(obj: Any) -> str:
     from .validate import is_address
     if is_address(obj):
         return "a device address"
-    if isinstance(obj, (float, complex, bool, str, bytes)) or obj is None:
+    if isinstance(obj, (float, complex, bool, str)) or obj is None:
         return f"a {type(obj).__name__} ({obj!r:.40}), which is neither a device address nor a host buffer"
     if isinstance(obj, np.ndarray) or _has_buffer(obj):
         return "a host buffer"
@@ -29,6 +29,13 @@ def _has_buffer(obj: Any) -> bool:
         return True
     except TypeError:
         return False
+
+
+def check_pointer_kind(obj: Any, arg: str) -> None:
+    """ArgumentFault unless `obj` is a device address or a host buffer."""
+    if describe_pointer(obj) not in ("a device address", "a host buffer"):
+        raise ArgumentFault(f"expected a device address (int) or a host buffer (an object with the buffer protocol, "
+                            f"e.g. a numpy array), got {describe_pointer(obj)}", arg)
 
 
 def host_bytes(obj: Any, arg: str, *, writable: bool) -> np.ndarray:
