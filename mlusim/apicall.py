@@ -23,6 +23,12 @@ class ApiError(Exception):
         """What went wrong, independent of the library: 'use_after_free', 'out_of_bounds', 'argument', ..."""
         return self.fault.kind if self.fault is not None else "status"
 
+    @property
+    def cause(self):
+        """For the error of a sync that reports failed queued work: the exception of that work (e.g. the CnclError
+        of a failed collective, with its own status code); else None."""
+        return getattr(self.fault, "cause", None)
+
 
 class ApiFamily:
     """The public functions of one library, with their error type and fault translation."""

@@ -10,193 +10,213 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.core.errors import TypingError
+from numba.extending import overload, register_jitable
 
 from .caching import jit
 from .context import VECTOR_ELEMENTS
 from .faults import KernelTrap
 from .intrinsics import check_operand
-from .pointer import NRAM, get, is_float, put, span
+from .dtypes import ELEMENT_TYPES
+from .pointer import NRAM, PtrType, get, put, span
 
 _SQRT_HALF = np.float32(0.7071067811865476)
+
+
+def require_float(ptr, what):
+    """Compile-time check that `ptr` points to half, bfloat16 or float elements."""
+
+
+@overload(require_float, inline="always")
+def _require_float(ptr, what):
+    if isinstance(ptr, PtrType) and not ELEMENT_TYPES[ptr.kind].is_float:
+        raise TypingError(f"[bang] {getattr(what, 'literal_value', 'an activation')}: needs half, bfloat16 or float "
+                          f"buffers, got {ptr}")
+    return lambda ptr, what: None
 
 
 @register_jitable
 def _operands(ctx, dst, src, n, what):
     """The checked (dst, src) spans of a unary vector function over floating-point NRAM buffers."""
-    if not is_float(dst) or not is_float(src):
-        raise KernelTrap(what + ": needs half, bfloat16 or float buffers")
+    require_float(dst, what)
+    require_float(src, what)
     check_operand(ctx, dst, n, NRAM, what + " dst")
     check_operand(ctx, src, n, NRAM, what + " src")
     ctx.state[VECTOR_ELEMENTS] += n
     return span(dst, n), span(src, n)
 
 
-@register_jitable
-def _x(src, values, i):
-    return np.float32(get(src, values, i))
+ABS, SIGN, SQRT, RSQRT, RECIP, RECIP_GREATER_1, LOG, EXP, EXP_LESS_0, POW2, SIN, COS, GELU = range(13)
+_NAMES = ("active_abs", "active_sign", "active_sqrt", "active_rsqrt", "active_recip", "active_recip_greater_1",
+          "active_log", "active_exp", "active_exp_less_0", "active_pow2", "active_sin", "active_cos", "active_gelu")
 
 
 @jit
-def active_abs(ctx, dst, src, n):
-    """`__bang_active_abs(dst, src, n)`: dst = |src|."""
-    d, v = _operands(ctx, dst, src, n, "active_abs")
-    for i in range(n):
-        put(dst, d, i, abs(_x(src, v, i)))
-
-
-@jit
-def active_sign(ctx, dst, src, n):
-    """`__bang_active_sign(dst, src, n)`: dst = 1 for src > 0, -1 for src < 0, 0 for +-0 (and NaN, as torch.sign)."""
-    d, v = _operands(ctx, dst, src, n, "active_sign")
-    for i in range(n):
-        x = _x(src, v, i)
-        put(dst, d, i, np.float32(1.0) if x > 0 else (np.float32(-1.0) if x < 0 else np.float32(0.0)))
-
-
-@jit
-def active_sqrt(ctx, dst, src, n):
-    """`__bang_active_sqrt(dst, src, n)`: dst = sqrt(src) (NaN for src < 0)."""
-    d, v = _operands(ctx, dst, src, n, "active_sqrt")
-    for i in range(n):
-        x = _x(src, v, i)
-        put(dst, d, i, math.sqrt(x) if x >= 0 else np.float32(np.nan))
-
-
-@jit
-def active_sqrthp(ctx, dst, src, n):
-    """`__bang_active_sqrthp(dst, src, n)`: dst = sqrt(src)."""
-    active_sqrt(ctx, dst, src, n)
-
-
-@jit
-def active_rsqrt(ctx, dst, src, n):
-    """`__bang_active_rsqrt(dst, src, n)`: dst = 1 / sqrt(src) (inf at 0, NaN for src < 0)."""
-    d, v = _operands(ctx, dst, src, n, "active_rsqrt")
-    for i in range(n):
-        x = _x(src, v, i)
-        if x > 0:
-            put(dst, d, i, np.float32(1.0) / np.float32(math.sqrt(x)))
-        elif x == 0:
-            put(dst, d, i, np.float32(np.inf))
-        else:
-            put(dst, d, i, np.float32(np.nan))
-
-
-@jit
-def active_rsqrthp(ctx, dst, src, n):
-    """`__bang_active_rsqrthp(dst, src, n)`: dst = 1 / sqrt(src)."""
-    active_rsqrt(ctx, dst, src, n)
+def domain_trap(name, domain, index):
+    raise KernelTrap(name + ": element " + str(index) + " is not " + domain)
 
 
 @register_jitable
 def _reciprocal(x):
+    """1 / x, with +-inf at +-0 (numba's float division would raise at 0)."""
     if x == 0:
         return np.float32(np.inf) if math.copysign(1.0, x) > 0 else np.float32(-np.inf)
     return np.float32(1.0) / x
 
 
+@register_jitable
+def _value(op, x, i):
+    """The function `op` at x (float32); i is the element index, for the domain traps."""
+    if op == ABS:
+        return abs(x)
+    if op == SIGN:
+        return np.float32(1.0) if x > 0 else (np.float32(-1.0) if x < 0 else np.float32(0.0))
+    if op == SQRT:
+        return np.float32(math.sqrt(x)) if x >= 0 else np.float32(np.nan)
+    if op == RSQRT:
+        if x > 0:
+            return np.float32(1.0) / np.float32(math.sqrt(x))
+        return _reciprocal(x) if x == 0 else np.float32(np.nan)  # 1 / sqrt(-0) = 1 / -0 = -inf
+    if op == RECIP:
+        return _reciprocal(x)
+    if op == RECIP_GREATER_1:
+        if not x > 1:
+            domain_trap("active_recip_greater_1", "> 1", i)
+        return np.float32(1.0) / x
+    if op == LOG:
+        if x > 0:
+            return np.float32(math.log(x))
+        return np.float32(-np.inf) if x == 0 else np.float32(np.nan)
+    if op == EXP:
+        return np.float32(math.exp(x))
+    if op == EXP_LESS_0:
+        if not x <= 0:
+            domain_trap("active_exp_less_0", "<= 0", i)
+        return np.float32(math.exp(x))
+    if op == POW2:
+        return np.float32(math.pow(np.float32(2.0), x))
+    if op == SIN:
+        return np.float32(math.sin(x))
+    if op == COS:
+        return np.float32(math.cos(x))
+    return np.float32(0.5) * x * (np.float32(1.0) + np.float32(math.erf(x * _SQRT_HALF)))  # GELU
+
+
+@register_jitable
+def apply(ctx, dst, src, n, op, what):
+    """dst = function `op` of src, elementwise over n NRAM elements. Each intrinsic passes its `op` as a constant,
+    so its compiled loop holds only its own function."""
+    d, v = _operands(ctx, dst, src, n, what)
+    for i in range(n):
+        put(dst, d, i, _value(op, np.float32(get(src, v, i)), i))
+
+
+@jit
+def active_abs(ctx, dst, src, n):
+    """`__bang_active_abs(dst, src, n)`: dst = |src|."""
+    apply(ctx, dst, src, n, ABS, "active_abs")
+
+
+@jit
+def active_sign(ctx, dst, src, n):
+    """`__bang_active_sign(dst, src, n)`: dst = 1 for src > 0, -1 for src < 0, 0 for +-0 (and NaN, as torch.sign)."""
+    apply(ctx, dst, src, n, SIGN, "active_sign")
+
+
+@jit
+def active_sqrt(ctx, dst, src, n):
+    """`__bang_active_sqrt(dst, src, n)`: dst = sqrt(src) (NaN for src < 0)."""
+    apply(ctx, dst, src, n, SQRT, "active_sqrt")
+
+
+@jit
+def active_sqrthp(ctx, dst, src, n):
+    """`__bang_active_sqrthp(dst, src, n)`: dst = sqrt(src)."""
+    apply(ctx, dst, src, n, SQRT, "active_sqrthp")
+
+
+@jit
+def active_rsqrt(ctx, dst, src, n):
+    """`__bang_active_rsqrt(dst, src, n)`: dst = 1 / sqrt(src) (+-inf at +-0, NaN for src < 0)."""
+    apply(ctx, dst, src, n, RSQRT, "active_rsqrt")
+
+
+@jit
+def active_rsqrthp(ctx, dst, src, n):
+    """`__bang_active_rsqrthp(dst, src, n)`: dst = 1 / sqrt(src)."""
+    apply(ctx, dst, src, n, RSQRT, "active_rsqrthp")
+
+
 @jit
 def active_recip(ctx, dst, src, n):
     """`__bang_active_recip(dst, src, n)`: dst = 1 / src (+-inf at +-0)."""
-    d, v = _operands(ctx, dst, src, n, "active_recip")
-    for i in range(n):
-        put(dst, d, i, _reciprocal(_x(src, v, i)))
+    apply(ctx, dst, src, n, RECIP, "active_recip")
 
 
 @jit
 def active_reciphp(ctx, dst, src, n):
     """`__bang_active_reciphp(dst, src, n)`: dst = 1 / src."""
-    active_recip(ctx, dst, src, n)
+    apply(ctx, dst, src, n, RECIP, "active_reciphp")
 
 
 @jit
 def active_recip_greater_1(ctx, dst, src, n):
     """`__bang_active_recip_greater_1(dst, src, n)`: dst = 1 / src for src > 1; other elements trap."""
-    d, v = _operands(ctx, dst, src, n, "active_recip_greater_1")
-    for i in range(n):
-        x = _x(src, v, i)
-        if not x > 1:
-            raise KernelTrap("active_recip_greater_1: element " + str(i) + " = " + str(x) + " is not > 1")
-        put(dst, d, i, np.float32(1.0) / x)
+    apply(ctx, dst, src, n, RECIP_GREATER_1, "active_recip_greater_1")
 
 
 @jit
 def active_log(ctx, dst, src, n):
     """`__bang_active_log(dst, src, n)`: dst = ln(src) (-inf at 0, NaN for src < 0)."""
-    d, v = _operands(ctx, dst, src, n, "active_log")
-    for i in range(n):
-        x = _x(src, v, i)
-        if x > 0:
-            put(dst, d, i, math.log(x))
-        elif x == 0:
-            put(dst, d, i, np.float32(-np.inf))
-        else:
-            put(dst, d, i, np.float32(np.nan))
+    apply(ctx, dst, src, n, LOG, "active_log")
 
 
 @jit
 def active_loghp(ctx, dst, src, n):
     """`__bang_active_loghp(dst, src, n)`: dst = ln(src)."""
-    active_log(ctx, dst, src, n)
+    apply(ctx, dst, src, n, LOG, "active_loghp")
 
 
 @jit
 def active_exphp(ctx, dst, src, n):
     """`__bang_active_exphp(dst, src, n)`: dst = exp(src)."""
-    d, v = _operands(ctx, dst, src, n, "active_exphp")
-    for i in range(n):
-        put(dst, d, i, math.exp(_x(src, v, i)))
+    apply(ctx, dst, src, n, EXP, "active_exphp")
 
 
 @jit
 def active_exp_less_0(ctx, dst, src, n):
     """`__bang_active_exp_less_0(dst, src, n)`: dst = exp(src) for src <= 0; other elements trap."""
-    d, v = _operands(ctx, dst, src, n, "active_exp_less_0")
-    for i in range(n):
-        x = _x(src, v, i)
-        if not x <= 0:
-            raise KernelTrap("active_exp_less_0: element " + str(i) + " = " + str(x) + " is not <= 0")
-        put(dst, d, i, math.exp(x))
+    apply(ctx, dst, src, n, EXP_LESS_0, "active_exp_less_0")
 
 
 @jit
 def active_pow2(ctx, dst, src, n):
     """`__bang_active_pow2(dst, src, n)`: dst = 2 ** src (exp2)."""
-    d, v = _operands(ctx, dst, src, n, "active_pow2")
-    for i in range(n):
-        put(dst, d, i, math.pow(np.float32(2.0), _x(src, v, i)))
+    apply(ctx, dst, src, n, POW2, "active_pow2")
 
 
 @jit
 def active_sin(ctx, dst, src, n):
     """`__bang_active_sin(dst, src, n)`: dst = sin(src)."""
-    d, v = _operands(ctx, dst, src, n, "active_sin")
-    for i in range(n):
-        put(dst, d, i, math.sin(_x(src, v, i)))
+    apply(ctx, dst, src, n, SIN, "active_sin")
 
 
 @jit
 def active_cos(ctx, dst, src, n):
     """`__bang_active_cos(dst, src, n)`: dst = cos(src)."""
-    d, v = _operands(ctx, dst, src, n, "active_cos")
-    for i in range(n):
-        put(dst, d, i, math.cos(_x(src, v, i)))
+    apply(ctx, dst, src, n, COS, "active_cos")
 
 
 @jit
 def active_gelu(ctx, dst, src, n):
     """`__bang_active_gelu(dst, src, n)`: dst = src * Phi(src) = 0.5 src (1 + erf(src / sqrt 2))."""
-    d, v = _operands(ctx, dst, src, n, "active_gelu")
-    for i in range(n):
-        x = _x(src, v, i)
-        put(dst, d, i, np.float32(0.5) * x * (np.float32(1.0) + np.float32(math.erf(x * _SQRT_HALF))))
+    apply(ctx, dst, src, n, GELU, "active_gelu")
 
 
 @jit
 def active_gelup(ctx, dst, src, n):
     """`__bang_active_gelup(dst, src, n)`: the high-precision gelu, src * Phi(src)."""
-    active_gelu(ctx, dst, src, n)
+    apply(ctx, dst, src, n, GELU, "active_gelup")
 
 
 #: `exp2` is the name most code knows `__bang_active_pow2` by.

@@ -161,8 +161,9 @@ def _numba_error_summary(exc: Exception) -> str:
     if ours:
         operand = re.search(r"Literal\[str\]\(([^)]*)\)", text)  # the intrinsic operand the check was about
         message = ours[0]
-        if operand is not None and message.startswith("an intrinsic:"):
-            message = operand.group(1) + ":" + message[len("an intrinsic:"):]
+        for generic in ("an intrinsic:", "an activation:"):
+            if operand is not None and message.startswith(generic):
+                message = operand.group(1) + ":" + message[len(generic):]
         return message
     kept = [line for line in lines if not line.startswith(("File ", "During:", "^", "raised from"))][:4]
     return " / ".join(kept)[:600]
@@ -246,7 +247,8 @@ class Kernel:
 
     @time_limit.setter
     def time_limit(self, value) -> None:
-        watchdog.time_limit_from(value)
+        if value != "default":
+            watchdog.time_limit_from(value)
         self._time_limit = value
 
     @property

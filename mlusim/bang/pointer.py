@@ -315,17 +315,45 @@ def _is_float(ptr):
 # ---- checks ------------------------------------------------------------------------------------------------------
 
 @register_jitable
+def text(value):
+    """str() of an integer for trap messages (numba's str() of the most negative int64 does not end)."""
+    if value == INT64_MIN:
+        return "-9223372036854775808"
+    return str(value)
+
+
+@register_jitable
 def bounded_mul(a, b):
     """a * b when |a * b| <= BOUND, else a value beyond BOUND with the product's sign (never a wrapped product)."""
+    if a == 0 or b == 0:
+        return np.int64(0)
     if a > BOUND or a < -BOUND or b > BOUND or b < -BOUND:
         big = True
-    elif a == 0 or b == 0:
-        return np.int64(0)
     else:
         big = abs(a) > BOUND // abs(b)
     if big:
         return np.int64(BOUND + 1) if (a < 0) == (b < 0) else np.int64(-BOUND - 1)
     return np.int64(a) * np.int64(b)
+
+
+# The checks are inlined into every intrinsic; the messages of their traps are built out of line (one compiled
+# function each), which keeps the intrinsics small and quick to compile.
+
+@jit
+def range_trap(what, count, offset, space, name, size, kind):
+    """Raise the trap of an access outside its buffer."""
+    if count < 0:
+        raise KernelTrap(what + ": negative element count " + text(count))
+    detail = " (negative offset)" if offset < 0 else ""
+    raise KernelTrap(what + ": " + text(count) + " element(s) from element " + text(offset) + " of "
+                     + SPACE_NAMES[space] + " buffer '" + name + "' are outside its " + text(size) + " " + kind
+                     + " elements" + detail)
+
+
+@jit
+def space_trap(what, wanted, space, name):
+    raise KernelTrap(what + " needs an " + SPACE_NAMES[wanted] + " buffer, but '" + name + "' is in "
+                     + SPACE_NAMES[space])
 
 
 @register_jitable
@@ -336,13 +364,8 @@ def check_range(ptr, count, what):
     poll()
     size = ptr.base.shape[0]
     offset = ptr.offset
-    if count < 0:
-        raise KernelTrap(what + ": negative element count " + str(count))
-    if offset < 0 or offset > size or count > size - offset:
-        detail = " (negative offset)" if offset < 0 else ""
-        raise KernelTrap(what + ": " + str(count) + " element(s) from element " + str(offset) + " of "
-                         + SPACE_NAMES[ptr.space] + " buffer '" + ptr.name + "' are outside its "
-                         + str(size) + " " + kind_name(ptr) + " elements" + detail)
+    if count < 0 or offset < 0 or offset > size or count > size - offset:
+        range_trap(what, count, offset, ptr.space, ptr.name, size, kind_name(ptr))
 
 
 @register_jitable
@@ -350,8 +373,7 @@ def check_space(ptr, space, what):
     """Trap unless `ptr` points into memory space `space`."""
     require_pointer(ptr, what)
     if ptr.space != space:
-        raise KernelTrap(what + " needs an " + SPACE_NAMES[space] + " buffer, but '" + ptr.name + "' is in "
-                         + SPACE_NAMES[ptr.space])
+        space_trap(what, space, ptr.space, ptr.name)
 
 
 @register_jitable
