@@ -196,6 +196,9 @@ class Queue:
         self._current: Optional[Command] = None
         self._idle_since = time.perf_counter()
         self._interrupters: list[Callable[[str], None]] = []
+        #: commands queued before this position were being waited for when the waiting thread got Ctrl-C: a kernel
+        #: among them that has not started yet stops as soon as it starts
+        self.interrupted_before = 0
         #: set when a command never returned (a kernel the watchdog could not stop): the queue takes no more work
         self.lost: Optional[QueueFault] = None
         _all_queues.add(self)
@@ -405,6 +408,7 @@ class Queue:
                     finally:
                         self._waiters -= 1
         except KeyboardInterrupt as interrupt:
+            self.interrupted_before = max(self.interrupted_before, target)
             raise KeyboardInterrupt(self._interrupt(str(interrupt))) from None
         self.host_clock.waited_until(self.model_clock_us)
 
@@ -415,7 +419,9 @@ class Queue:
         for stop in list(self._interrupters):
             stop("interrupted by KeyboardInterrupt (Ctrl-C)")
         if current is None:
-            return detail or f"interrupted while waiting for {self.name}"
+            waiting = sorted({c.name for c in list(self._pending) if c.kind is Kind.KERNEL})
+            queued = f"; kernel(s) {', '.join(repr(n) for n in waiting)} will stop when they start" if waiting else ""
+            return detail or f"interrupted while waiting for {self.name}{queued}"
         return (f"interrupted while waiting for {self.name}, which was running {current.kind} '{current.name}'"
                 + (" (asked to stop)" if self._interrupters else ""))
 

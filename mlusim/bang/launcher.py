@@ -141,6 +141,8 @@ class Launch:
         on_main = threading.current_thread() is threading.main_thread()
         if queue is not None:
             queue.on_interrupt(stopper.stop)
+            if queue.completed < queue.interrupted_before:  # queued before a Ctrl-C that was waiting for it
+                stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C) before it started")
         description = f"kernel '{self.name}'"
 
         def on_stuck() -> None:

@@ -66,6 +66,8 @@ pointer = cnrt.malloc(1024)
 launch = lambda: {kernel}[(4, 1, 1), cnrt.cnrtFuncTypeUnion1, queue](pointer, 1)
 if "{mode}" != "blocking":
     launch()
+else:  # compile before saying ready: the interrupt is meant for the running kernel, not for the compiler
+    {kernel}.__mlusim_prepare__(devices.get(0), cnrt.cnrtDim3_t(4, 1, 1), 4, (pointer, 1), queue)
 print("ready", flush=True)
 began = time.monotonic()
 try:
