@@ -9,11 +9,11 @@ import numpy as np
 
 from .errors import ArgumentFault, DoubleFreeFault, HostOutOfMemoryFault, UnknownAddressFault
 from .memory import HOST_BUDGET, POISON_BYTE
+from .validate import is_address
 
 
 def describe_pointer(obj: Any) -> str:
     """What a pointer argument is, in words, for messages: a device address, a host buffer, or neither."""
-    from .validate import is_address
     if is_address(obj):
         return "a device address"
     if isinstance(obj, (float, complex, bool, str)) or obj is None:
@@ -33,6 +33,8 @@ def _has_buffer(obj: Any) -> bool:
 
 def check_pointer_kind(obj: Any, arg: str) -> None:
     """ArgumentFault unless `obj` is a device address or a host buffer."""
+    if obj.__class__ is int or isinstance(obj, np.ndarray):
+        return
     if describe_pointer(obj) not in ("a device address", "a host buffer"):
         raise ArgumentFault(f"expected a device address (int) or a host buffer (an object with the buffer protocol, "
                             f"e.g. a numpy array), got {describe_pointer(obj)}", arg)

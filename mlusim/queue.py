@@ -28,8 +28,8 @@ from .errors import HandleFault, IllegalStateFault, QueueFault, UseAfterFreeFaul
 _queue_ids = itertools.count(1)
 #: The queues whose command the current host thread is running (to refuse a command that waits on its own queue).
 _running = threading.local()
-#: Seconds a sync waits between checks of its queue when no command completion woke it (a safety net only).
-_WAIT_SLICE = 0.1
+#: The longest a sync waits for the run lock before it looks at its queue's completed count again.
+_WAIT_SLICE = 0.02
 
 
 def running_queue() -> Optional["Queue"]:
@@ -181,15 +181,11 @@ class Queue:
         self.observers: list[Callable[[Command], None]] = []
         # Commands wait in `_pending`; each is taken and run under `_run_lock`, either by the worker (woken by a
         # token in `_tokens`) or by a host thread that syncs the queue and finds the worker idle: that keeps the
-        # order and saves the two thread wake-ups a synchronous call would cost. A sync never waits for the run
-        # lock itself (a busy worker may hold it for as long as producers keep the queue fed): it waits for the
-        # completion of its own last command, which every finished command signals through `_progress`.
+        # order and saves the two thread wake-ups a synchronous call would cost (see wait_idle).
         self._pending: deque = deque()
         self._tokens: SimpleQueue = SimpleQueue()
         self._submit_lock = threading.Lock()
         self._run_lock = threading.Lock()
-        self._progress = threading.Condition(threading.Lock())
-        self._waiters = 0
         self._fault: Optional[QueueFault] = None
         self._skipped = 0
         self._worker: Optional[threading.Thread] = None
@@ -254,8 +250,6 @@ class Queue:
         as reached, and the next sync of this queue reports how many commands were dropped."""
         self._submit_lock = threading.Lock()
         self._run_lock = threading.Lock()
-        self._progress = threading.Condition(threading.Lock())
-        self._waiters = 0
         self._tokens = SimpleQueue()
         self._worker = None
         self._interrupters = []
@@ -320,9 +314,6 @@ class Queue:
                     self.completed = position + 1
                     if self.completed == self.submitted:
                         self._idle_since = time.perf_counter()
-                    if self._waiters:
-                        with self._progress:
-                            self._progress.notify_all()
         return True
 
     def _execute(self, command: Command, position: int) -> None:
@@ -385,28 +376,27 @@ class Queue:
         return self.completed < self.submitted
 
     def wait_idle(self) -> None:
-        """Block the calling thread until every command submitted so far has run (not any submitted later)."""
+        """Block the calling thread until every command submitted so far has run (not any submitted later).
+
+        The waiter takes the run lock when it can and runs what is pending itself (no thread wake-ups for a
+        synchronous call). While the worker holds the lock, the waiter waits for it with a timeout that grows to
+        _WAIT_SLICE, and looks at the completed count after each: a worker kept busy by other producers (which never
+        lets go of the lock) cannot starve a sync whose own work is done."""
         with self._submit_lock:
             target = self.submitted
         if self.completed < target and self in getattr(_running, "queues", ()):
             raise IllegalStateFault(f"a command of {self.name} waits for its own queue, which can never finish")
+        wait = 0.0005
         try:
             while self.completed < target:
-                if self._run_lock.acquire(blocking=False):
-                    try:  # the worker is idle: run what is pending here instead of waking it
+                if self._run_lock.acquire(timeout=wait):
+                    try:
                         while self.completed < target and self._run_next():
                             pass
                     finally:
                         self._run_lock.release()
-                    if self.completed >= target:
-                        break
-                with self._progress:
-                    self._waiters += 1
-                    try:
-                        if self.completed < target:
-                            self._progress.wait(_WAIT_SLICE)
-                    finally:
-                        self._waiters -= 1
+                else:
+                    wait = min(2 * wait, _WAIT_SLICE)
         except KeyboardInterrupt as interrupt:
             self.interrupted_before = max(self.interrupted_before, target)
             raise KeyboardInterrupt(self._interrupt(str(interrupt))) from None
@@ -483,8 +473,6 @@ class Queue:
             self.completed = self.submitted
         self._finish_unrun(dropped)
         self.device.record_fault(fault)
-        with self._progress:
-            self._progress.notify_all()
 
     def note_host_gap(self, started: float, ended: float) -> None:
         """The host spent [started, ended] (perf_counter seconds) on something that is not device work (compiling

@@ -110,6 +110,23 @@ def _device_functions(fn, found: dict) -> dict:
     return found
 
 
+def _may_not_poll(fn) -> bool:
+    """Whether the body (or a device function it reaches) calls compiled code that has no stop polls: a plain
+    numba function (not a bang intrinsic or @bang.func) or an object-mode block. Such a launch may not stop when
+    asked, so the main thread never runs its tasks itself (it could not take Ctrl-C)."""
+    for function in [fn, *_device_functions(fn, {})]:
+        names = _code_names(function.__code__)
+        if "objmode" in names:
+            return True
+        for name in names:
+            value = function.__globals__.get(name)
+            if isinstance(value, CPUDispatcher) and not getattr(value, "bang_device_function", False):
+                module = getattr(value.py_func, "__module__", "") or ""
+                if not module.startswith("mlusim.bang"):
+                    return True
+    return False
+
+
 def _device_function_code(fn) -> bytes:
     return b"".join(f.__code__.co_code for f in _device_functions(fn, {}))
 
@@ -212,6 +229,7 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self.params = self._parameters(fn)
         self.uses_barriers = _reaches_barrier(fn, set()) if barriers is None else bool(barriers)
+        self.may_not_poll = _may_not_poll(fn)
         self.debug = _env_flag("MLUSIM_BANG_DEBUG") if debug is None else bool(debug)
         self.workers = workers
         self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT if barrier_timeout is None else float(barrier_timeout)

@@ -5,9 +5,9 @@ one when the first task shows the work is tiny). Kernels with barriers run each 
 many host threads at once, so that sync_cluster / sync_all really wait for each other; rounds follow one another,
 each with fresh SRAM. The first fault stops the launch and becomes a KernelFault naming kernel, task and violation.
 
-A launch made on the main thread runs its tasks on a helper thread, so that the main thread can take Ctrl-C while
-it waits; every launch has a watchdog time limit (mlusim.bang.watchdog). Either stops the tasks with an error that
-names the kernel.
+A launch the main thread runs watches SIGINT (or runs its tasks on a helper thread), so that Ctrl-C stops it;
+every launch has a watchdog time limit (mlusim.bang.watchdog). Either stops the tasks with an error that names the
+kernel.
 """
 from __future__ import annotations
 
@@ -172,8 +172,26 @@ class Launch:
         return self._run_pool(body, workers)
 
     def _run_for_main_thread(self, body, workers: int, barrier_timeout: float) -> list[np.ndarray]:
-        """Run the tasks on a helper thread while the main thread waits, able to take Ctrl-C."""
+        """Run the tasks so that Ctrl-C can stop them: on this (main) thread while SIGINT is watched through the
+        wakeup fd (tasks that poll stop when it arrives), else (the wakeup fd is taken, or the kernel calls code that
+        may never poll) on a helper thread while the main thread waits, able to give up on it."""
         stopper = self.stopper
+        previous = None if self.kernel.may_not_poll else watchdog.SIGINT_WATCH.begin(stopper)
+        if previous is not None:
+            try:
+                rows = self._run_tasks(body, workers, barrier_timeout)
+            except KeyboardInterrupt:  # Python's own handler ran once the tasks had stopped
+                stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C)")
+                rows = None
+            finally:
+                watchdog.SIGINT_WATCH.end(stopper, previous)
+            # The handler may also have run inside a task's fault handling (and been recorded there): the launch
+            # was interrupted either way, and the interrupt goes on to the caller.
+            interrupted = any(isinstance(exc, KeyboardInterrupt) for _, exc in self.faults)
+            if rows is None or interrupted or (stopper.reason or "").startswith("interrupted by KeyboardInterrupt"):
+                stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C)")
+                raise KeyboardInterrupt(f"kernel '{self.name}' interrupted by Ctrl-C; its tasks stopped")
+            return rows
         future = watchdog.HELPERS.submit(lambda: self._run_tasks(body, workers, barrier_timeout))
         try:
             while True:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import queue as queues
+import signal
 import threading
 import time
 from concurrent.futures import Future
@@ -191,6 +192,65 @@ def _run() -> None:
                     pass
 
 
+# ---- Ctrl-C while the main thread itself runs tasks ----------------------------------------------------------------
+
+class _SigintWatch:
+    """Stops launches the main thread runs itself when SIGINT arrives.
+
+    Python runs its SIGINT handler only when the main thread returns to bytecode, which compiled task code never
+    does. But the C-level handler writes the signal number to the wakeup fd (signal.set_wakeup_fd) at once: while
+    the main thread runs tasks, that fd is a pipe a watcher thread reads, and a SIGINT byte stops the launch (its
+    tasks poll), after which Python raises KeyboardInterrupt as usual. When another wakeup fd is in use (an asyncio
+    loop), the main thread runs its launches on a helper thread instead (`inline_on_main` says so)."""
+
+    def __init__(self):
+        self._pipe = None
+        self._running: set = set()
+        self._lock = threading.Lock()
+
+    def _ensure(self):
+        if self._pipe is None:
+            reader, writer = os.pipe()
+            os.set_blocking(writer, False)
+            self._pipe = (reader, writer)
+            threading.Thread(target=self._watch, args=(reader,), name="mlusim-bang-sigint", daemon=True).start()
+        return self._pipe[1]
+
+    def _watch(self, reader: int) -> None:
+        while True:
+            try:
+                data = os.read(reader, 64)
+            except OSError:
+                return
+            if signal.SIGINT in data:
+                with self._lock:
+                    stoppers = list(self._running)
+                for stopper in stoppers:
+                    stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C)")
+
+    def begin(self, stopper: "Stopper"):
+        """Watch for SIGINT while the main thread runs `stopper`'s tasks; None when the wakeup fd is taken."""
+        try:
+            writer = self._ensure()
+            previous = signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
+        except (ValueError, OSError):
+            return None
+        if previous not in (-1, writer):  # someone else's wakeup fd (asyncio): give it back, use a helper thread
+            signal.set_wakeup_fd(previous)
+            return None
+        with self._lock:
+            self._running.add(stopper)
+        return previous
+
+    def end(self, stopper: "Stopper", previous) -> None:
+        with self._lock:
+            self._running.discard(stopper)
+        signal.set_wakeup_fd(previous)
+
+
+SIGINT_WATCH = _SigintWatch()
+
+
 # ---- helper threads for launches made on the main thread ----------------------------------------------------------
 
 class _DaemonPool:
@@ -230,8 +290,9 @@ HELPERS = _DaemonPool()
 
 def reset_after_fork() -> None:
     """A forked child has no watchdog or helper threads."""
-    global _thread, _cond, HELPERS
+    global _thread, _cond, HELPERS, SIGINT_WATCH
     _thread = None
+    SIGINT_WATCH = _SigintWatch()
     _cond = threading.Condition()
     _limits.clear()
     _graces.clear()
