@@ -441,11 +441,14 @@ class Queue:
         return None if fault is None else fault.with_skipped(self._skipped)
 
     def sync(self) -> None:
-        """Wait for all work, then raise the sticky error if there is one (cnrtQueueSync)."""
+        """Wait for all work, then raise the sticky error if there is one (cnrtQueueSync). A lost queue reports
+        that it is lost at every sync after its error."""
         self.wait_idle()
         fault = self.take_fault()
         if fault is not None:
             raise fault
+        if self.lost is not None:
+            self.check_alive()
 
     def destroy(self) -> None:
         """Refuse new work; the worker finishes what is queued and exits."""

@@ -96,9 +96,10 @@ def rows_backward(x, dy, dx, rows, centered, mean, rstd, weight=None, dweight=No
         x_hat = (load(source[block], dtype) - means[block]) * rstds[block]
         g = load(grads[block], dtype)
         scaled = g * w if w is not None else g
-        correction = x_hat * (np.einsum("ij,ij->i", scaled, x_hat)[:, None] / max(x_hat.shape[1], 1))
+        count = max(x_hat.shape[1], 1)  # rows of no elements: no mean-of-empty warning
+        correction = x_hat * (np.einsum("ij,ij->i", scaled, x_hat)[:, None] / count)
         if centered:
-            correction += scaled.mean(axis=-1, keepdims=True)
+            correction += scaled.sum(axis=-1, keepdims=True) / count
         target.matrix[block] = (scaled - correction) * rstds[block]
         return (g * x_hat).sum(axis=0), g.sum(axis=0)
 

@@ -3,6 +3,7 @@ import numba
 import numpy as np
 
 from mlusim import bang
+from mlusim.bang import activations
 
 TILE = 4096
 
@@ -117,55 +118,22 @@ def passes_an_int_as_a_buffer(ctx, x: bang.gdram(bang.float32)):
 
 # ---- the __bang_active_* family ---------------------------------------------------------------------------------------
 
-UNARY = ("active_abs", "active_sign", "active_sqrt", "active_rsqrt", "active_recip", "active_log", "active_exphp",
-         "active_pow2", "active_sin", "active_cos", "active_gelu", "active_sqrthp", "active_rsqrthp",
-         "active_reciphp", "active_loghp", "active_gelup", "active_exp2")
-
-
 @bang.kernel
-def every_activation(ctx, x: bang.gdram(bang.float32), y: bang.gdram(bang.float32)):
-    """y[i * 64: (i + 1) * 64] = UNARY[i](x[:64])."""
+def every_activation(ctx, x: bang.gdram(bang.float32), y: bang.gdram(bang.float32), ops: bang.gdram(bang.int32),
+                     count: int):
+    """y[i * 64: (i + 1) * 64] = function ops[i] of the family on x[:64], for i < count: the loop every intrinsic of
+    the family compiles to, compiled once for all of them (the op is a run-time value here)."""
     a = bang.nram(ctx, "a", bang.float32, 64)
     b = bang.nram(ctx, "b", bang.float32, 64)
     bang.memcpy(ctx, a, x, 256, bang.GDRAM2NRAM)
-    bang.active_abs(ctx, b, a, 64)
-    bang.memcpy(ctx, y, b, 256, bang.NRAM2GDRAM)
-    bang.active_sign(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 64, b, 256, bang.NRAM2GDRAM)
-    bang.active_sqrt(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 128, b, 256, bang.NRAM2GDRAM)
-    bang.active_rsqrt(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 192, b, 256, bang.NRAM2GDRAM)
-    bang.active_recip(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 256, b, 256, bang.NRAM2GDRAM)
-    bang.active_log(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 320, b, 256, bang.NRAM2GDRAM)
-    bang.active_exphp(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 384, b, 256, bang.NRAM2GDRAM)
-    bang.active_pow2(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 448, b, 256, bang.NRAM2GDRAM)
-    bang.active_sin(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 512, b, 256, bang.NRAM2GDRAM)
-    bang.active_cos(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 576, b, 256, bang.NRAM2GDRAM)
-    bang.active_gelu(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 640, b, 256, bang.NRAM2GDRAM)
-    bang.active_sqrthp(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 704, b, 256, bang.NRAM2GDRAM)
-    bang.active_rsqrthp(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 768, b, 256, bang.NRAM2GDRAM)
-    bang.active_reciphp(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 832, b, 256, bang.NRAM2GDRAM)
-    bang.active_loghp(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 896, b, 256, bang.NRAM2GDRAM)
-    bang.active_gelup(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 960, b, 256, bang.NRAM2GDRAM)
-    bang.active_exp2(ctx, b, a, 64)
-    bang.memcpy(ctx, y + 1024, b, 256, bang.NRAM2GDRAM)
+    for i in range(count):
+        activations.apply(ctx, b, a, 64, ops[i], "active")
+        bang.memcpy(ctx, y + i * 64, b, 256, bang.NRAM2GDRAM)
 
 
 @bang.kernel
-def half_sqrt_and_recip(ctx, x: bang.gdram(bang.half), y: bang.gdram(bang.half)):
+def named_activations(ctx, x: bang.gdram(bang.half), y: bang.gdram(bang.half)):
+    """Three named intrinsics on half buffers: sqrt, recip and exp2 (the wrappers and half rounding)."""
     a = bang.nram(ctx, "a", bang.half, 64)
     b = bang.nram(ctx, "b", bang.half, 64)
     bang.memcpy(ctx, a, x, 128, bang.GDRAM2NRAM)
@@ -173,35 +141,22 @@ def half_sqrt_and_recip(ctx, x: bang.gdram(bang.half), y: bang.gdram(bang.half))
     bang.memcpy(ctx, y, b, 128, bang.NRAM2GDRAM)
     bang.active_recip(ctx, b, a, 64)
     bang.memcpy(ctx, y + 64, b, 128, bang.NRAM2GDRAM)
+    bang.active_exp2(ctx, b, a, 64)
+    bang.memcpy(ctx, y + 128, b, 128, bang.NRAM2GDRAM)
 
 
-@bang.kernel
-def domain_restricted(ctx, x: bang.gdram(bang.float32), y: bang.gdram(bang.float32), which: int):
-    a = bang.nram(ctx, "a", bang.float32, 64)
-    b = bang.nram(ctx, "b", bang.float32, 64)
-    bang.memcpy(ctx, a, x, 256, bang.GDRAM2NRAM)
-    if which == 0:
-        bang.active_recip_greater_1(ctx, b, a, 64)
-    else:
-        bang.active_exp_less_0(ctx, b, a, 64)
-    bang.memcpy(ctx, y, b, 256, bang.NRAM2GDRAM)
-
-
-@bang.kernel
-def activation_of_integers(ctx, x: bang.gdram(bang.int32)):
-    a = bang.nram(ctx, "a", bang.int32, 64)
-    bang.active_sqrt(ctx, a, a, 64)
-
-
-def reference(name: str, x: np.ndarray) -> np.ndarray:
-    """numpy's value of an activation on float64 inputs (rounded to float32 by the caller)."""
+def reference(op: int, x: np.ndarray) -> np.ndarray:
+    """numpy's value of function `op` of the family (mlusim.bang.activations) on float64 inputs; NaN where the
+    domain-restricted forms trap."""
+    from math import erf
+    A = activations
+    v = x.astype(np.float64)
     with np.errstate(all="ignore"):
-        from math import erf
         table = {
-            "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "rsqrt": lambda v: 1 / np.sqrt(v),
-            "recip": lambda v: 1 / v, "log": np.log, "exphp": np.exp, "pow2": np.exp2, "exp2": np.exp2,
-            "sin": np.sin, "cos": np.cos, "gelu": lambda v: 0.5 * v * (1 + np.vectorize(erf)(v / np.sqrt(2))),
+            A.ABS: np.abs(v), A.SIGN: np.where(np.isnan(v), 0.0, np.sign(v)), A.SQRT: np.sqrt(v),
+            A.RSQRT: 1 / np.sqrt(v), A.RECIP: 1 / v, A.RECIP_GREATER_1: np.where(v > 1, 1 / v, np.nan),
+            A.LOG: np.log(v), A.EXP: np.exp(v), A.EXP_LESS_0: np.where(v <= 0, np.exp(v), np.nan),
+            A.POW2: np.exp2(v), A.SIN: np.sin(v), A.COS: np.cos(v),
+            A.GELU: 0.5 * v * (1 + np.vectorize(erf)(v / np.sqrt(2))),
         }
-        base = name.removeprefix("active_").removesuffix("hp") if name != "active_exphp" else "exphp"
-        base = "gelu" if base == "gelup" else base
-        return table[base](x.astype(np.float64))
+    return table[op]

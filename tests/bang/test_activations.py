@@ -1,65 +1,79 @@
-"""The __bang_active_* family against numpy: float32 and half, special values, domain-restricted forms, and a clear
-error for integer buffers."""
+"""The __bang_active_* family against numpy: every function of the family (one compiled loop, the op a run-time
+value), special values and signed zeros, the domain-restricted forms' traps, the named intrinsics on half buffers,
+and a compile error for integer buffers."""
+import numba
 import numpy as np
 import pytest
+from numba.core.errors import TypingError
 
 import cnrt
+from mlusim import bang
+from mlusim.bang import activations as A
+from mlusim.bang.pointer import NRAM, Ptr
 
 from .conftest import from_device, to_device
-from .robust_kernels import (UNARY, activation_of_integers, domain_restricted, every_activation, half_sqrt_and_recip,
-                             reference)
+from .robust_kernels import every_activation, named_activations, reference
 
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 88.0], np.float32)
+UNRESTRICTED = [op for op in range(len(A._NAMES)) if op not in (A.RECIP_GREATER_1, A.EXP_LESS_0)]
 
 
-def _inputs() -> np.ndarray:
-    values = np.linspace(-6, 6, 56, dtype=np.float32)
-    return np.concatenate([values, SPECIAL]).astype(np.float32)
-
-
-def test_every_activation_matches_numpy_in_float32(queue):
-    x = _inputs()
-    y = cnrt.malloc(len(UNARY) * 256)
-    every_activation[(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](to_device(x), y)
+def _run(queue, x, ops):
+    y = cnrt.malloc(len(ops) * 256)
+    every_activation[(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](to_device(x), y, to_device(np.array(ops, np.int32)),
+                                                               len(ops))
     cnrt.queueSync(queue)
-    out = from_device(y, len(UNARY) * 64, np.float32).reshape(len(UNARY), 64)
-    for row, name in enumerate(UNARY):
-        expected = reference(name, x).astype(np.float32)
-        if name == "active_sign":
-            expected = np.where(np.isnan(x), 0.0, expected).astype(np.float32)  # torch.sign(nan) = 0
+    return from_device(y, len(ops) * 64, np.float32).reshape(len(ops), 64)
+
+
+def test_every_function_of_the_family_matches_numpy(queue):
+    x = np.concatenate([np.linspace(-6, 6, 56, dtype=np.float32), SPECIAL])
+    out = _run(queue, x, UNRESTRICTED)
+    for row, op in enumerate(UNRESTRICTED):
+        expected = reference(op, x).astype(np.float32)
+        name = A._NAMES[op]
         np.testing.assert_allclose(out[row], expected, rtol=2e-6, atol=1e-6, equal_nan=True, err_msg=name)
-        zero = (x == 0)
-        np.testing.assert_array_equal(np.signbit(out[row][zero & np.isfinite(out[row])]),
-                                      np.signbit(expected[zero & np.isfinite(expected)]), err_msg=name)
+        finite = np.isfinite(expected) & (expected == 0)
+        np.testing.assert_array_equal(np.signbit(out[row][finite]), np.signbit(expected[finite]), err_msg=name)
 
 
-def test_half_buffers_round_once(queue):
-    x = np.linspace(0.01, 60000, 64).astype(np.float16)
-    y = cnrt.malloc(256)
-    half_sqrt_and_recip[(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](to_device(x), y)
-    cnrt.queueSync(queue)
-    out = from_device(y, 128, np.float16)
-    np.testing.assert_array_equal(out[:64], np.sqrt(x.astype(np.float32)).astype(np.float16))
-    np.testing.assert_array_equal(out[64:], (1 / x.astype(np.float32)).astype(np.float16))
-
-
-@pytest.mark.parametrize("which, inside, outside", [(0, 2.0, 0.5), (1, -2.0, 0.25)])
-def test_domain_restricted_forms_trap_outside_their_domain(queue, which, inside, outside):
+@pytest.mark.parametrize("op, inside, outside", [(A.RECIP_GREATER_1, 2.0, 0.5), (A.EXP_LESS_0, -2.0, 0.25)])
+def test_domain_restricted_forms_trap_outside_their_domain(queue, op, inside, outside):
     x = np.full(64, inside, np.float32)
-    y = cnrt.malloc(256)
-    domain_restricted[(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](to_device(x), y, which)
-    cnrt.queueSync(queue)
-    expected = 1 / x if which == 0 else np.exp(x)
-    np.testing.assert_allclose(from_device(y, 64, np.float32), expected, rtol=1e-6)
+    np.testing.assert_allclose(_run(queue, x, [op])[0], reference(op, x), rtol=1e-6)
     x[17] = outside
-    domain_restricted[(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](to_device(x), y, which)
     with pytest.raises(cnrt.CnrtError) as error:
-        cnrt.queueSync(queue)
+        _run(queue, x, [op])
     assert "element 17" in str(error.value) and error.value.code == cnrt.cnrtErrorKernelTrap
 
 
-def test_an_activation_of_integers_fails_at_the_launch(board):
-    with pytest.raises(cnrt.CnrtError) as error:
-        activation_of_integers[(1, 1, 1), cnrt.cnrtFuncTypeBlock, None](0)
-    assert error.value.code == cnrt.cnrtErrorInvalidKernel
-    assert "activation_of_integers" in str(error.value) and "half, bfloat16 or float" in str(error.value), str(error.value)
+def test_named_intrinsics_on_half_buffers_round_once(queue):
+    x = np.linspace(0.01, 15, 64).astype(np.float16)
+    y = cnrt.malloc(3 * 128)
+    named_activations[(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](to_device(x), y)
+    cnrt.queueSync(queue)
+    out = from_device(y, 192, np.float16)
+    wide = x.astype(np.float32)
+    np.testing.assert_array_equal(out[:64], np.sqrt(wide).astype(np.float16))
+    np.testing.assert_array_equal(out[64:128], (1 / wide).astype(np.float16))
+    np.testing.assert_array_equal(out[128:], np.exp2(wide).astype(np.float16))
+
+
+def test_every_named_intrinsic_is_exported_and_calls_its_function():
+    for name in A.ACTIVATIONS:
+        function = getattr(bang, name)
+        documented = "active_pow2" if name == "active_exp2" else name  # exp2 is pow2's other name
+        assert function is getattr(A, name) and f"__bang_{documented}" in function.__doc__, name
+        stem = name.removeprefix("active_").removesuffix("hp").upper()
+        stem = {"EXP2": "POW2", "EXPHP": "EXP", "GELUP": "GELU", "EXP": "EXP"}.get(stem, stem)
+        code = getattr(function, "py_func", function).__code__
+        assert stem in code.co_names, (name, code.co_names)
+
+
+def test_an_activation_of_integers_is_a_typing_error_that_says_so():
+    @numba.njit
+    def check(ptr):
+        A.require_float(ptr, "active_sqrt")
+
+    with pytest.raises(TypingError, match=r"active_sqrt: needs half, bfloat16 or float buffers"):
+        check(Ptr(np.zeros(4, np.int32), 0, NRAM, "a", bang.int32))

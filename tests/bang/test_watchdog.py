@@ -1,9 +1,9 @@
 """Kernels that never end: the watchdog's time limit and Ctrl-C stop them with an error naming the kernel, and the
-queue and device stay usable; a kernel stuck in code that never polls is given up instead of hanging the sync."""
+queue and device stay usable; a kernel stuck in code that never polls is given up instead of hanging the sync (its
+queue is lost when a worker thread ran it)."""
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np
@@ -57,67 +57,94 @@ _SCRIPT = """
 import sys, time
 import cnrt
 from mlusim import device as devices
-from tests.bang.robust_kernels import {kernel}
-{kernel}.time_limit = {limit}
-if "{mode}" == "blocking":
-    devices.configure(blocking=True)
-queue = cnrt.queueCreate()
-pointer = cnrt.malloc(1024)
-launch = lambda: {kernel}[(4, 1, 1), cnrt.cnrtFuncTypeUnion1, queue](pointer, 1)
-if "{mode}" != "blocking":
-    launch()
-else:  # compile before saying ready: the interrupt is meant for the running kernel, not for the compiler
-    {kernel}.__mlusim_prepare__(devices.get(0), cnrt.cnrtDim3_t(4, 1, 1), 4, (pointer, 1), queue)
-print("ready", flush=True)
-began = time.monotonic()
-try:
-    launch() if "{mode}" == "blocking" else cnrt.queueSync(queue)
-    print("returned normally")
-except KeyboardInterrupt as interrupt:
-    print(f"KeyboardInterrupt after {{time.monotonic() - began:.1f}} s: {{interrupt}}")
-except cnrt.CnrtError as error:
-    print(f"error after {{time.monotonic() - began:.1f}} s: {{error}}")
-for step in ("sync", "memset"):
+from tests.bang.robust_kernels import endless_copies, endless_in_plain_numba
+
+def attempt(label, call):
+    began = time.monotonic()
     try:
-        if step == "sync":
-            cnrt.queueSync(queue)
-        else:
-            fresh = cnrt.queueCreate()
-            cnrt.memsetAsync(pointer, 0, 1024, fresh)
-            cnrt.queueSync(fresh)
-        print(step, "ok")
+        call()
+        print(label, "returned normally", flush=True)
+    except KeyboardInterrupt as interrupt:
+        print(label, f"KeyboardInterrupt after {time.monotonic() - began:.1f} s: {interrupt}", flush=True)
     except cnrt.CnrtError as error:
-        print(step, "error:", error)
+        print(label, f"error after {time.monotonic() - began:.1f} s: {error}", flush=True)
+
+def usable(label, queue, pointer):
+    for step in ("sync", "memset"):
+        try:
+            if step == "sync":
+                cnrt.queueSync(queue)
+            else:
+                fresh = cnrt.queueCreate()
+                cnrt.memsetAsync(pointer, 0, 1024, fresh)
+                cnrt.queueSync(fresh)
+            print(label, step, "ok", flush=True)
+        except cnrt.CnrtError as error:
+            print(label, step, "error:", error, flush=True)
+
+endless_copies.time_limit = None
+dim = cnrt.cnrtDim3_t(4, 1, 1)
+# 1. Ctrl-C while the main thread waits in queueSync for a queued endless kernel
+queue, pointer = cnrt.queueCreate(), cnrt.malloc(1024)
+endless_copies[dim, cnrt.cnrtFuncTypeUnion1, queue](pointer, 1)
+print("ready queued", flush=True)
+attempt("queued", lambda: cnrt.queueSync(queue))
+usable("queued", queue, pointer)
+# 2. Ctrl-C while the main thread runs the kernel itself (blocking mode), compiled before the interrupt
+devices.configure(blocking=True)
+queue, pointer = cnrt.queueCreate(), cnrt.malloc(1024)
+endless_copies.__mlusim_prepare__(devices.get(0), dim, 4, (pointer, 1), queue)
+print("ready blocking", flush=True)
+attempt("blocking", lambda: endless_copies[dim, cnrt.cnrtFuncTypeUnion1, queue](pointer, 1))
+usable("blocking", queue, pointer)
+# 3. a kernel whose endless loop never polls: given up after its time limit and the grace (last: its thread spins on)
+devices.configure(blocking=False)
+queue, pointer = cnrt.queueCreate(), cnrt.malloc(1024)
+endless_in_plain_numba.time_limit = 0.5
+endless_in_plain_numba[dim, cnrt.cnrtFuncTypeUnion1, queue](pointer, 1)
+attempt("stuck", lambda: cnrt.queueSync(queue))
+usable("stuck", queue, pointer)
+print("done", flush=True)
 """
 
 
-def _run(kernel: str, mode: str, limit, interrupt_after=None) -> str:
-    process = subprocess.Popen([sys.executable, "-c", _SCRIPT.format(kernel=kernel, mode=mode, limit=limit)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               cwd=__file__.rsplit("/tests/", 1)[0])
+@pytest.fixture(scope="module")
+def endless_scenarios() -> str:
+    """The output of one process that runs the three scenarios of _SCRIPT, Ctrl-C sent 1 s after each 'ready'."""
+    process = subprocess.Popen([sys.executable, "-c", _SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, cwd=__file__.rsplit("/tests/", 1)[0])
+    lines = []
     try:
-        line = process.stdout.readline()
-        assert line.strip() == "ready", line + process.stdout.read()
-        if interrupt_after is not None:
-            time.sleep(interrupt_after)
-            process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=60)
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("ready"):
+                time.sleep(1.0)
+                process.send_signal(signal.SIGINT)
+            if line.startswith("done"):
+                break
+        process.wait(60)
     finally:
         process.kill()
-    assert process.returncode == 0, out
-    return out
+    output = "".join(lines)
+    assert process.returncode in (0, -9) and "done" in output, output
+    return output
+
+
+def _line(output: str, label: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith(label + " ") and "after" in line)
 
 
 @pytest.mark.parametrize("mode", ["queued", "blocking"])
-def test_ctrl_c_stops_an_endless_kernel_with_a_message_naming_it(mode):
-    out = _run("endless_copies", mode, None, interrupt_after=1.0)
-    assert "KeyboardInterrupt after 1." in out or "KeyboardInterrupt after 0." in out, out
-    assert "endless_copies" in out.split("KeyboardInterrupt", 1)[1].splitlines()[0], out
-    assert "memset ok" in out, out
+def test_ctrl_c_stops_an_endless_kernel_with_a_message_naming_it(endless_scenarios, mode):
+    line = _line(endless_scenarios, mode)
+    assert "KeyboardInterrupt after 1." in line or "KeyboardInterrupt after 0." in line, endless_scenarios
+    assert "endless_copies" in line, endless_scenarios
+    assert f"{mode} memset ok" in endless_scenarios, endless_scenarios
 
 
-def test_a_kernel_that_never_polls_is_given_up_and_its_queue_is_lost():
-    out = _run("endless_in_plain_numba", "queued", 0.5)
-    assert "error after" in out and "endless_in_plain_numba" in out and "did not stop" in out, out
-    assert "sync error:" not in out or "lost" in out, out
-    assert "memset ok" in out, out  # other queues of the device work
+def test_a_kernel_that_never_polls_is_given_up(endless_scenarios):
+    """Its host thread is left behind; the sync reports it; the device goes on (a queue whose worker thread it was
+    is lost, see test_liveness; here the main thread had handed the tasks to a helper, so the queue goes on too)."""
+    line = _line(endless_scenarios, "stuck")
+    assert "error after" in line and "endless_in_plain_numba" in line and "did not stop" in line, line
+    assert "stuck memset ok" in endless_scenarios, endless_scenarios

@@ -18,6 +18,8 @@ F, H, BF = cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_BFLOAT16
 I32, U8 = cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_UINT8
 NAN, INF = float("nan"), float("inf")
 
+pytestmark = pytest.mark.filterwarnings("error")  # ops on NaN/inf give PyTorch's values without numpy warnings
+
 
 def T(values, code=F) -> DeviceTensor:
     values = np.asarray(values)

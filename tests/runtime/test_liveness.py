@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import cnrt
-from mlusim.queue import Command
 
 from .helpers import download, raises_code, upload
 
