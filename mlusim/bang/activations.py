@@ -36,12 +36,13 @@ def _require_float(ptr, what):
 
 
 @register_jitable
-def _operands(ctx, dst, src, n, what):
-    """The checked (dst, src) spans of a unary vector function over floating-point NRAM buffers."""
-    require_float(dst, what)
-    require_float(src, what)
-    check_operand(ctx, dst, n, NRAM, what + " dst")
-    check_operand(ctx, src, n, NRAM, what + " src")
+def _operands(ctx, dst, src, n, dst_name, src_name):
+    """The checked (dst, src) spans of a unary vector function over floating-point NRAM buffers (the names are the
+    operands' names in trap messages: string constants, so no string is built at run time)."""
+    require_float(dst, dst_name)
+    require_float(src, src_name)
+    check_operand(ctx, dst, n, NRAM, dst_name)
+    check_operand(ctx, src, n, NRAM, src_name)
     ctx.state[VECTOR_ELEMENTS] += n
     return span(dst, n), span(src, n)
 
@@ -103,10 +104,10 @@ def _value(op, x, i):
 
 
 @register_jitable
-def apply(ctx, dst, src, n, op, what):
+def apply(ctx, dst, src, n, op, dst_name, src_name):
     """dst = function `op` of src, elementwise over n NRAM elements. Each intrinsic passes its `op` as a constant,
     so its compiled loop holds only its own function."""
-    d, v = _operands(ctx, dst, src, n, what)
+    d, v = _operands(ctx, dst, src, n, dst_name, src_name)
     for i in range(n):
         put(dst, d, i, _value(op, np.float32(get(src, v, i)), i))
 
@@ -114,109 +115,109 @@ def apply(ctx, dst, src, n, op, what):
 @jit
 def active_abs(ctx, dst, src, n):
     """`__bang_active_abs(dst, src, n)`: dst = |src|."""
-    apply(ctx, dst, src, n, ABS, "active_abs")
+    apply(ctx, dst, src, n, ABS, "active_abs dst", "active_abs src")
 
 
 @jit
 def active_sign(ctx, dst, src, n):
     """`__bang_active_sign(dst, src, n)`: dst = 1 for src > 0, -1 for src < 0, 0 for +-0 (and NaN, as torch.sign)."""
-    apply(ctx, dst, src, n, SIGN, "active_sign")
+    apply(ctx, dst, src, n, SIGN, "active_sign dst", "active_sign src")
 
 
 @jit
 def active_sqrt(ctx, dst, src, n):
     """`__bang_active_sqrt(dst, src, n)`: dst = sqrt(src) (NaN for src < 0)."""
-    apply(ctx, dst, src, n, SQRT, "active_sqrt")
+    apply(ctx, dst, src, n, SQRT, "active_sqrt dst", "active_sqrt src")
 
 
 @jit
 def active_sqrthp(ctx, dst, src, n):
     """`__bang_active_sqrthp(dst, src, n)`: dst = sqrt(src)."""
-    apply(ctx, dst, src, n, SQRT, "active_sqrthp")
+    apply(ctx, dst, src, n, SQRT, "active_sqrthp dst", "active_sqrthp src")
 
 
 @jit
 def active_rsqrt(ctx, dst, src, n):
     """`__bang_active_rsqrt(dst, src, n)`: dst = 1 / sqrt(src) (+-inf at +-0, NaN for src < 0)."""
-    apply(ctx, dst, src, n, RSQRT, "active_rsqrt")
+    apply(ctx, dst, src, n, RSQRT, "active_rsqrt dst", "active_rsqrt src")
 
 
 @jit
 def active_rsqrthp(ctx, dst, src, n):
     """`__bang_active_rsqrthp(dst, src, n)`: dst = 1 / sqrt(src)."""
-    apply(ctx, dst, src, n, RSQRT, "active_rsqrthp")
+    apply(ctx, dst, src, n, RSQRT, "active_rsqrthp dst", "active_rsqrthp src")
 
 
 @jit
 def active_recip(ctx, dst, src, n):
     """`__bang_active_recip(dst, src, n)`: dst = 1 / src (+-inf at +-0)."""
-    apply(ctx, dst, src, n, RECIP, "active_recip")
+    apply(ctx, dst, src, n, RECIP, "active_recip dst", "active_recip src")
 
 
 @jit
 def active_reciphp(ctx, dst, src, n):
     """`__bang_active_reciphp(dst, src, n)`: dst = 1 / src."""
-    apply(ctx, dst, src, n, RECIP, "active_reciphp")
+    apply(ctx, dst, src, n, RECIP, "active_reciphp dst", "active_reciphp src")
 
 
 @jit
 def active_recip_greater_1(ctx, dst, src, n):
     """`__bang_active_recip_greater_1(dst, src, n)`: dst = 1 / src for src > 1; other elements trap."""
-    apply(ctx, dst, src, n, RECIP_GREATER_1, "active_recip_greater_1")
+    apply(ctx, dst, src, n, RECIP_GREATER_1, "active_recip_greater_1 dst", "active_recip_greater_1 src")
 
 
 @jit
 def active_log(ctx, dst, src, n):
     """`__bang_active_log(dst, src, n)`: dst = ln(src) (-inf at 0, NaN for src < 0)."""
-    apply(ctx, dst, src, n, LOG, "active_log")
+    apply(ctx, dst, src, n, LOG, "active_log dst", "active_log src")
 
 
 @jit
 def active_loghp(ctx, dst, src, n):
     """`__bang_active_loghp(dst, src, n)`: dst = ln(src)."""
-    apply(ctx, dst, src, n, LOG, "active_loghp")
+    apply(ctx, dst, src, n, LOG, "active_loghp dst", "active_loghp src")
 
 
 @jit
 def active_exphp(ctx, dst, src, n):
     """`__bang_active_exphp(dst, src, n)`: dst = exp(src)."""
-    apply(ctx, dst, src, n, EXP, "active_exphp")
+    apply(ctx, dst, src, n, EXP, "active_exphp dst", "active_exphp src")
 
 
 @jit
 def active_exp_less_0(ctx, dst, src, n):
     """`__bang_active_exp_less_0(dst, src, n)`: dst = exp(src) for src <= 0; other elements trap."""
-    apply(ctx, dst, src, n, EXP_LESS_0, "active_exp_less_0")
+    apply(ctx, dst, src, n, EXP_LESS_0, "active_exp_less_0 dst", "active_exp_less_0 src")
 
 
 @jit
 def active_pow2(ctx, dst, src, n):
     """`__bang_active_pow2(dst, src, n)`: dst = 2 ** src (exp2)."""
-    apply(ctx, dst, src, n, POW2, "active_pow2")
+    apply(ctx, dst, src, n, POW2, "active_pow2 dst", "active_pow2 src")
 
 
 @jit
 def active_sin(ctx, dst, src, n):
     """`__bang_active_sin(dst, src, n)`: dst = sin(src)."""
-    apply(ctx, dst, src, n, SIN, "active_sin")
+    apply(ctx, dst, src, n, SIN, "active_sin dst", "active_sin src")
 
 
 @jit
 def active_cos(ctx, dst, src, n):
     """`__bang_active_cos(dst, src, n)`: dst = cos(src)."""
-    apply(ctx, dst, src, n, COS, "active_cos")
+    apply(ctx, dst, src, n, COS, "active_cos dst", "active_cos src")
 
 
 @jit
 def active_gelu(ctx, dst, src, n):
     """`__bang_active_gelu(dst, src, n)`: dst = src * Phi(src) = 0.5 src (1 + erf(src / sqrt 2))."""
-    apply(ctx, dst, src, n, GELU, "active_gelu")
+    apply(ctx, dst, src, n, GELU, "active_gelu dst", "active_gelu src")
 
 
 @jit
 def active_gelup(ctx, dst, src, n):
     """`__bang_active_gelup(dst, src, n)`: the high-precision gelu, src * Phi(src)."""
-    apply(ctx, dst, src, n, GELU, "active_gelup")
+    apply(ctx, dst, src, n, GELU, "active_gelup dst", "active_gelup src")
 
 
 #: `exp2` is the name most code knows `__bang_active_pow2` by.

@@ -110,7 +110,7 @@ print("done", flush=True)
 
 @pytest.fixture(scope="module")
 def endless_scenarios() -> str:
-    """The output of one process that runs the three scenarios of _SCRIPT, Ctrl-C sent 1 s after each 'ready'."""
+    """The output of one process that runs the three scenarios of _SCRIPT, Ctrl-C sent 0.4 s after each 'ready'."""
     process = subprocess.Popen([sys.executable, "-c", _SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, cwd=__file__.rsplit("/tests/", 1)[0])
     lines = []
@@ -118,7 +118,7 @@ def endless_scenarios() -> str:
         for line in process.stdout:
             lines.append(line)
             if line.startswith("ready"):
-                time.sleep(1.0)
+                time.sleep(0.4)
                 process.send_signal(signal.SIGINT)
             if line.startswith("done"):
                 break
