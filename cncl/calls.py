@@ -13,7 +13,9 @@ from mlusim.submit import Access, Kind, Submission
 from mlusim.transfer import acquire
 from mlusim.validate import as_int, is_address
 
-from .channel import Exchange, Signature
+from dataclasses import replace
+
+from .channel import SEND_RECV, Exchange, Signature
 from .comm import cnclComm, comm_arg
 from .datatypes import DataType
 from .errors import CNCL_RET_ERR_ARGUMENTS, CNCL_RET_ERR_NULL_POINTER, CnclError
@@ -30,6 +32,7 @@ class Call:
     def __init__(self, name: str, comm, queue):
         self.name = name
         self.comm: cnclComm = comm_arg(comm)
+        self.comm.raise_if_failed()  # after a failure, a new call fails at once (CNCL_RET_ASYNC_ERROR)
         self.queue: Queue = self._queue(queue)
         self.submission = Submission(Kind.COLLECTIVE, name)
         self.spans: dict[str, tuple] = {}
@@ -115,9 +118,11 @@ class Operation:
     def submit(self) -> None:
         """Queue the command. Its duration on the device clock is the modelled time plus the time it waited for
         the latest peer's clock (peers stamp their clock on their messages)."""
-        body, signature, model_us, submission = self.body, self.signature, self.model_us, self.submission
+        body, model_us, submission = self.body, self.model_us, self.submission
 
-        def enqueue(run) -> None:
+        def enqueue(run, seq: int) -> None:
+            signature = replace(self.signature, seq=seq) if seq else self.signature
+
             def work() -> float:
                 started = current_command().model_start
                 latest = run(body, signature, started)
@@ -125,7 +130,8 @@ class Operation:
 
             submission.enqueue(self.queue, work, model_us, info={"nrank": self.comm.nrank, "rank": self.comm.rank})
 
-        self.comm.submit(self.queue, enqueue)  # a queue that refuses the command releases its pins
+        # a queue that refuses the command releases its pins; collectives are numbered when they are queued
+        self.comm.submit(self.queue, enqueue, collective=self.signature.kind != SEND_RECV)
 
 
 def check_overlap(call: Call, in_place_offset: int) -> None:

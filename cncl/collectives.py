@@ -1,9 +1,13 @@
 """The collectives: allReduce, broadcast, bcast, reduce, allGather, reduceScatter, alltoAll, alltoAllv.
 
 Each call checks its arguments at once (a CnclError names the bad one), pins its buffers, and queues one command on
-the given cnrt queue; the command runs this rank's side of the exchange (algorithms.py) in queue order.
+the given cnrt queue; the command runs this rank's side of the exchange (algorithms.py) in queue order. A call that
+is rejected leaves no trace: the collective sequence number that keeps the ranks in step is only given when the
+command is queued.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from mlusim.validate import as_int_sequence, as_size, is_address
 
@@ -14,6 +18,9 @@ from .channel import (ALL_GATHER, ALL_REDUCE, ALL_TO_ALL, ALL_TO_ALLV, BROADCAST
 from .datatypes import dtype_arg, op_arg
 from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError, api
 from .p2p import RECV, SEND, Transfer, run_transfers
+
+#: The sequence number of a collective is given when its command is queued (cnclComm.submit), after every check.
+UNNUMBERED = 0
 
 
 def _model(call: Call, kind: int, nbytes: int) -> float:
@@ -29,7 +36,7 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
         send = call.buffer(send_buffer, elements, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
         check_overlap(call, 0)
-        signature = Signature(ALL_REDUCE, call.comm.next_collective(), dtype.code, op, count=elements)
+        signature = Signature(ALL_REDUCE, UNNUMBERED, dtype.code, op, count=elements)
         nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
         call.submit(signature, _model(call, ALL_REDUCE, send.nbytes),
                     lambda ex: algorithms.all_reduce(ex, nrank, send, recv, op, dtype, scratch, memory),
@@ -44,7 +51,7 @@ def _broadcast(name: str, send_buffer, recv_buffer, count, data_type, root, comm
         send = call.buffer(send_buffer, elements, dtype, "send_buffer") if is_root else None
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
         check_overlap(call, 0)
-        signature = Signature(BROADCAST, call.comm.next_collective(), dtype.code, root=origin, count=elements)
+        signature = Signature(BROADCAST, UNNUMBERED, dtype.code, root=origin, count=elements)
         nrank, memory = call.comm.nrank, call.comm.peer_memory
         call.submit(signature, _model(call, BROADCAST, recv.nbytes),
                     lambda ex: algorithms.broadcast(ex, nrank, send, recv, origin, dtype, memory),
@@ -76,7 +83,7 @@ def reduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: int,
         send = call.buffer(send_buffer, elements, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer") if call.comm.rank == origin else None
         check_overlap(call, 0)
-        signature = Signature(REDUCE, call.comm.next_collective(), dtype.code, op, origin, elements)
+        signature = Signature(REDUCE, UNNUMBERED, dtype.code, op, origin, elements)
         nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
         call.submit(signature, _model(call, REDUCE, send.nbytes),
                     lambda ex: algorithms.reduce(ex, nrank, send, recv, op, origin, dtype, scratch, memory),
@@ -94,7 +101,7 @@ def allGather(send_buffer, recv_buffer, count: int, data_type: int, comm, queue)
         send = call.buffer(send_buffer, elements, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements * nrank, dtype, "recv_buffer")
         check_overlap(call, rank * elements * dtype.size)
-        signature = Signature(ALL_GATHER, call.comm.next_collective(), dtype.code, count=elements)
+        signature = Signature(ALL_GATHER, UNNUMBERED, dtype.code, count=elements)
         call.submit(signature, _model(call, ALL_GATHER, recv.nbytes),
                     lambda ex: algorithms.all_gather(ex, nrank, send, recv, dtype, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
@@ -112,7 +119,7 @@ def reduceScatter(send_buffer, recv_buffer, count: int, data_type: int, reduce_o
         recv = call.buffer(recv_buffer, elements, dtype, "recv_buffer")
         # the in-place form is recv == send + rank * count, i.e. send starts rank * count before recv
         check_overlap(call, -rank * elements * dtype.size)
-        signature = Signature(REDUCE_SCATTER, call.comm.next_collective(), dtype.code, op, count=elements)
+        signature = Signature(REDUCE_SCATTER, UNNUMBERED, dtype.code, op, count=elements)
         call.submit(signature, _model(call, REDUCE_SCATTER, send.nbytes),
                     lambda ex: algorithms.reduce_scatter(ex, nrank, send, recv, op, dtype, scratch, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
@@ -129,7 +136,7 @@ def alltoAll(send_buffer, recv_buffer, count: int, data_type: int, comm, queue) 
         send = call.buffer(send_buffer, elements * nrank, dtype, "send_buffer")
         recv = call.buffer(recv_buffer, elements * nrank, dtype, "recv_buffer")
         check_overlap(call, 0)
-        signature = Signature(ALL_TO_ALL, call.comm.next_collective(), dtype.code, count=elements)
+        signature = Signature(ALL_TO_ALL, UNNUMBERED, dtype.code, count=elements)
         call.submit(signature, _model(call, ALL_TO_ALL, send.nbytes),
                     lambda ex: algorithms.all_to_all(ex, nrank, send, recv, dtype, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))
@@ -143,7 +150,6 @@ def alltoAllv(send_buffers, send_counts, send_types, recv_buffers, recv_counts, 
     rank j. Each pair's count and type must agree between sender and receiver."""
     with Call("cnclAlltoAllv", comm, queue) as call:
         nrank = call.comm.nrank
-        seq = call.comm.next_collective()
         transfers = []
         sent = received = 0
         for direction, buffers, counts, types, prefix in ((SEND, send_buffers, send_counts, send_types, "send"),
@@ -157,7 +163,7 @@ def alltoAllv(send_buffers, send_counts, send_types, recv_buffers, recv_counts, 
                                                             f"does not fit uint32_t")
                 dtype = dtype_arg(codes[peer], f"{prefix}_types[{peer}]")
                 view = call.buffer(pointers[peer], sizes[peer], dtype, f"{prefix}_buffers[{peer}]")
-                signature = Signature(ALL_TO_ALLV, seq, dtype.code, count=sizes[peer])
+                signature = Signature(ALL_TO_ALLV, UNNUMBERED, dtype.code, count=sizes[peer])
                 transfers.append(Transfer(direction, peer, view, signature))
                 if direction == SEND:
                     sent += view.nbytes
@@ -166,8 +172,14 @@ def alltoAllv(send_buffers, send_counts, send_types, recv_buffers, recv_counts, 
         reads = call.span(*(f"send_buffers[{peer}]" for peer in range(nrank)))
         writes = call.span(*(f"recv_buffers[{peer}]" for peer in range(nrank)))
         this = call.comm
-        call.submit(Signature(ALL_TO_ALLV, seq, 0), _model(call, ALL_TO_ALLV, max(sent, received)),
-                    lambda ex: run_transfers(ex, transfers, this.pool, this.fail), reads, writes)
+        call.submit(Signature(ALL_TO_ALLV, UNNUMBERED, 0), _model(call, ALL_TO_ALLV, max(sent, received)),
+                    lambda ex: run_transfers(ex, numbered(transfers, ex.signature.seq), this.pool, this.fail),
+                    reads, writes)
+
+
+def numbered(transfers: list, seq: int) -> list:
+    """The transfers of an alltoAllv, stamped with the sequence number its command got when it was queued."""
+    return [replace(t, signature=replace(t.signature, seq=seq)) for t in transfers]
 
 
 def _sequence(value, arg: str, length: int) -> list:

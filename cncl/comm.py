@@ -74,17 +74,20 @@ class cnclComm:
 
     # ---- issuing operations ------------------------------------------------------------------------------------
 
-    def next_collective(self) -> int:
-        """The sequence number of a new collective; every rank numbers its collectives the same way."""
-        self.collectives_issued += 1
-        return self.collectives_issued
-
-    def submit(self, queue: Queue, enqueue: Callable[[Callable], None]) -> None:
-        """Issue one operation on `queue`. `enqueue(run)` queues its command, whose work calls
-        `run(body, signature, clock_us)`, which takes this operation's turn and runs `body(exchange)`."""
+    def submit(self, queue: Queue, enqueue: Callable[[Callable, int], None], collective: bool) -> None:
+        """Issue one operation on `queue`. `enqueue(run, seq)` queues its command, whose work calls
+        `run(body, signature, clock_us)`, which takes this operation's turn and runs `body(exchange)`. A collective
+        gets its sequence number `seq` here, when it is certain to be queued (every rank numbers its collectives
+        the same way, so a call rejected before this point never puts the ranks out of step); `seq` is 0 for
+        point-to-point."""
         with self._turn:
             self._issued += 1
             ticket = self._issued
+            if collective:
+                self.collectives_issued += 1
+                seq = self.collectives_issued
+            else:
+                seq = 0
         started: list = []
 
         def run(body: Callable[[Exchange], None], signature: Signature, clock_us: float) -> float:
@@ -102,9 +105,12 @@ class cnclComm:
                 self._leave(ticket)
 
         try:
-            enqueue(run)
+            enqueue(run, seq)
         except BaseException:
             self._cancel(ticket)
+            with self._turn:
+                if seq and self.collectives_issued == seq:
+                    self.collectives_issued -= 1  # the number goes to the next collective that is queued
             raise
         with self._turn:
             if ticket >= self._next:

@@ -78,12 +78,27 @@ ERROR_NAMES = {value: name for name, value in reversed(list(globals().items()))
                if name.startswith("CNCL_RET_") and isinstance(value, int)}
 
 
+#: the cnrtRet_t by which cnrtQueueSync reports a queued CNCL operation that failed with a cnclResult_t
+#: (its message and `.cause` carry the CNCL error itself)
+_CNRT_CODES = {CNCL_RET_ERR_ARGUMENTS: 100006, CNCL_RET_ERR_NULL_POINTER: 100006,   # cnrtErrorArgsInvalid
+               CNCL_RET_ERR_SYSTEM: 100007,                                          # cnrtErrorSys
+               CNCL_RET_ERR_UNSUPPORTED: 100050}                                     # cnrtErrorNotSupport
+_CNRT_QUEUE_ERROR = 100060                                                          # cnrtErrorQueue
+
+
 class CnclError(ApiError):
     """A failed CNCL call; `.code` is the cnclResult_t value."""
 
     @property
     def name(self) -> str:
         return ERROR_NAMES.get(self.code, "CNCL_RET_ERR_INTERNAL")
+
+    @property
+    def cnrt_code(self) -> int:
+        """The cnrtRet_t with which cnrtQueueSync reports this error of a queued operation (not cnrtErrorUnknown:
+        argument errors such as mismatched calls are cnrtErrorArgsInvalid, lost peers and timeouts cnrtErrorSys,
+        the rest cnrtErrorQueue)."""
+        return _CNRT_CODES.get(self.code, _CNRT_QUEUE_ERROR)
 
     def __str__(self) -> str:
         return f"[{self.name} {self.code:#x}] {self.message}"
@@ -93,6 +108,7 @@ _FAULT_CODES = {
     "null_pointer": CNCL_RET_ERR_NULL_POINTER,
     "not_supported": CNCL_RET_ERR_UNSUPPORTED,
     "out_of_memory": CNCL_RET_ERR_CNRT_MALLOC,
+    "host_out_of_memory": CNCL_RET_ERR_SYS_MALLOC,
     "kernel": CNCL_RET_ERR_MLU_RUNTIME,
 }
 

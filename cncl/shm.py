@@ -4,19 +4,32 @@
 exits, which would both spawn an extra process per rank and unlink a clique's segment under the other ranks. The
 clique manages the lifetime itself: every rank unlinks the name as soon as all ranks have mapped it, so nothing is
 left in /dev/shm even if a rank is killed later.
+
+Until then the creator may die too (SIGKILL or SIGTERM while it waits in cnclInitComms for ranks that never come),
+with nobody to unlink the name. So the creator starts a tiny guard, a shell in its own session that waits on a pipe
+only the creator holds open: when the creator closes it (it unlinked the name) or dies (the kernel closes it), the
+guard removes the name and exits. This holds however the ranks were started, not only under `mlusim run`.
 """
 from __future__ import annotations
 
 import mmap
 import os
+import subprocess
+import threading
 
 import _posixshmem
 
+SHM_DIRECTORY = "/dev/shm"
+_guards: dict[str, int] = {}
+_guards_lock = threading.Lock()
+
 
 def create(name: str, size: int) -> mmap.mmap:
-    """A new zero-filled segment; FileExistsError when the name is taken."""
+    """A new zero-filled segment, guarded against this process dying before it unlinks the name; FileExistsError
+    when the name is taken."""
     fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
     try:
+        _guard(name)
         os.ftruncate(fd, size)
         return mmap.mmap(fd, size)
     except BaseException:
@@ -24,6 +37,48 @@ def create(name: str, size: int) -> mmap.mmap:
         raise
     finally:
         os.close(fd)
+
+
+def _guard(name: str) -> None:
+    """Start the guard that removes /dev/shm/<name> when this process closes its end of a pipe, or dies."""
+    path = os.path.join(SHM_DIRECTORY, name)
+    if not os.path.isdir(SHM_DIRECTORY):
+        return
+    reader, writer = os.pipe()  # both ends close-on-exec: no other child of this process holds the writer
+    try:
+        script = f'(trap "" INT TERM HUP; read _ <&{reader}; rm -f "$1") >/dev/null 2>&1 </dev/null &'
+        shell = subprocess.Popen(["/bin/sh", "-c", script, "mlusim-shm-guard", path], pass_fds=(reader,),
+                                 stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        shell.wait()  # the guard itself runs on in the background, adopted by init: no zombie is left here
+    except OSError:
+        os.close(writer)
+        return
+    finally:
+        os.close(reader)
+    with _guards_lock:
+        _guards[name] = writer
+
+
+def _release_guard(name: str) -> None:
+    with _guards_lock:
+        writer = _guards.pop(name, None)
+    if writer is not None:
+        os.close(writer)
+
+
+def _forget_guards_in_child() -> None:
+    """A forked child closes its copies of the guards' pipes: only the creator keeps them open."""
+    global _guards_lock
+    _guards_lock = threading.Lock()
+    for writer in _guards.values():
+        try:
+            os.close(writer)
+        except OSError:
+            pass
+    _guards.clear()
+
+
+os.register_at_fork(after_in_child=_forget_guards_in_child)
 
 
 def attach(name: str) -> mmap.mmap | None:
@@ -40,11 +95,12 @@ def attach(name: str) -> mmap.mmap | None:
 
 
 def unlink(name: str) -> None:
-    """Remove the name (mappings stay valid); a name already gone is fine."""
+    """Remove the name (mappings stay valid); a name already gone is fine. The creator's guard ends."""
     try:
         _posixshmem.shm_unlink("/" + name)
     except FileNotFoundError:
         pass
+    _release_guard(name)
 
 
 def anonymous(size: int) -> mmap.mmap:

@@ -21,6 +21,17 @@ def supported_dtype(desc: TensorDescriptor, arg: str, allowed: Iterable[int], op
         raise NotSupportedFault(f"{op} does not support {D.name(desc.dtype)} tensors (supported: {names})", arg)
 
 
+def dtype_value(value, arg: str, allowed: Iterable[int], what: str = "cnnlDataType_t") -> int:
+    """A cnnlDataType_t value: BAD_PARAM when it is no data type at all, NOT_SUPPORTED when it is one this library
+    does not compute with here (`allowed`)."""
+    code = as_enum(value, arg, D.ITEMSIZES, "cnnlDataType_t")
+    allowed = tuple(allowed)
+    if code not in allowed:
+        raise NotSupportedFault(f"{D.name(code)} is not supported as {what} (supported: "
+                                f"{', '.join(D.name(c) for c in allowed)})", arg)
+    return code
+
+
 def same_dtype(reference: TensorDescriptor, reference_arg: str, *others: tuple[TensorDescriptor, str]) -> None:
     """BAD_PARAM unless every other tensor has the reference tensor's data type."""
     for desc, arg in others:
@@ -73,17 +84,23 @@ def preference(value, arg: str = "prefer") -> int:
 
 def scalar(value, arg: str, default: float, dtype: int) -> float | int:
     """A host scalar passed by pointer (alpha, beta): NULL (None) means `default`; integer tensors need integral
-    scalars."""
+    scalars within int64 (NaN, inf and 1e30 are BAD_PARAM, not a Python error)."""
     if value is None:
         return default
     number = as_number(value, arg)
-    if dtype in D.INTEGER and not integral(number):
-        raise ArgumentFault(f"{number} is not integral, as {D.name(dtype)} tensors need", arg)
+    if dtype in D.INTEGER:
+        if not integral(number):
+            raise ArgumentFault(f"{number} is not integral, as {D.name(dtype)} tensors need", arg)
+        if not -2**63 <= int(number) < 2**63:
+            raise ArgumentFault(f"{number} does not fit the 64-bit integer arithmetic of {D.name(dtype)} tensors",
+                                arg)
     return number
 
 
 def integral(number) -> bool:
-    """True for a finite number with no fractional part (NaN and infinities are not)."""
+    """True for a finite number with no fractional part (NaN and infinities are not; any Python int is)."""
+    if isinstance(number, int):
+        return True
     return math.isfinite(number) and float(number) == int(number)
 
 

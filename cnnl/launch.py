@@ -61,6 +61,15 @@ def _dtype_name(dtype: int) -> str:
     return name
 
 
+def quietly(run: Callable[[], None]) -> Callable[[], None]:
+    """`run` with numpy's floating-point warnings off: NaN and inf are results of IEEE arithmetic (as on the
+    device), and a warning turned into an error (-W error) must not make a valid op fail."""
+    def quiet():
+        with np.errstate(all="ignore"):
+            return run()
+    return quiet
+
+
 def unit_of(name: str) -> str:
     """The execution unit (mlusim.cost.TENSOR or VECTOR) an op of C name `name` computes on."""
     return cost.TENSOR if name in TENSOR_UNIT_OPS else cost.VECTOR
@@ -147,6 +156,6 @@ class OpCall:
                 _model_us_cache.clear()
             _model_us_specs[id(spec)] = spec
             _model_us_cache[key] = model_us
-        self.submission.enqueue(queue, run, model_us,
+        self.submission.enqueue(queue, quietly(run), model_us,
                                 info={"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype),
                                       "rate": rate, "unit": unit})

@@ -46,6 +46,7 @@ class CnnlError(ApiError):
 _FAULT_CODES = {
     "not_supported": CNNL_STATUS_NOT_SUPPORTED,
     "out_of_memory": CNNL_STATUS_ALLOC_FAILED,
+    "host_out_of_memory": CNNL_STATUS_ALLOC_FAILED,
     "arch_mismatch": CNNL_STATUS_ARCH_MISMATCH,
 }
 

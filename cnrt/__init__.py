@@ -8,7 +8,7 @@ from mlusim.queue import Queue as cnrtQueue_t
 
 from . import constants as _constants
 from . import errors as _errors
-from . import device, kernel, memcpy, memory, notifiers, queues  # noqa: F401  (register the API functions)
+from . import conversion, device, kernel, memcpy, memory, notifiers, queues  # noqa: F401  (register the API functions)
 from .constants import *  # noqa: F401,F403
 from .device import cnrtDeviceProp_t  # noqa: F401
 from .errors import CnrtError, api as _api  # noqa: F401

@@ -39,6 +39,24 @@ CNRT_FUNC_TYPE_UNION16 = 64
 CNRT_FUNC_TYPE_MUTABLE = -1
 FUNCTION_TYPES = (1, 2, 4, 8, 16, 32, 64, -1)
 
+# cnrtDataType_t (v4: cnrtCastDataType, cnrtDataTypeSize)
+CNRT_INVALID = 0x0
+CNRT_FLOAT16 = 0x12
+CNRT_FLOAT32 = 0x13
+CNRT_FLOAT64 = 0x14
+CNRT_INT4 = 0x20
+CNRT_INT8 = 0x21
+CNRT_INT16 = 0x22
+CNRT_INT32 = 0x23
+CNRT_INT64 = 0x24
+CNRT_AUTO = 0x25
+CNRT_UINT8 = 0x31
+CNRT_UINT16 = 0x32
+CNRT_UINT32 = 0x33
+CNRT_FIX8 = 0x41
+CNRT_QUANT8 = 0x51
+CNRT_BOOL = 0x61
+
 # cnrtPointerAttributes_t.type (cnrtMemoryType_t)
 cnrtMemTypeUnregistered = 0
 cnrtMemTypeHost = 1

@@ -107,8 +107,9 @@ _FAULT_CODES = {
     "not_ready": cnrtErrorNotReady,
     "illegal_state": cnrtErrorIllegalState,
     "out_of_memory": cnrtErrorNoMem,
+    "host_out_of_memory": cnrtErrorSysNoMem,
 }
-_KERNEL_CODES = {"assert": cnrtErrorAssert, "user_trap": cnrtErrorKernelUserTrap}
+_KERNEL_CODES = {"assert": cnrtErrorAssert, "user_trap": cnrtErrorKernelUserTrap, "compile": cnrtErrorInvalidKernel}
 
 
 def code_of(fault: BaseException) -> int:
@@ -118,6 +119,8 @@ def code_of(fault: BaseException) -> int:
     if isinstance(fault, QueueFault):
         if isinstance(fault.cause, (Fault, CnrtError)):
             return code_of(fault.cause)
+        if isinstance(fault.cause, ApiError):  # another library's error (CNCL) says how cnrt reports it
+            return getattr(fault.cause, "cnrt_code", cnrtErrorQueue)
         return cnrtErrorKernelTrap if fault.command_kind == "kernel" else cnrtErrorUnknown
     if isinstance(fault, KernelFault):
         return _KERNEL_CODES.get(fault.reason, cnrtErrorKernelTrap)

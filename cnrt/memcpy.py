@@ -12,7 +12,7 @@ import numpy as np
 
 from mlusim import cost
 from mlusim.errors import ArgumentFault, DirectionFault
-from mlusim.hostmem import host_bytes
+from mlusim.hostmem import check_pointer_kind, describe_pointer, host_bytes
 from mlusim.submit import Kind, Submission
 from mlusim.transfer import DeviceRange, copy_2d_work, copy_work, fill_work, owning_device, pitched_extent
 from mlusim.validate import as_int, as_size, is_address
@@ -33,12 +33,14 @@ Side = Union[DeviceRange, np.ndarray]
 
 
 def _kind(pointer) -> str:
-    return "a device address" if is_address(pointer) else "a host buffer"
+    return describe_pointer(pointer)
 
 
 def _direction(dst, src, direction) -> int:
     """The effective direction, checked against the pointer kinds."""
     value = as_int(direction, "dir")
+    check_pointer_kind(dst, "dst")
+    check_pointer_kind(src, "src")
     if value not in _DIRECTION_NAMES:
         raise DirectionFault(f"{value} is not a cnrtMemTransDir_t (valid: 0..5)", "dir")
     actual = (is_address(dst), is_address(src))
@@ -87,6 +89,8 @@ def _enqueue_copy(name: str, dst, src, nbytes, direction, queue, synchronous: bo
     size = as_size(nbytes, "bytes")
     effective = _direction(dst, src, direction)
     target_queue = queue_arg(queue) if not synchronous else None
+    if size == 0:
+        return  # a 0-byte copy is a no-op (its pointers may be NULL), as in CNRT
     with Submission(Kind.MEMCPY, name) as submission:
         dst_side = _side(submission, dst, size, "dst", writable=True)
         src_side = _side(submission, src, size, "src", writable=False)
@@ -118,9 +122,13 @@ def _peer(name, dst, dstDev, src, srcDev, nbytes, queue, synchronous: bool) -> N
     size = as_size(nbytes, "bytes")
     dst_device = device_arg(dstDev, "dstDev")
     src_device = device_arg(srcDev, "srcDev")
+    if size == 0:
+        if not synchronous:
+            queue_arg(queue)
+        return
     for pointer, arg in ((dst, "dst"), (src, "src")):
         if not is_address(pointer):
-            raise ArgumentFault(f"expected a device address, got {type(pointer).__name__}", arg)
+            raise ArgumentFault(f"expected a device address, got {describe_pointer(pointer)}", arg)
     if owning_device(int(dst), "dst") is not dst_device:
         raise ArgumentFault(f"0x{int(dst):x} is not on device {dst_device.index}", "dst")
     if owning_device(int(src), "src") is not src_device:
@@ -176,8 +184,12 @@ def _fill(name: str, ptr, value, count, element_bytes: int, queue, synchronous: 
     low, high = _FILL_LIMITS[element_bytes]
     number = as_int(value, "value", minimum=low, maximum=high) % (1 << (8 * element_bytes))
     nbytes = as_size(count, "count" if element_bytes > 1 else "bytes") * element_bytes
+    if nbytes == 0:
+        if not synchronous:
+            queue_arg(queue)
+        return  # a 0-byte fill is a no-op (its pointer may be NULL)
     if not is_address(ptr):
-        raise ArgumentFault(f"expected a device address, got {type(ptr).__name__}", "ptr")
+        raise ArgumentFault(f"expected a device address, got {describe_pointer(ptr)}", "ptr")
     with Submission(Kind.MEMSET, name) as submission:
         target = submission.write(int(ptr), nbytes, "ptr")
         target_queue = target.device.default_queue if synchronous else queue_arg(queue)

@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from mlusim import device as devices
 from mlusim.errors import ArgumentFault
-from mlusim.hostmem import PINNED
+from mlusim.hostmem import PINNED, describe_pointer
 from mlusim.submit import Kind, Submission
 from mlusim.transfer import owning_device
 from mlusim.validate import as_enum, as_size, is_address
@@ -17,18 +17,16 @@ from .errors import api
 from .queues import queue_arg
 
 
-def _positive_size(nbytes, arg: str = "bytes") -> int:
-    size = as_size(nbytes, arg)
-    if size == 0:
-        raise ArgumentFault("cannot allocate 0 bytes", arg)
-    return size
-
-
 @api("cnrtMalloc")
 def malloc(bytes: int) -> int:
     """cnrtMalloc(void **ptr, size_t bytes) -> ptr: a poisoned block of device memory on the current device.
-    0 bytes is cnrtErrorArgsInvalid; running out of the simulated capacity is cnrtErrorNoMem."""
-    return current_device().memory.allocate(_positive_size(bytes)).start
+    0 bytes succeeds with the NULL pointer (0), which cnrtFree accepts; running out of the simulated capacity is
+    cnrtErrorNoMem."""
+    size = as_size(bytes, "bytes")
+    if size == 0:
+        current_device()  # the call still needs a valid current device
+        return 0
+    return current_device().memory.allocate(size).start
 
 
 @api("cnrtFree")
@@ -37,32 +35,35 @@ def free(ptr: int) -> None:
     if ptr is None or (is_address(ptr) and int(ptr) == 0):
         return
     if not is_address(ptr):
-        raise ArgumentFault(f"expected a device address, got {type(ptr).__name__}", "ptr")
+        raise ArgumentFault(f"expected a device address, got {describe_pointer(ptr)}", "ptr")
     address = int(ptr)
     owning_device(address, "ptr").memory.free(address, "ptr")
 
 
 @api("cnrtMemAllocAsync")
 def memAllocAsync(bytes: int, queue) -> int:
-    """cnrtMemAllocAsync(void **ptr, size_t bytes, cnrtQueue_t queue) -> ptr, usable by work queued after it."""
+    """cnrtMemAllocAsync(void **ptr, size_t bytes, cnrtQueue_t queue) -> ptr, usable by work queued after it
+    (0 bytes: NULL)."""
     target = queue_arg(queue)
-    return target.device.memory.allocate(_positive_size(bytes)).start
+    size = as_size(bytes, "bytes")
+    return target.device.memory.allocate(size).start if size else 0
 
 
 @api("cnrtMemFreeAsync")
 def memFreeAsync(ptr: int, queue) -> None:
-    """cnrtMemFreeAsync(void *ptr, cnrtQueue_t queue): the block is freed when the queue reaches this point."""
+    """cnrtMemFreeAsync(void *ptr, cnrtQueue_t queue): the block is freed in the queue's order. Work queued before
+    this call (on any queue) still runs on it; any use of `ptr` after the call is a use after free, reported at
+    that call. NULL is a no-op."""
     target = queue_arg(queue)
+    if ptr is None or (is_address(ptr) and int(ptr) == 0):
+        return
     if not is_address(ptr):
-        raise ArgumentFault(f"expected a device address, got {type(ptr).__name__}", "ptr")
+        raise ArgumentFault(f"expected a device address, got {describe_pointer(ptr)}", "ptr")
     address = int(ptr)
     memory = owning_device(address, "ptr").memory
     memory.block_at(address, "ptr")
-
-    def release() -> None:
-        memory.free(address, "ptr")
-
-    Submission(Kind.FREE, "cnrtMemFreeAsync").enqueue(target, release)
+    position = target.enqueue(Submission(Kind.FREE, "cnrtMemFreeAsync").command(None))
+    memory.free_async(address, target, position, "ptr")
 
 
 @api("cnrtMemGetInfo")
@@ -71,17 +72,23 @@ def memGetInfo() -> tuple[int, int]:
     return current_device().memory.info()
 
 
+def _pinned(nbytes):
+    size = as_size(nbytes, "bytes")
+    return PINNED.allocate(size) if size else None
+
+
 @api("cnrtHostMalloc")
 def hostMalloc(bytes: int):
-    """cnrtHostMalloc(void **ptr, size_t bytes) -> a pinned host buffer (a uint8 numpy array), poisoned."""
-    return PINNED.allocate(_positive_size(bytes))
+    """cnrtHostMalloc(void **ptr, size_t bytes) -> a pinned host buffer (a uint8 numpy array), poisoned; 0 bytes
+    gives NULL (None). Pinned memory counts in the host-wide memory budget (cnrtErrorSysNoMem beyond it)."""
+    return _pinned(bytes)
 
 
 @api("cnrtMallocHost")
 def mallocHost(bytes: int, type: int = C.CNRT_MEMTYPE_LOCKED):
-    """cnrtMallocHost(void **ptr, size_t bytes, cnrtMemType_t type) (v4) -> a pinned host buffer."""
+    """cnrtMallocHost(void **ptr, size_t bytes, cnrtMemType_t type) (v4) -> a pinned host buffer (0 bytes: None)."""
     as_enum(type, "type", (C.CNRT_MEMTYPE_DEFAULT, C.CNRT_MEMTYPE_LOCKED), "cnrtMemType_t")
-    return PINNED.allocate(_positive_size(bytes))
+    return _pinned(bytes)
 
 
 @api("cnrtFreeHost")

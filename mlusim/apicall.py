@@ -3,9 +3,10 @@ and register each Python function under its C name too (`cnrt.malloc` is also `c
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Callable, Optional
 
-from .errors import Fault
+from .errors import ArgumentFault, Fault
 
 
 class ApiError(Exception):
@@ -21,6 +22,12 @@ class ApiError(Exception):
     def kind(self) -> str:
         """What went wrong, independent of the library: 'use_after_free', 'out_of_bounds', 'argument', ..."""
         return self.fault.kind if self.fault is not None else "status"
+
+    @property
+    def cause(self):
+        """For the error of a sync that reports failed queued work: the exception of that work (e.g. the CnclError
+        of a failed collective, with its own status code); else None."""
+        return getattr(self.fault, "cause", None)
 
 
 class ApiFamily:
@@ -52,6 +59,13 @@ class ApiFamily:
                     code = translate(fault)
                     on_error(code)
                     raise error(code, f"{c_name}: {fault}", fault) from None
+                except TypeError:
+                    fault = arity_fault(function, c_name, args, kwargs)
+                    if fault is None:
+                        raise
+                    code = translate(fault)
+                    on_error(code)
+                    raise error(code, f"{c_name}: {fault}", fault) from None
 
             call.c_name = c_name
             names = {function.__name__}
@@ -74,3 +88,26 @@ class ApiFamily:
     def export(self, namespace: dict) -> None:
         """Put every registered function into a module namespace under all its names."""
         namespace.update(self.functions)
+
+
+def arity_fault(function, c_name: str, args: tuple, kwargs: dict) -> Optional[ArgumentFault]:
+    """The error for a call whose arguments do not fit the function's parameters (None when they do: the TypeError
+    came from inside). A C-style call that passes an array's count before the array gets the rule that explains it:
+    in Python the array and its count are one sequence."""
+    signature = inspect.signature(function)
+    try:
+        signature.bind(*args, **kwargs)
+        return None
+    except TypeError as exc:
+        problem = str(exc)
+    names = list(signature.parameters)
+    message = f"{c_name} takes ({', '.join(names)}); {problem}"
+    positional = list(args)
+    for index in range(len(positional) - 1):
+        count, array = positional[index], positional[index + 1]
+        if (isinstance(count, int) and not isinstance(count, bool) and isinstance(array, (list, tuple))
+                and len(positional) > len(names) and count == len(array)):
+            return ArgumentFault(f"{message}. The Python form passes an array and its count as one sequence: drop "
+                                 f"the count {count} before the array {list(array)!r:.60} (the C call's "
+                                 f"'..., {count}, array' is '..., array' here)", names[min(index, len(names) - 1)])
+    return ArgumentFault(message, None)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from .arch import BOARDS, DEFAULT_BOARD, BoardSpec, board
+from . import hostmem, memory, queue as queues
 from .errors import DeviceIdFault, QueueFault
 from .memory import ADDRESS_BITS, ADDRESS_SPAN, AddressSpace
 from .queue import HostClock, Queue, wait_all
@@ -107,6 +108,8 @@ class Device:
         self._fault: Optional[QueueFault] = None
         self._retired: list[Queue] = []
         self.host_clock = HostClock()
+        #: host seconds kept out of notifier host times (kernel compilation while the queues were idle)
+        self.excluded_host_seconds = 0.0
         self.default_queue = self.create_queue(label="default queue")
 
     def __repr__(self) -> str:
@@ -230,6 +233,22 @@ def owner_of(address: int) -> Optional[Device]:
     if 0 <= index < len(table):
         return table[index]
     return None
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: every lock another thread held at the fork is made anew
+    (memory first, since dropping the parent's queued work releases its pins), then the queues drop that work and
+    report it at their next sync. The devices and their memory (a copy of the parent's) stay usable."""
+    global _table_lock
+    memory.reset_all_after_fork()
+    hostmem.PINNED.reset_after_fork()
+    queues.reset_all_after_fork()
+    _table_lock = threading.RLock()
+    for device in list(_devices):
+        device._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register

@@ -111,6 +111,12 @@ class OutOfMemoryFault(MemoryFault):
     kind = "out_of_memory"
 
 
+class HostOutOfMemoryFault(Fault):
+    """Pinned host memory that the host (or the host-wide budget of simulated memory) cannot provide."""
+
+    kind = "host_out_of_memory"
+
+
 # ---- work that failed on a queue -----------------------------------------------------------------------------
 
 class KernelFault(Fault):

@@ -7,20 +7,52 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ArgumentFault, DoubleFreeFault, UnknownAddressFault
-from .memory import POISON_BYTE
+from .errors import ArgumentFault, DoubleFreeFault, HostOutOfMemoryFault, UnknownAddressFault
+from .memory import HOST_BUDGET, POISON_BYTE
+from .validate import is_address
+
+
+def describe_pointer(obj: Any) -> str:
+    """What a pointer argument is, in words, for messages: a device address, a host buffer, or neither."""
+    if is_address(obj):
+        return "a device address"
+    if isinstance(obj, (float, complex, bool, str)) or obj is None:
+        return f"a {type(obj).__name__} ({obj!r:.40}), which is neither a device address nor a host buffer"
+    if isinstance(obj, np.ndarray) or _has_buffer(obj):
+        return "a host buffer"
+    return f"a {type(obj).__name__}, which is neither a device address nor a host buffer"
+
+
+def _has_buffer(obj: Any) -> bool:
+    try:
+        memoryview(obj)
+        return True
+    except TypeError:
+        return False
+
+
+def check_pointer_kind(obj: Any, arg: str) -> None:
+    """ArgumentFault unless `obj` is a device address or a host buffer."""
+    if obj.__class__ is int or isinstance(obj, np.ndarray):
+        return
+    if describe_pointer(obj) not in ("a device address", "a host buffer"):
+        raise ArgumentFault(f"expected a device address (int) or a host buffer (an object with the buffer protocol, "
+                            f"e.g. a numpy array), got {describe_pointer(obj)}", arg)
 
 
 def host_bytes(obj: Any, arg: str, *, writable: bool) -> np.ndarray:
     """A flat uint8 view of a host buffer (any C-contiguous buffer-protocol object)."""
     if isinstance(obj, np.ndarray):
         array = obj
-    else:
+    elif isinstance(obj, (bytes, bytearray, memoryview)) or _has_buffer(obj):
         try:
             array = np.asarray(memoryview(obj))
         except (TypeError, ValueError) as exc:
-            raise ArgumentFault(f"expected a device address (int) or a host buffer, got {type(obj).__name__} "
-                                f"({exc})", arg) from None
+            raise ArgumentFault(f"host buffer of type {type(obj).__name__} cannot be read as bytes ({exc})",
+                                arg) from None
+    else:
+        raise ArgumentFault(f"expected a device address (int) or a host buffer (an object with the buffer protocol, "
+                            f"e.g. a numpy array), got {describe_pointer(obj)}", arg)
     if not array.flags.c_contiguous:
         raise ArgumentFault("host buffer must be C-contiguous", arg)
     if writable and not array.flags.writeable:
@@ -44,10 +76,16 @@ class PinnedHostMemory:
         self._freed: set[int] = set()
 
     def allocate(self, nbytes: int) -> np.ndarray:
+        """A poisoned pinned buffer of `nbytes` (> 0), counted in the host-wide memory budget."""
+        if not HOST_BUDGET.take(nbytes):
+            raise HostOutOfMemoryFault(f"cannot pin {nbytes} host bytes: the host's memory limit for simulated "
+                                       f"memory ({HOST_BUDGET.limit} bytes, shared by this host's processes) is "
+                                       f"reached", "bytes")
         try:
             buffer = np.full(nbytes, POISON_BYTE, dtype=np.uint8)
         except MemoryError:
-            raise ArgumentFault(f"the host could not provide {nbytes} pinned bytes", "bytes") from None
+            HOST_BUDGET.give(nbytes)
+            raise HostOutOfMemoryFault(f"the host could not provide {nbytes} pinned bytes", "bytes") from None
         start = data_address(buffer)
         with self._lock:
             bisect.insort(self._starts, start)
@@ -65,8 +103,9 @@ class PinnedHostMemory:
                 raise UnknownAddressFault(f"0x{start:x} is not a buffer returned by hostMalloc", arg, start)
             index = bisect.bisect_left(self._starts, start)
             del self._starts[index]
-            del self._buffers[start]
+            nbytes = self._buffers.pop(start).nbytes
             self._freed.add(start)
+        HOST_BUDGET.give(nbytes)
 
     def contains(self, obj: Any) -> bool:
         """True when `obj` lies within a live pinned buffer."""
@@ -84,9 +123,14 @@ class PinnedHostMemory:
 
     def clear(self) -> None:
         with self._lock:
+            held = sum(buffer.nbytes for buffer in self._buffers.values())
             self._starts.clear()
             self._buffers.clear()
             self._freed.clear()
+        HOST_BUDGET.give(held)
+
+    def reset_after_fork(self) -> None:
+        self._lock = threading.Lock()
 
 
 PINNED = PinnedHostMemory()

@@ -10,13 +10,14 @@ type, -1 for signed ints) unless poisoning is turned off.
 from __future__ import annotations
 
 import bisect
-import os
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
 
-from . import sharedmem
+from . import budget, queue as queues, sharedmem
+from .budget import HostBudget
 from .freelist import FreeList
 from .errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault, OutOfBoundsFault,
                      OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
@@ -28,8 +29,6 @@ ADDRESS_SPAN = 1 << ADDRESS_BITS
 POISON_BYTE = 0xFF
 #: Freed blocks remembered for use-after-free reports.
 FREED_HISTORY = 4096
-#: Fraction of the host's physical memory that all simulated devices together may hold.
-HOST_MEMORY_FRACTION = 0.8
 
 
 def round_up(value: int, multiple: int) -> int:
@@ -41,40 +40,30 @@ def footprint(nbytes: int) -> int:
     return round_up(max(nbytes, 1), ALIGNMENT) + GUARD
 
 
-def _host_memory_limit() -> int:
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * HOST_MEMORY_FRACTION)
-    except (ValueError, OSError, AttributeError):
-        return 1 << 62
+#: What all simulated devices and pinned host buffers of this host's processes may hold together (mlusim.budget).
+HOST_BUDGET = HostBudget()
+HOST_MEMORY_FRACTION = budget.HOST_MEMORY_FRACTION
+_spaces: "weakref.WeakSet[AddressSpace]" = weakref.WeakSet()
 
 
-class _HostBudget:
-    """Bytes of host memory held by all simulated devices together, so that exhausting the host is NoMem."""
-
-    def __init__(self):
-        self.limit = _host_memory_limit()
-        self.used = 0
-        self.lock = threading.Lock()
-
-    def take(self, nbytes: int) -> bool:
-        with self.lock:
-            if self.used + nbytes > self.limit:
-                return False
-            self.used += nbytes
-            return True
-
-    def give(self, nbytes: int) -> None:
-        with self.lock:
-            self.used -= nbytes
-
-
-HOST_BUDGET = _HostBudget()
+def reset_all_after_fork() -> None:
+    """In a forked child (called by mlusim.device's fork handler): locks that a thread of the parent may have held at
+    the fork are made anew, and the budget counts the child's own allocations."""
+    HOST_BUDGET.reset_after_fork()
+    for space in list(_spaces):
+        space._lock = threading.RLock()
+        space._pin_released = threading.Condition(space._lock)
 
 
 class Block:
-    """One allocation. `data` is its backing byte array; `pins` counts queued commands that still use it."""
+    """One allocation. `data` is its backing byte array; `pins` counts queued commands that still use it.
 
-    __slots__ = ("start", "size", "footprint", "data", "freed", "pins", "space", "serial", "__weakref__")
+    A freed block is gone for new uses at once; its address range (and backing) returns to the allocator when the
+    last command that pinned it is done. `freed_by` is (queue, position) when a queued command freed it
+    (cnrtMemFreeAsync, or cnrtFree inside a host function): later commands of that queue must not use it."""
+
+    __slots__ = ("start", "size", "footprint", "data", "freed", "pins", "space", "serial", "freed_by", "released",
+                 "__weakref__")
 
     def __init__(self, start: int, size: int, data: np.ndarray, space: "AddressSpace", serial: int):
         self.start = start
@@ -85,6 +74,8 @@ class Block:
         self.pins = 0
         self.space = space
         self.serial = serial
+        self.freed_by = None
+        self.released = False
 
     @property
     def device_index(self) -> int:
@@ -113,6 +104,7 @@ class AddressSpace:
         self._pin_released = threading.Condition(self._lock)
         self._serial = 0
         self._reset_state()
+        _spaces.add(self)
 
     def _reset_state(self) -> None:
         self._holes = FreeList(self.base + GUARD, self.capacity)
@@ -162,15 +154,53 @@ class AddressSpace:
         return np.zeros(nbytes, dtype=np.uint8)
 
     def free(self, address: int, arg: str = "ptr") -> Block:
-        """Free the block starting at `address`, after the queued commands that use it have run."""
+        """Free the block starting at `address` (cnrtFree). From the host: after the queued commands that use it
+        have run. From inside a queued command (a host function), waiting could never end when a later command of
+        the same queue uses the block: the block is freed at once, and such later commands fail as a use after free
+        instead of running."""
+        running = queues.running_queue()
         with self._lock:
             block = self.block_at(address, arg)
+            if running is not None:
+                self._retire(block, (running, running.completed))
+                return block
             while block.pins:
                 self._pin_released.wait()
             if block.freed:  # freed by another thread while we waited
                 raise DoubleFreeFault(f"0x{address:x} was already freed", arg, address)
-            self._drop_block(block)
+            self._retire(block, None)
             return block
+
+    def free_async(self, address: int, queue, position: int, arg: str = "ptr") -> Block:
+        """Free the block at `address` in the order of `queue` (cnrtMemFreeAsync queued at `position`): no new use
+        of it is accepted from now on; commands queued before the free still run on it, and the memory returns to
+        the allocator when the last of them is done."""
+        with self._lock:
+            block = self.block_at(address, arg)
+            self._retire(block, (queue, position))
+            return block
+
+    def _retire(self, block: Block, freed_by) -> None:
+        """Make `block` unusable now; release its range when no queued command holds it any more."""
+        index = bisect.bisect_left(self._starts, block.start)
+        del self._starts[index]
+        del self._blocks[block.start]
+        block.freed = True
+        block.freed_by = freed_by
+        self._freed[block.start] = block
+        if len(self._freed) > FREED_HISTORY:
+            self._freed.popitem(last=False)
+        if block.pins == 0:
+            self._release(block)
+
+    def _release(self, block: Block) -> None:
+        if block.released:
+            return
+        block.released = True
+        block.data = None
+        self._holes.give(block.start, block.footprint)
+        self.used -= block.footprint
+        HOST_BUDGET.give(block.footprint)
 
     def block_at(self, address: int, arg: str = "ptr") -> Block:
         """The live block that starts at `address` (what free takes); the precise fault otherwise."""
@@ -180,26 +210,12 @@ class AddressSpace:
                 self._raise_not_live(address, 1, arg, freeing=True)
             return block
 
-    def _drop_block(self, block: Block) -> None:
-        index = bisect.bisect_left(self._starts, block.start)
-        del self._starts[index]
-        del self._blocks[block.start]
-        block.freed = True
-        block.data = None
-        self._holes.give(block.start, block.footprint)
-        self.used -= block.footprint
-        HOST_BUDGET.give(block.footprint)
-        self._freed[block.start] = block
-        if len(self._freed) > FREED_HISTORY:
-            self._freed.popitem(last=False)
-
     def free_all(self) -> None:
-        """Free every block (device reset). Waits for queued commands that still use them."""
+        """Free every block (device reset, after the device's queues were drained): a block that work still holds
+        (a lost queue's command that never returned) returns to the allocator when that work lets go of it."""
         with self._lock:
             for block in list(self._blocks.values()):
-                while block.pins:
-                    self._pin_released.wait()
-                self._drop_block(block)
+                self._retire(block, None)
 
     # ---- pins: queued work keeps its blocks alive ----------------------------------------------------------------
 
@@ -211,6 +227,8 @@ class AddressSpace:
         with self._lock:
             block.pins -= 1
             if block.pins == 0:
+                if block.freed:
+                    self._release(block)
                 self._pin_released.notify_all()
 
     # ---- lookups ------------------------------------------------------------------------------------------------

@@ -23,11 +23,21 @@ from collections import deque
 from queue import SimpleQueue
 from typing import Callable, Iterable, Optional
 
-from .errors import HandleFault, IllegalStateFault, QueueFault
+from .errors import HandleFault, IllegalStateFault, QueueFault, UseAfterFreeFault
 
 _queue_ids = itertools.count(1)
 #: The queues whose command the current host thread is running (to refuse a command that waits on its own queue).
 _running = threading.local()
+#: The longest a sync waits for the run lock before it looks at its queue's completed count again.
+_WAIT_SLICE = 0.02
+
+
+def running_queue() -> Optional["Queue"]:
+    """The queue whose command the calling host thread is running (None outside queued work)."""
+    queues = getattr(_running, "queues", None)
+    if not queues:
+        return None
+    return next(iter(queues))
 
 
 class HostClock(threading.local):
@@ -58,12 +68,11 @@ def host_clock_of(device) -> HostClock:
 _all_queues: "weakref.WeakSet[Queue]" = weakref.WeakSet()
 
 
-def _reset_queues_in_child() -> None:
+def reset_all_after_fork() -> None:
+    """In a forked child (called by mlusim.device's fork handler, after device memory was made usable): every queue
+    drops the work the parent had queued or was running, and reports it at its next sync."""
     for queue in list(_all_queues):
         queue._reset_after_fork()
-
-
-os.register_at_fork(after_in_child=_reset_queues_in_child)
 
 #: Callables `(queue, command)` called after every finished command of every queue (mlusim.trace installs one).
 command_hooks: list[Callable[["Queue", "Command"], None]] = []
@@ -171,8 +180,8 @@ class Queue:
         self.host_clock = host_clock_of(device)
         self.observers: list[Callable[[Command], None]] = []
         # Commands wait in `_pending`; each is taken and run under `_run_lock`, either by the worker (woken by a
-        # token in `_tokens`) or by a host thread that syncs the queue and would otherwise sleep: that keeps the
-        # order and saves the two thread wake-ups a synchronous call would cost.
+        # token in `_tokens`) or by a host thread that syncs the queue and finds the worker idle: that keeps the
+        # order and saves the two thread wake-ups a synchronous call would cost (see wait_idle).
         self._pending: deque = deque()
         self._tokens: SimpleQueue = SimpleQueue()
         self._submit_lock = threading.Lock()
@@ -180,6 +189,14 @@ class Queue:
         self._fault: Optional[QueueFault] = None
         self._skipped = 0
         self._worker: Optional[threading.Thread] = None
+        self._current: Optional[Command] = None
+        self._idle_since = time.perf_counter()
+        self._interrupters: list[Callable[[str], None]] = []
+        #: commands queued before this position were being waited for when the waiting thread got Ctrl-C: a kernel
+        #: among them that has not started yet stops as soon as it starts
+        self.interrupted_before = 0
+        #: set when a command never returned (a kernel the watchdog could not stop): the queue takes no more work
+        self.lost: Optional[QueueFault] = None
         _all_queues.add(self)
 
     def __repr__(self) -> str:
@@ -192,41 +209,72 @@ class Queue:
     def check_alive(self, arg: str = "queue") -> None:
         if self.destroyed:
             raise HandleFault(f"{self.label} was destroyed", arg)
+        if self.lost is not None:
+            raise IllegalStateFault(f"{self.name} can run no more work: {self.lost.cause}", arg)
 
     # ---- submission ---------------------------------------------------------------------------------------------
 
-    def enqueue(self, command: Command) -> None:
-        """Queue `command` (its blocks must already be pinned); runs it at once in blocking mode."""
-        if self.destroyed:
+    def enqueue(self, command: Command) -> int:
+        """Queue `command` (its blocks must already be pinned); runs it at once in blocking mode. Returns the
+        command's position in the queue (0 for the first command ever queued)."""
+        if self.destroyed or self.lost is not None:
             self._unpin(command)
-            raise HandleFault(f"{self.label} was destroyed", "queue")
+            self.check_alive()
         command.not_before_us = self.host_clock.us
         if self.blocking:
             with self._submit_lock:
+                position = self.submitted
                 self.submitted += 1
                 self._pending.append(command)
             if self in getattr(_running, "queues", ()):
-                return  # queued from inside one of this queue's commands: runs right after it
+                return position  # queued from inside one of this queue's commands: runs right after it
             with self._run_lock:
                 while self._run_next():
                     pass
             fault = self.take_fault()
             if fault is not None:
                 raise fault
-            return
+            return position
         with self._submit_lock:
             if self._worker is None:
                 self._start_worker()
+            position = self.submitted
             self.submitted += 1
             self._pending.append(command)
             self._tokens.put(True)
+        return position
 
     def _reset_after_fork(self) -> None:
-        """In a forked child: the parent's worker is gone and its locks may have been held at the fork."""
+        """In a forked child: the parent's worker is gone and its locks may have been held at the fork. The work the
+        parent had queued (or was running) is not run here: its pins are released, its notifier placements count
+        as reached, and the next sync of this queue reports how many commands were dropped."""
         self._submit_lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._tokens = SimpleQueue()
         self._worker = None
+        self._interrupters = []
+        dropped = list(self._pending)
+        if self._current is not None:
+            dropped.insert(0, self._current)
+        self._current = None
+        self._pending = deque()
+        self._finish_unrun(dropped)
+        self.completed = self.submitted
+        if dropped and self.lost is None and self._fault is None:
+            self._fault = QueueFault(IllegalStateFault(
+                f"{len(dropped)} command(s) queued before fork() in the parent process (pid {os.getppid()}) do not "
+                f"run in this child process"), f"{dropped[0].kind} '{dropped[0].name}'", self.name,
+                command_kind=dropped[0].kind)
+
+    def _finish_unrun(self, commands) -> None:
+        """Commands that will never run: release their pins; their notifier placements count as reached."""
+        for command in commands:
+            if command.kind is Kind.NOTIFIER and command.run is not None:
+                try:
+                    command.run()
+                except Exception:
+                    pass
+            self._unpin(command)
 
     def _start_worker(self) -> None:
         self._worker = threading.Thread(target=self._work, name=f"mlusim-{self.label}", daemon=True)
@@ -236,6 +284,8 @@ class Queue:
         tokens = self._tokens
         while True:
             token = tokens.get()
+            if self.lost is not None:
+                return
             with self._run_lock:  # run everything pending: fewer hand-overs of the lock between threads
                 while self._run_next():
                     pass
@@ -252,14 +302,21 @@ class Queue:
         if running is None:
             running = _running.queues = set()
         running.add(self)
+        position = self.completed
+        self._current = command
         try:
-            self._execute(command)
+            self._execute(command, position)
         finally:  # whatever happened, the command is done: a sync must never hang on it
-            self.completed += 1
             running.discard(self)
+            if self._current is command:
+                self._current = None
+                if self.lost is None:  # a lost queue already counted the command it lost
+                    self.completed = position + 1
+                    if self.completed == self.submitted:
+                        self._idle_since = time.perf_counter()
         return True
 
-    def _execute(self, command: Command) -> None:
+    def _execute(self, command: Command, position: int) -> None:
         try:
             if command.waits_for is not None:
                 placement = command.waits_for
@@ -276,6 +333,7 @@ class Queue:
             outer = getattr(_running, "command", None)
             _running.command = command
             try:
+                self._check_blocks(command, position)
                 modelled = command.run() if command.run is not None else None
                 command.host_end = time.perf_counter()
                 if modelled is not None:
@@ -292,10 +350,21 @@ class Queue:
                                          command_kind=command.kind)
                 if not self.blocking:  # in blocking mode the error is raised at the call itself
                     self.device.record_fault(self._fault)
+                if isinstance(exc, KeyboardInterrupt):
+                    raise  # Ctrl-C stops the program too, not only the queue
             finally:
                 _running.command = outer
         finally:
             self._unpin(command)
+
+    def _check_blocks(self, command: Command, position: int) -> None:
+        """A block freed by an earlier command of this queue (cnrtMemFreeAsync, or cnrtFree inside a host function)
+        cannot be used by a later one: that is a use after free, reported instead of touching the memory."""
+        for block in command.blocks:
+            freed_by = block.freed_by
+            if freed_by is not None and freed_by[0] is self and freed_by[1] < position:
+                raise UseAfterFreeFault(f"block 0x{block.start:x} (size {block.size}) was freed by an earlier "
+                                        f"command of {self.name} (use after free)", None, block.start)
 
     def _unpin(self, command: Command) -> None:
         for block in command.blocks:
@@ -307,18 +376,55 @@ class Queue:
         return self.completed < self.submitted
 
     def wait_idle(self) -> None:
-        """Block the calling thread until every command submitted so far has run."""
-        target = self.submitted
+        """Block the calling thread until every command submitted so far has run (not any submitted later).
+
+        The waiter takes the run lock when it can and runs what is pending itself (no thread wake-ups for a
+        synchronous call). While the worker holds the lock, the waiter waits for it with a timeout that grows to
+        _WAIT_SLICE, and looks at the completed count after each: a worker kept busy by other producers (which never
+        lets go of the lock) cannot starve a sync whose own work is done."""
+        with self._submit_lock:
+            target = self.submitted
         if self.completed < target and self in getattr(_running, "queues", ()):
             raise IllegalStateFault(f"a command of {self.name} waits for its own queue, which can never finish")
-        while self.completed < target:
-            with self._run_lock:  # blocks while the worker runs commands; then runs what is left itself
-                ran = False
-                while self.completed < target and self._run_next():
-                    ran = True
-            if not ran and self.completed < target:
-                time.sleep(0)  # another thread is between counting its command and appending it
+        wait = 0.0005
+        try:
+            while self.completed < target:
+                if self._run_lock.acquire(timeout=wait):
+                    try:
+                        while self.completed < target and self._run_next():
+                            pass
+                    finally:
+                        self._run_lock.release()
+                else:
+                    wait = min(2 * wait, _WAIT_SLICE)
+        except KeyboardInterrupt as interrupt:
+            self.interrupted_before = max(self.interrupted_before, target)
+            raise KeyboardInterrupt(self._interrupt(str(interrupt))) from None
         self.host_clock.waited_until(self.model_clock_us)
+
+    def _interrupt(self, detail: str) -> str:
+        """Ctrl-C while waiting: stop the running command if it can be stopped (a kernel); describe what was
+        interrupted."""
+        current = self._current
+        for stop in list(self._interrupters):
+            stop("interrupted by KeyboardInterrupt (Ctrl-C)")
+        if current is None:
+            waiting = sorted({c.name for c in list(self._pending) if c.kind is Kind.KERNEL})
+            queued = f"; kernel(s) {', '.join(repr(n) for n in waiting)} will stop when they start" if waiting else ""
+            return detail or f"interrupted while waiting for {self.name}{queued}"
+        return (f"interrupted while waiting for {self.name}, which was running {current.kind} '{current.name}'"
+                + (" (asked to stop)" if self._interrupters else ""))
+
+    def on_interrupt(self, stop: Callable[[str], None]) -> None:
+        """Call `stop(reason)` when a thread waiting for this queue is interrupted (Ctrl-C) while the current command
+        runs (until `off_interrupt(stop)`)."""
+        self._interrupters.append(stop)
+
+    def off_interrupt(self, stop: Callable[[str], None]) -> None:
+        try:
+            self._interrupters.remove(stop)
+        except ValueError:
+            pass
 
     def take_fault(self) -> Optional[QueueFault]:
         """The sticky error, with the count of skipped commands; clears it."""
@@ -335,11 +441,14 @@ class Queue:
         return None if fault is None else fault.with_skipped(self._skipped)
 
     def sync(self) -> None:
-        """Wait for all work, then raise the sticky error if there is one (cnrtQueueSync)."""
+        """Wait for all work, then raise the sticky error if there is one (cnrtQueueSync). A lost queue reports
+        that it is lost at every sync after its error."""
         self.wait_idle()
         fault = self.take_fault()
         if fault is not None:
             raise fault
+        if self.lost is not None:
+            self.check_alive()
 
     def destroy(self) -> None:
         """Refuse new work; the worker finishes what is queued and exits."""
@@ -350,6 +459,35 @@ class Queue:
             if self._worker is not None:
                 self._tokens.put(None)
 
+    def abandon(self, cause: BaseException) -> None:
+        """The running command will never return (a kernel that ignores the watchdog): count it as failed with
+        `cause`, drop the work queued after it, and refuse new work, so that no sync waits forever. Its host thread
+        is left behind; the queue is lost (cnrtDeviceReset gives the device new queues)."""
+        with self._submit_lock:
+            current = self._current
+            if current is None or self.lost is not None:
+                return
+            fault = QueueFault(cause, f"{current.kind} '{current.name}'", self.name, command_kind=current.kind)
+            self.lost = fault
+            dropped = list(self._pending)
+            self._pending = deque()
+            self._skipped += len(dropped)
+            self._fault = fault
+            self.completed = self.submitted
+        self._finish_unrun(dropped)
+        self.device.record_fault(fault)
+
+    def note_host_gap(self, started: float, ended: float) -> None:
+        """The host spent [started, ended] (perf_counter seconds) on something that is not device work (compiling
+        a kernel before its launch). The part of it during which this queue had nothing to run is kept out of the
+        notifier host times (cnrtNotifierElapsedTime) of the queue's device."""
+        with self._submit_lock:
+            if self.completed != self.submitted:
+                return  # the queue was busy: the host's work overlapped device work
+            idle_from = max(started, self._idle_since)
+        if ended > idle_from:
+            self.device.excluded_host_seconds = getattr(self.device, "excluded_host_seconds", 0.0) + ended - idle_from
+
     # ---- notifiers ----------------------------------------------------------------------------------------------
 
     def place(self, notifier: Notifier) -> Placement:
@@ -357,7 +495,7 @@ class Queue:
         placement = Placement(self)
 
         def reach() -> None:
-            placement.host_time = time.perf_counter()
+            placement.host_time = time.perf_counter() - getattr(self.device, "excluded_host_seconds", 0.0)
             placement.model_time_us = self.model_clock_us
             placement.event.set()
 

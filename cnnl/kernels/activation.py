@@ -4,8 +4,10 @@ Modes: relu, relu6, sigmoid, tanh, gelu (erf form), gelu_tanh (tanh approximatio
 the negative slope), elu (`coef` is alpha), hardswish. Forward: y = alpha*f(x) + beta*y. Backward:
 dx = alpha*f'(x)*dy + beta*dx. beta == 0 never reads the output. Each value is evaluated in float64 inside the
 kernel and rounded to the compute dtype (float32 for half/bfloat16/float32), then once more to the storage dtype.
-NaN inputs propagate. Derivatives at kinks follow PyTorch: relu'(0)=0, relu6' is 1 only on (0, 6),
-hardswish'(x) = (2x+3)/6 on [-3, 3].
+NaN inputs propagate through the forward. Derivatives follow PyTorch's CPU kernels, which test the inputs with
+comparisons that a NaN fails: relu'(0) = 0, relu6' is 1 only on (0, 6), hardswish'(x) = (2x+3)/6 on (-3, 3), 0 at
+-3 and below, 1 at 3 and above; at a NaN input relu, relu6, elu and hardswish pass the gradient (1), leaky_relu
+scales it by its slope, and the smooth functions give NaN.
 
 Backward reads `y` for sigmoid and tanh and `x` for every other mode (relu accepts either); sigmoid and tanh
 recompute y from x when only x is given.
@@ -64,9 +66,9 @@ def _forward_value(mode, x, coef):
 @njit(nogil=True, cache=True)
 def _derivative(mode, x, y, coef):
     if mode == 0:
-        return 1.0 if x > 0.0 else (x if x != x else 0.0)
+        return 0.0 if x <= 0.0 else 1.0
     if mode == 1:
-        return 1.0 if 0.0 < x < 6.0 else (x if x != x else 0.0)
+        return 0.0 if (x <= 0.0 or x >= 6.0) else 1.0
     if mode == 2:
         return y * (1.0 - y)
     if mode == 3:
@@ -80,14 +82,14 @@ def _derivative(mode, x, y, coef):
         s = _sigmoid(x)
         return s * (1.0 + x * (1.0 - s))
     if mode == 7:
-        return coef if x <= 0.0 else (1.0 if x > 0.0 else x)
+        return 1.0 if x > 0.0 else coef
     if mode == 8:
-        return coef * math.exp(x) if x <= 0.0 else (1.0 if x > 0.0 else x)
-    if x < -3.0:
+        return coef * math.exp(x) if x <= 0.0 else 1.0
+    if x <= -3.0:
         return 0.0
-    if x <= 3.0:
+    if x < 3.0:
         return (2.0 * x + 3.0) / 6.0
-    return 1.0 if x > 3.0 else x
+    return 1.0
 
 
 @njit(nogil=True, cache=True)

@@ -116,9 +116,18 @@ def _result_buffer(out, dtype, alpha, beta):
     return np.empty(out.shape, dtype)
 
 
+def _no_products(out, dtype, alpha, beta, bias):
+    """The result when a convolution sums over nothing (an empty batch, no input channels, an empty window) or
+    alpha is 0: beta * out + bias (x and w are not read: their NaN and inf do not reach out, as in BLAS)."""
+    if out.size:
+        _epilogue(np.zeros(out.shape, dtype), out, alpha, beta, bias)
+
+
 def conv_forward(x, w, out, pads, strides, dilations, groups, alpha=1.0, beta=0.0, bias=None):
     """out = alpha * conv(x, w) + beta * out + bias; see the module doc for layouts and numerics."""
     dtype = compute_dtype(x.dtype)
+    if out.size == 0 or x.size == 0 or w.size == 0 or alpha == 0:  # alpha 0: x and w are not read (as BLAS)
+        return _no_products(out, dtype, alpha, beta, bias)
     kernel, out_spatial = w.shape[1:-1], out.shape[1:-1]
     xp = _padded(x, pads, dtype)
     result = _result_buffer(out, dtype, alpha, beta)
@@ -193,6 +202,8 @@ def _depthwise_forward(xp, w, result, kernel, out_spatial, strides, dilations):
 def conv_backward_data(dy, w, dx, pads, strides, dilations, groups, alpha=1.0, beta=0.0):
     """dx = alpha * conv_transpose(dy, w) + beta * dx: the gradient of conv_forward with respect to x."""
     dtype = compute_dtype(dy.dtype)
+    if dx.size == 0 or dy.size == 0 or w.size == 0 or alpha == 0:
+        return _no_products(dx, dtype, alpha, beta, None)
     kernel, out_spatial = w.shape[1:-1], dy.shape[1:-1]
     padded_shape = (dx.shape[0],) + tuple(n + b + a for n, (b, a) in zip(dx.shape[1:-1], pads)) + (dx.shape[-1],)
     grad_padded = np.zeros(padded_shape, dtype)
@@ -231,6 +242,8 @@ def conv_backward_data(dy, w, dx, pads, strides, dilations, groups, alpha=1.0, b
 def conv_backward_filter(x, dy, dw, pads, strides, dilations, groups, alpha=1.0, beta=0.0):
     """dw = alpha * d(sum(conv(x, w) * dy))/dw + beta * dw: the gradient of conv_forward with respect to w."""
     dtype = compute_dtype(x.dtype)
+    if dw.size == 0 or x.size == 0 or dy.size == 0 or alpha == 0:  # an empty batch gives no gradient: beta * dw
+        return _no_products(dw, dtype, alpha, beta, None)
     kernel, out_spatial = dw.shape[1:-1], dy.shape[1:-1]
     xp = _padded(x, pads, dtype)
     dy_values = load(dy, dtype)

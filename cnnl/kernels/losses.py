@@ -47,7 +47,8 @@ def _run(per_block, out, reduction, x, others=(), divisor=None):
     run_blocked(block_sum, x.shape, present)
     total = np.sum(partials, dtype=np.float64)  # a numpy float: a mean of nothing is NaN, not an exception
     if reduction == MEAN:
-        total = total / (x.size if divisor is None else divisor)
+        with np.errstate(divide="ignore", invalid="ignore"):  # the mean of no element is NaN, as in PyTorch
+            total = total / (x.size if divisor is None else divisor)
     store(np.full(out.shape, total), out)
 
 
@@ -58,7 +59,8 @@ def _reduce(values, out, reduction, divisor=None):
         return
     total = values.sum(dtype=np.float64)
     if reduction == MEAN:
-        total = total / (values.size if divisor is None else divisor)
+        with np.errstate(divide="ignore", invalid="ignore"):  # the mean of no element is NaN, as in PyTorch
+            total = total / (values.size if divisor is None else divisor)
     store(np.full(out.shape, total), out)
 
 
@@ -67,7 +69,8 @@ def _upstream_scalar(dy, reduction, dtype, count):
     if reduction == NONE:
         return dy
     scale = load(dy.reshape(-1)[:1], dtype)[0]
-    return scale / dtype.type(count) if reduction == MEAN else scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return scale / dtype.type(count) if reduction == MEAN else scale
 
 
 def _run_grad(per_block, dx, x, others, dy, reduction):
@@ -117,7 +120,10 @@ def nll_forward(x, target, weight, ignore_index, reduction, out, total_weight):
     dtype = compute_dtype(x.dtype)
     labels, counted = _targets(target, x.shape[1], ignore_index)
     weights = np.where(counted, load(weight, dtype)[labels], 0).astype(dtype)
-    losses = -load(x[np.arange(x.shape[0]), labels], dtype) * weights  # gather first: only N values convert
+    picked = load(x[np.arange(x.shape[0]), labels], dtype)  # gather first: only N values convert
+    # ignored samples are left out, not multiplied by 0: a NaN or inf in their row must not reach the loss (PyTorch)
+    with np.errstate(invalid="ignore"):
+        losses = np.where(counted, -picked * weights, dtype.type(0))
     total = weights.sum(dtype=np.float64)
     _reduce(losses, out, reduction, total)
     if total_weight is not None:
@@ -132,7 +138,8 @@ def nll_backward(dy, target, weight, total_weight, ignore_index, reduction, dx):
     divisor = float(load(total_weight, np.float64).reshape(-1)[0]) if reduction == MEAN else None
     grad = _upstream(dy, reduction, dtype, dx.shape[0], divisor)
     picked = np.empty(labels.shape, dx.dtype)
-    store(-weights * grad, picked)
+    with np.errstate(invalid="ignore"):  # ignored samples get 0, whatever the upstream gradient (PyTorch)
+        store(np.where(counted, -weights * grad, dtype.type(0)), picked)
     dx[...] = 0
     dx[np.arange(dx.shape[0]), labels] = picked
 

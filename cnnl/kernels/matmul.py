@@ -7,7 +7,7 @@ Integer inputs are multiplied exactly: int8/int16/uint8 through float64 BLAS (ex
 k * max|a| * max|b| < 2**53), int32/int64 in int64 (wrapping). The result is stored into `out`, whose dtype may
 differ from the inputs' (e.g. int8 x int8 -> float32), with the `cast` rules (saturating into integer outputs);
 alpha/beta scaling of an integer product is done in float64.
-beta == 0 never reads `out`.
+beta == 0 never reads `out`; alpha == 0 never reads a and b (BLAS semantics: their NaN and inf do not reach out).
 """
 import functools
 
@@ -73,6 +73,10 @@ def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if out.shape != expected:
         raise ValueError(f"out shape {out.shape}, expected {expected}")
     dtype = _product_dtype(a.dtype)
+    if alpha == 0:  # as BLAS: the product is not formed, so NaN or inf in a or b cannot reach out
+        zeros = np.zeros(out.shape, dtype)
+        run_elementwise(functools.partial(_scale_block, 1.0, beta), out, [zeros], staged=True)
+        return
     if (is_half(a.dtype) and a.ndim == 2 and b.ndim == 2 and blas_threads.available()
             and out.shape[0] * out.shape[1] * (a.shape[0] if trans_a else a.shape[1]) >= FUSED_MIN_MACS):
         _half_matmul_rows(a, b, out, trans_a, trans_b, alpha, beta)

@@ -7,6 +7,8 @@ normalisation with upstream gradient g = dy * weight is dx = rstd * (g - mean(g)
 norm without the mean(g) term). Statistics accumulate in float32 (float64 for double) with numpy's pairwise sums;
 half and bfloat16 are computed in float32 and rounded once. Row blocks run on the kernel thread pool.
 """
+import math
+
 import numpy as np
 
 from .dtypes import compute_dtype
@@ -20,8 +22,9 @@ def _row_blocks(rows, cols):
 
 
 def _as_matrix(array, rows):
-    """`array` as a (rows, -1) view when its strides allow, else a copy (for inputs)."""
-    return array.reshape(rows, -1)
+    """`array` as a (rows, cols) view when its strides allow, else a copy (for inputs). (numpy cannot infer -1 for
+    an empty array, so the row length is computed here.)"""
+    return array.reshape(rows, array.size // rows if rows else 0)
 
 
 class _Output:
@@ -29,12 +32,13 @@ class _Output:
 
     def __init__(self, out, rows, dtype):
         self.out = out
+        cols = out.size // rows if rows else 0
         try:
-            self.matrix = out.reshape((rows, -1), copy=False) if out.dtype == dtype else None
+            self.matrix = out.reshape((rows, cols), copy=False) if out.dtype == dtype else None
         except ValueError:
             self.matrix = None
         if self.matrix is None:
-            self.matrix = np.empty((rows, out.size // rows if rows else 0), dtype)
+            self.matrix = np.empty((rows, cols), dtype)
 
     def finish(self):
         if not np.shares_memory(self.matrix, self.out):
@@ -42,6 +46,9 @@ class _Output:
 
 
 def _stats(values, centered, eps):
+    if values.shape[1] == 0:  # rows of no elements (as torch): mean NaN, variance 0
+        nan = np.full((values.shape[0], 1), np.nan if centered else 0, values.dtype)
+        return nan, np.full_like(nan, 1.0 / np.sqrt(values.dtype.type(eps))), values
     mean = values.mean(axis=-1, keepdims=True) if centered else np.zeros((values.shape[0], 1), values.dtype)
     centred = values - mean if centered else values
     variance = np.einsum("ij,ij->i", centred, centred)[:, None] / max(values.shape[1], 1)
@@ -89,18 +96,19 @@ def rows_backward(x, dy, dx, rows, centered, mean, rstd, weight=None, dweight=No
         x_hat = (load(source[block], dtype) - means[block]) * rstds[block]
         g = load(grads[block], dtype)
         scaled = g * w if w is not None else g
-        correction = x_hat * (np.einsum("ij,ij->i", scaled, x_hat)[:, None] / max(x_hat.shape[1], 1))
+        count = max(x_hat.shape[1], 1)  # rows of no elements: no mean-of-empty warning
+        correction = x_hat * (np.einsum("ij,ij->i", scaled, x_hat)[:, None] / count)
         if centered:
-            correction += scaled.mean(axis=-1, keepdims=True)
+            correction += scaled.sum(axis=-1, keepdims=True) / count
         target.matrix[block] = (scaled - correction) * rstds[block]
         return (g * x_hat).sum(axis=0), g.sum(axis=0)
 
     partials = map_parallel(run, _row_blocks(rows, source.shape[1]))
     target.finish()
-    if dweight is not None:
-        store(np.sum([p[0] for p in partials], axis=0).reshape(dweight.shape), dweight)
-    if dbias is not None:
-        store(np.sum([p[1] for p in partials], axis=0).reshape(dbias.shape), dbias)
+    for index, out in ((0, dweight), (1, dbias)):  # sums over no rows are 0
+        if out is not None:
+            total = np.sum([p[index] for p in partials], axis=0) if partials else np.zeros(out.size, dtype)
+            store(np.asarray(total).reshape(out.shape), out)
 
 
 # ---- batch norm: per-channel statistics over every other axis --------------------------------------------------
@@ -126,8 +134,14 @@ def batch_norm_training(x, weight, bias, y, channel_axis, eps, momentum, running
     dtype = compute_dtype(x.dtype)
     channels = x.shape[channel_axis]
     axes = tuple(a for a in range(x.ndim) if a != channel_axis)
-    count = x.size // channels if channels else 0
+    count = math.prod(x.shape) // channels if channels else 0
     shape = _channel_shape(x.ndim, channel_axis, channels)
+    if count == 0:  # an empty batch (as torch): no output, running statistics unchanged; saved mean 0, var 0
+        if save_mean is not None:
+            store(np.zeros(channels), save_mean)
+        if save_invstd is not None:
+            store(np.full(channels, 1.0 / np.sqrt(eps)), save_invstd)
+        return
     values = load(x, dtype)
     mean = values.mean(axis=axes, dtype=np.float64)
     centred = values - mean.astype(dtype).reshape(shape)

@@ -156,10 +156,11 @@ def map_parallel(fn, items):
 class _Batch:
     """The shared state of one map_parallel call."""
 
-    __slots__ = ("fn", "items", "results", "taken", "lock", "done", "finished", "error")
+    __slots__ = ("fn", "items", "results", "taken", "lock", "done", "finished", "error", "errors")
 
     def __init__(self, fn, items):
         self.fn, self.items = fn, items
+        self.errors = np.geterr()  # the caller's floating-point error handling holds on the pool threads too
         self.results = [None] * len(items)
         self.taken = itertools.count()  # next() is atomic under the GIL
         self.lock = threading.Lock()
@@ -171,24 +172,28 @@ class _Batch:
         was_inside = getattr(_state, "inside", False)
         _state.inside = True  # nested blocked ops run inline instead of waiting on the pool
         try:
-            count = len(self.items)
-            while True:
-                index = next(self.taken)
-                if index >= count:
-                    return
-                if self.error is None:
-                    try:
-                        self.results[index] = self.fn(self.items[index])
-                    except BaseException as exc:  # noqa: BLE001 - raised by the calling thread
-                        with self.lock:
-                            if self.error is None:
-                                self.error = exc
-                with self.lock:
-                    self.done += 1
-                    if self.done == count:
-                        self.finished.set()
+            with np.errstate(**self.errors):
+                self._take_items()
         finally:
             _state.inside = was_inside
+
+    def _take_items(self):
+        count = len(self.items)
+        while True:
+            index = next(self.taken)
+            if index >= count:
+                return
+            if self.error is None:
+                try:
+                    self.results[index] = self.fn(self.items[index])
+                except BaseException as exc:  # noqa: BLE001 - raised by the calling thread
+                    with self.lock:
+                        if self.error is None:
+                            self.error = exc
+            with self.lock:
+                self.done += 1
+                if self.done == count:
+                    self.finished.set()
 
 
 def _run_inline(block_fn, operands):

@@ -4,8 +4,10 @@ A stream is (seed, offset): the raw 64-bit numbers are Philox4x64-10 outputs for
 `offset` (bit for bit numpy's Philox bit generator advanced to the offset: counter step k of a call encrypts the
 256-bit counter offset + k + 1), so any call is reproduced exactly from its seed and offset, independent of earlier
 calls. Each call consumes a whole number of counter steps (4 raw numbers per step) and returns the offset after it.
-Uniform: the top 53 bits of a raw number scaled into [0, 1), then into [low, high). Normal: Box-Muller on pairs of
-uniforms. Dropout keeps an element where its uniform is >= p and scales the kept values by 1 / (1 - p).
+Uniform: the top 53 bits of a raw number scaled into [0, 1), then into [low, high); half, bfloat16 and float values
+that round up to `high` are replaced by the largest value of their type below it, so results stay in [low, high).
+Normal: Box-Muller on pairs of uniforms. Dropout keeps an element where its uniform is >= p and scales the kept
+values by 1 / (1 - p); dropped elements are multiplied by 0 (NaN and inf become NaN, as in PyTorch).
 
 The generator is one nogil numba kernel per job (Philox rounds on a native 64x64->128-bit multiply, two counters
 interleaved), run on contiguous element ranges (whole counter steps) spread over the kernel thread pool; 16-bit
@@ -179,7 +181,8 @@ def _generate(kind, key, ctr, first_step, a, b, out):
 
 @njit(nogil=True, cache=True)
 def _dropout(key, ctr, first_step, x, p, scale, keep, y):
-    """keep[i] = uniform i >= p, y[i] = x[i] * scale where kept, else 0 (x, y 1-D in one compute dtype)."""
+    """keep[i] = uniform i >= p, y[i] = x[i] * scale where kept, else x[i] * 0 (x, y 1-D in one compute dtype): a
+    dropped NaN or inf stays NaN, as in PyTorch, which multiplies by the scaled mask."""
     n = x.size
     zero = scale - scale
     raw = np.empty(_CHUNK, np.uint64)
@@ -188,7 +191,7 @@ def _dropout(key, ctr, first_step, x, p, scale, keep, y):
         for j in range(min(_CHUNK, n - chunk)):
             kept = (raw[j] >> _SHIFT) * _UNIT >= p
             keep[chunk + j] = kept
-            y[chunk + j] = x[chunk + j] * scale if kept else zero
+            y[chunk + j] = x[chunk + j] * (scale if kept else zero)
 
 
 @njit(nogil=True, cache=True)
@@ -237,10 +240,26 @@ def steps(count, normal=False):
     return -(-raw // RAW_PER_STEP)
 
 
+def largest_below(high, dtype):
+    """The largest value of `dtype` (a numpy or ml_dtypes float type) that is < high, as a 0-d array of it."""
+    value = np.array(high, dtype)
+    if float(value) < high:
+        return value
+    bits = value.view(np.dtype(f"u{value.itemsize}"))
+    if float(value) > 0:
+        bits = bits - 1
+    elif float(value) < 0:
+        bits = bits + 1
+    else:  # below +-0: the smallest negative subnormal
+        bits = np.array(1 | (1 << (8 * value.itemsize - 1)), bits.dtype)
+    return np.asarray(bits).view(dtype)
+
+
 def _fill(kind, seed, offset, out, a, b):
     key, ctr = _key_counter(seed, offset)
     flat = _flat(out, out.dtype) if out.dtype in (np.float32, np.float64) else None
     target = out.reshape(-1)  # a raw buffer: one contiguous run
+    below = largest_below(b, out.dtype) if kind == UNIFORM and a < b else None
 
     def run(bounds):
         start, stop = bounds
@@ -250,6 +269,9 @@ def _fill(kind, seed, offset, out, a, b):
             values = np.empty(stop - start, np.float64)
             _generate(kind, key, ctr, start // 4, a, b, values)
             store(values, target[start:stop])
+        if below is not None:  # values that rounded up to `high` in the output type: [low, high), never high
+            block = target[start:stop]
+            block[block.astype(np.float64) >= b] = below
 
     map_parallel(run, _ranges(out.size, flat is None))
 

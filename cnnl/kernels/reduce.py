@@ -205,7 +205,8 @@ def reduce(op, x, out, axes, indices=None):
         _check_output("indices", indices, shape, INT32)
     count = math.prod(x.shape[d] for d in axes)
     if count == 0:
-        raise ValueError("reduction over an empty axis")
+        _reduce_nothing(op, out, indices)
+        return
     (x,) = detach_inputs(out if out is not None else indices, x)
     if indices is not None and out is not None:
         (x,) = detach_inputs(indices, x)
@@ -223,6 +224,21 @@ def reduce(op, x, out, axes, indices=None):
         block(out_block, index_block, blocks[0])
 
     run_blocked(block_fn, x.shape, operands, whole_axes=axes, staged=staged)
+
+
+#: the result of reducing no elements (as torch.sum / prod / mean / linalg.vector_norm of an empty dim)
+EMPTY_RESULTS = {"sum": 0, "prod": 1, "mean": np.nan, "norm1": 0, "norm2": 0}
+
+
+def _reduce_nothing(op, out, indices):
+    """A reduction over an axis of extent 0: the identity of the op; max, min and their indices have none."""
+    if op not in EMPTY_RESULTS or indices is not None:
+        raise ValueError(f"{op} of no elements is undefined (a reduced axis has extent 0)")
+    value = EMPTY_RESULTS[op]
+    if is_int(out.dtype) and value != value:
+        raise ValueError("the mean of no elements is NaN, which an integer output cannot hold")
+    if out.size:
+        store(np.full(out.shape, value, np.float64 if value != value else np.int64), out)
 
 
 def argmax(x, axis, out):

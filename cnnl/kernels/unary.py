@@ -2,7 +2,8 @@
 
 float16/bfloat16 compute in float32 and round once; float32/float64 in their own type. Ops marked float-only reject
 integer tensors. On integers: abs and neg wrap (abs(-128) stays -128 in int8), square wraps, sign is -1/0/1 and
-floor/ceil/round/trunc are the identity. `round` is half to even (rint). bool tensors are rejected.
+floor/ceil/round/trunc are the identity. `round` is half to even (rint). sign(NaN) is 0, as torch.sign. bool tensors
+are rejected.
 """
 import functools
 
@@ -31,6 +32,12 @@ def _negate(x, out):
         np.multiply(x, x.dtype.type(-1), out=out)
 
 
+def _sign(x, out):
+    """-1, 0 or 1; 0 for NaN, as torch.sign (numpy's sign keeps the NaN)."""
+    np.sign(x, out=out)
+    np.copyto(out, 0, where=np.isnan(x))
+
+
 def _integer_identity(x, out):
     np.copyto(out, x)
 
@@ -53,7 +60,7 @@ UNARY_OPS = {
     "ceil": (np.ceil, _integer_identity, True),
     "round": (np.rint, _integer_identity, True),
     "trunc": (np.trunc, _integer_identity, True),
-    "sign": (np.sign, np.sign, True),
+    "sign": (_sign, np.sign, True),
 }
 
 

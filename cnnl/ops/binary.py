@@ -15,6 +15,7 @@ from .. import kernels
 from ..launch import OpCall
 from ..status import api
 from ..tensor import tensor_arg
+from ..views import pointer_value
 
 _OP_TENSOR_NAMES = {E.CNNL_OP_TENSOR_ADD: "add", E.CNNL_OP_TENSOR_SUB: "sub", E.CNNL_OP_TENSOR_MUL: "mul"}
 _COMPARISONS = {E.CNNL_LOGIC_OP_EQ: "eq", E.CNNL_LOGIC_OP_NE: "ne", E.CNNL_LOGIC_OP_LT: "lt",
@@ -48,7 +49,7 @@ def setOpTensorDescriptor(desc, op: int, comp_dtype: int, nan: int) -> None:
     cnnlNanPropagation_t op_tensor_nan_opt)."""
     target = live(desc, OpTensorDescriptor, "desc")
     op = as_enum(op, "op", _OP_TENSOR_NAMES, "cnnlOpTensorDesc_t")
-    comp = as_enum(comp_dtype, "comp_dtype", D.NUMERIC, "computation cnnlDataType_t")
+    comp = checks.dtype_value(comp_dtype, "comp_dtype", D.NUMERIC, "a computation type")
     nan = as_enum(nan, "nan", E.NAN_PROPAGATIONS, "cnnlNanPropagation_t")
     target.op, target.compute_dtype, target.nan, target.is_set = op, comp, nan, True
 
@@ -81,10 +82,32 @@ def getOpTensorWorkspaceSize(handle, a_desc, b_desc, c_desc) -> int:
     return _staged_workspace(*_broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc))
 
 
+@api("cnnlGetOpTensorWorkspaceSize_v2")
+def getOpTensorWorkspaceSize_v2(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, beta, c_desc, c) -> int:
+    """cnnlGetOpTensorWorkspaceSize_v2(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, beta, c_desc, c,
+    size_t *size) -> size: the workspace cnnlOpTensor needs for exactly this call. The operation, the scalars
+    and the tensors are checked as cnnlOpTensor checks them; the pointers are not read (they may be NULL)."""
+    handle_arg(handle)
+    descriptor = ready(op_desc, OpTensorDescriptor, "op_desc")
+    ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
+    _check_compute_dtype(descriptor, cd, "op_desc")
+    for value, arg, default in ((alpha1, "alpha1", 1), (alpha2, "alpha2", 1), (beta, "beta", 0)):
+        checks.scalar(value, arg, default, cd.dtype)
+    for pointer, arg in ((a, "a"), (b, "b"), (c, "c")):
+        pointer_value(pointer, arg)
+    return _staged_workspace(ad, bd, cd)
+
+
 def _compute_dtype_fits(compute: int, storage: int) -> bool:
     if compute == storage:
         return True
     return compute == E.CNNL_DTYPE_FLOAT and storage in D.HALF_PRECISION
+
+
+def _check_compute_dtype(descriptor, c, arg: str) -> None:
+    if not _compute_dtype_fits(descriptor.compute_dtype, c.dtype):
+        raise ArgumentFault(f"computation type {D.name(descriptor.compute_dtype)} does not fit {D.name(c.dtype)} "
+                            f"tensors", arg)
 
 
 @api("cnnlOpTensor")
@@ -95,9 +118,7 @@ def opTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, w
     with OpCall("cnnlOpTensor", handle) as call:
         descriptor = ready(op_desc, OpTensorDescriptor, "op_tensor_desc")
         ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
-        if not _compute_dtype_fits(descriptor.compute_dtype, cd.dtype):
-            raise ArgumentFault(f"computation type {D.name(descriptor.compute_dtype)} does not fit "
-                                f"{D.name(cd.dtype)} tensors", "op_tensor_desc")
+        _check_compute_dtype(descriptor, cd, "op_tensor_desc")
         scale_a = checks.scalar(alpha1, "alpha1", 1, cd.dtype)
         scale_b = checks.scalar(alpha2, "alpha2", 1, cd.dtype)
         scale_c = checks.scalar(beta, "beta", 0, cd.dtype)

@@ -61,7 +61,7 @@ def setConvolutionDescriptor(conv_desc, dimNb, pad, stride, dilation, group_coun
     strides = as_int_sequence(stride, "stride", length=spatial, minimum=1)
     dilations = as_int_sequence(dilation, "dilation", length=spatial, minimum=1)
     groups = as_int(group_count, "group_count", minimum=1)
-    computed = as_enum(compute_type, "compute_type", N.NN_FLOATS, "cnnlDataType_t (floating)")
+    computed = checks.dtype_value(compute_type, "compute_type", N.NN_FLOATS, "a convolution compute type")
     target.rank, target.strides, target.dilations, target.groups = rank, strides, dilations, groups
     target.pads = tuple((pads[2 * i], pads[2 * i + 1]) for i in range(spatial))
     target.compute_type, target.is_set = computed, True

@@ -27,6 +27,8 @@ def fill_v3(handle, pointer_mode, value, output_desc, output) -> None:
             if value is None:
                 raise ArgumentFault("NULL value", "value")
             number = as_number(value, "value")
+            if isinstance(number, int) and not -2**63 <= number < 2**64:
+                number = float(number)  # beyond any integer type: converts (saturates) like the float it is
             read_value = lambda: number  # noqa: E731
         else:
             scalar_view = call.device_scalar(value, dst.dtype, "value")

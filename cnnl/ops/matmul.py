@@ -89,7 +89,7 @@ createMatMulHeuristicResult, destroyMatMulHeuristicResult = lifecycle(
 def _attribute_value(attr: int, value) -> int:
     """The checked value of one matmul attribute; NOT_SUPPORTED for features the simulator lacks."""
     if attr in (E.CNNL_MATMUL_DESC_COMPUTE_TYPE, E.CNNL_MATMUL_DESC_SCALE_TYPE):
-        return as_enum(value, "buf", D.NUMERIC, "cnnlDataType_t")
+        return checks.dtype_value(value, "buf", D.NUMERIC, "the compute or scale type")
     number = as_int(value, "buf")
     if attr == E.CNNL_MATMUL_DESC_POINTER_MODE and number != E.CNNL_POINTER_MODE_HOST:
         raise NotSupportedFault("alpha and beta on the device (CNNL_POINTER_MODE_DEVICE) are not supported", "buf")

@@ -28,6 +28,7 @@ from . import nn_common as N
 STATE_BYTES = 16
 _MASK_TYPES = (E.CNNL_DTYPE_UINT8, E.CNNL_DTYPE_BOOL)
 _SEED_RANGE = 2 ** 64
+_POISON_WORD = 2 ** 64 - 1  # 8 bytes of 0xFF, what fresh device memory holds
 
 
 class RandGenerator(Descriptor):
@@ -109,13 +110,17 @@ def _stream(call, generator: RandGenerator, state, steps: int):
         generator.offset += steps
         return (lambda: (seed, offset)), (lambda next_offset: None)
     view = call.output(_state_desc(), state, "state", read=True)
+    address = int(state)
 
     def read():
-        seed, offset = view.view(np.uint64)
-        return int(seed), int(offset)
+        seed, offset = (int(v) for v in view.view(np.uint64))
+        if seed == offset == _POISON_WORD:
+            raise ArgumentFault(f"the random state at 0x{address:x} was never initialised (it holds the poison of "
+                                f"fresh device memory): make it with cnnlRandMakeMTGP32KernelState first", "state")
+        return seed, offset
 
     def advance(next_offset):
-        view[1] = np.int64(next_offset)
+        view.view(np.uint64)[1] = np.uint64(next_offset % _SEED_RANGE)  # the offset counter wraps, as a uint64
 
     return read, advance
 
@@ -123,7 +128,7 @@ def _stream(call, generator: RandGenerator, state, steps: int):
 def _generate(c_name, handle, generator, dtype, state, num, output, kernel, flops_per_element, normal=False):
     with OpCall(c_name, handle) as call:
         gen = live(generator, RandGenerator, "generator")
-        code = as_enum(dtype, "dtype", N.NN_FLOATS, "cnnlDataType_t (floating)")
+        code = checks.dtype_value(dtype, "dtype", N.NN_FLOATS, "the type of random numbers")
         desc = N.raw_buffer(code, num, "num")
         out = call.output(desc, output, "output")
         read, advance = _stream(call, gen, state, K.steps(desc.size, normal))

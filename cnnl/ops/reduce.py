@@ -64,6 +64,11 @@ def _set(desc, axis, reduce_op, tensor_type, nan, indices, indices_type, p) -> N
         indices=as_enum(indices, "reduce_indices", _INDEX_MODES, "cnnlReduceIndices_t"),
         indices_type=as_enum(indices_type, "indices_type", _INDEX_DTYPES, "cnnlIndicesType_t"),
         p=float(as_number(p, "p")))
+    indexed_ops = (E.CNNL_REDUCE_MAX_LAST_INDEX, E.CNNL_REDUCE_MIN_LAST_INDEX)
+    if values["indices"] != E.CNNL_REDUCE_NO_INDICES and values["op"] in indexed_ops:
+        # valid in CNNL (last-occurrence indices), not computed here: NOT_SUPPORTED, as the op itself at the call
+        raise NotSupportedFault(f"reduce op {values['op']} (last-index MAX/MIN) is not supported; CNNL_REDUCE_MAX "
+                                f"and CNNL_REDUCE_MIN give first-occurrence indices", "reduce_op")
     if values["indices"] != E.CNNL_REDUCE_NO_INDICES and values["op"] not in (E.CNNL_REDUCE_MAX, E.CNNL_REDUCE_MIN):
         raise ArgumentFault("indices are computed only by CNNL_REDUCE_MAX and CNNL_REDUCE_MIN", "reduce_indices")
     for name, value in values.items():
@@ -105,8 +110,13 @@ class _Plan:
         if out.dims not in (self.keep_dims, squeezed):
             raise ArgumentFault(f"dims {list(out.dims)}; reducing {list(x.dims)} over axes {list(self.axes)} gives "
                                 f"{list(self.keep_dims)}", "output_desc")
-        if any(x.dims[a] == 0 for a in self.axes):
-            raise ArgumentFault("a reduced axis has extent 0", "input_desc")
+        if any(x.dims[a] == 0 for a in self.axes):  # as PyTorch: sum 0, prod 1, mean NaN, norms 0; max/min fail
+            if self.op in ("max", "min"):
+                raise ArgumentFault(f"a reduced axis has extent 0: the {self.op} (and its index) of no elements is "
+                                    f"undefined (PyTorch raises too)", "input_desc")
+            if self.op == "mean" and x.dtype not in D.FLOATING:
+                raise ArgumentFault(f"a reduced axis has extent 0: the mean of no elements is NaN, which "
+                                    f"{D.name(x.dtype)} cannot hold", "input_desc")
         self.indices = desc.indices
         self.index_dtype = _INDEX_DTYPES[desc.indices_type]
 

@@ -14,6 +14,10 @@
 
 See docs/bang.md.
 """
+from .activations import (ACTIVATIONS, active_abs, active_cos, active_exp2, active_exp_less_0, active_exphp,
+                          active_gelu, active_gelup, active_log, active_loghp, active_pow2, active_recip,
+                          active_recip_greater_1, active_reciphp, active_rsqrt, active_rsqrthp, active_sign,
+                          active_sin, active_sqrt, active_sqrthp)
 from .barriers import sync_all, sync_cluster
 from .context import Ctx, nram, sram, wram
 from .dtypes import ELEMENT_TYPES, ElementType, bfloat16, float32, half, int8, int16, int32, uint8
@@ -39,7 +43,7 @@ __all__ = [
     "float32", "half", "bfloat16", "int32", "int16", "int8", "uint8",
     "nram", "wram", "sram", "memcpy", "memcpy_async", "memcpy_strided", "sync", "sync_io", "sync_cluster", "sync_all",
     "add", "sub", "mul", "maximum", "minimum", "mul_scalar", "add_scalar", "write_value", "active_relu",
-    "active_sigmoid", "active_exp", "active_tanh", "reduce_sum", "reduce_max", "transpose", "matmul",
+    "active_sigmoid", "active_exp", "active_tanh", *ACTIVATIONS, "reduce_sum", "reduce_max", "transpose", "matmul",
     "assert_", "trap", "KernelTrap", "KernelAssert", "KernelUserTrap", "WorkCounts", "modelled_us",
     "DIRECTION_NAMES", *DIRECTION_NAMES,
 ]

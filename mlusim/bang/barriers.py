@@ -121,6 +121,16 @@ class BarrierSet:
         self.timeout = timeout
         self._rounds: dict[int, RoundBarriers] = {}
         self._lock = threading.Lock()
+        self.stopped: KernelTrap | None = None
+
+    def stop(self, reason: str) -> None:
+        """The launch was stopped: every barrier wait, now or later, ends at once."""
+        with self._lock:
+            self.stopped = BarrierAborted(f"stopped while waiting at a barrier: {reason}")
+            rounds = list(self._rounds.values())
+        for barriers in rounds:
+            with barriers.cond:
+                barriers._break(self.stopped)
 
     def round_of(self, task_id: int) -> RoundBarriers:
         index = task_id // self.group_size
@@ -129,6 +139,7 @@ class BarrierSet:
             if barriers is None:
                 barriers = RoundBarriers(index * self.group_size, self.group_size, self.cores_per_cluster,
                                          self.timeout)
+                barriers.broken = self.stopped
                 self._rounds[index] = barriers
             return barriers
 

@@ -15,8 +15,9 @@ from numba.extending import overload, register_jitable
 from .caching import jit
 from .dtypes import ELEMENT_TYPES
 from .faults import KernelTrap
+from .cancel import poll
 from .raw import raw_fill
-from .pointer import NRAM, SPACE_NAMES, SRAM, WRAM, make_ptr
+from .pointer import NRAM, SPACE_NAMES, SRAM, WRAM, make_ptr, text
 
 Ctx = namedtuple("Ctx", ("taskIdX", "taskIdY", "taskIdZ", "taskDimX", "taskDimY", "taskDimZ", "taskId", "taskDim",
                          "clusterId", "clusterDim", "coreId", "coreDim", "nram", "wram", "sram", "state", "limits"))
@@ -72,6 +73,16 @@ def _element_size(etype):
 POISON = 0xFF
 
 
+@jit
+def capacity_trap(space, name, count, size, start, capacity):
+    if count <= 0:
+        raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "': element count must be positive, got "
+                         + text(count))
+    raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "' of " + text(count) + " x " + text(size)
+                     + " bytes does not fit: " + text(start) + " of the " + text(capacity) + " usable bytes of "
+                     + SPACE_NAMES[space] + " are already allocated (limit " + text(capacity) + " bytes)")
+
+
 @register_jitable
 def allocate(ctx, space, arena, name, etype, count):
     """A new buffer of `count` elements in `arena`, poisoned unless shared; traps when it does not fit.
@@ -82,16 +93,13 @@ def allocate(ctx, space, arena, name, etype, count):
         ctx.state[CURSOR + NRAM] = 0
         ctx.state[CURSOR + WRAM] = 0
         ctx.state[CURSOR + SRAM] = 0
-    if count <= 0:
-        raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "': element count must be positive, got "
-                         + str(count))
-    nbytes = count * element_size(etype)
+    poll()
     start = ctx.state[CURSOR + space]
     capacity = ctx.limits[CAPACITY + space]
-    if start + nbytes > capacity:
-        raise KernelTrap(SPACE_NAMES[space] + " buffer '" + name + "' of " + str(nbytes) + " bytes does not fit: "
-                         + str(start) + " of the " + str(capacity) + " usable bytes of " + SPACE_NAMES[space]
-                         + " are already allocated (limit " + str(capacity) + " bytes)")
+    size = element_size(etype)
+    if count <= 0 or count > (capacity - start) // size:  # compared before multiplying: count * size may overflow
+        capacity_trap(space, name, count, size, start, capacity)
+    nbytes = count * size
     ctx.state[CURSOR + space] = (start + nbytes + BUFFER_ALIGN - 1) // BUFFER_ALIGN * BUFFER_ALIGN
     if space == SRAM:
         ctx.state[SRAM_HIGH] = max(ctx.state[SRAM_HIGH], start + nbytes)

@@ -7,13 +7,16 @@ as it may on hardware.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba.extending import register_jitable
 
 from .caching import jit
 from .context import COPY_BYTES, COPY_COUNT, MAX_PENDING, PENDING, PENDING_COUNT
 from .faults import KernelTrap
 from .raw import raw_move
-from .pointer import GDRAM, LDRAM, NRAM, SPACE_NAMES, SRAM, WRAM, itemsize
+from .cancel import poll
+from .pointer import (BOUND, GDRAM, LDRAM, NRAM, SPACE_NAMES, SRAM, WRAM, bounded_mul, itemsize, require_pointer,
+                      text)
 
 #: Directions in the order of the BANG C enum (mlisa: GDRAM2NRAM = 0 ...): name -> (destination, source) space.
 DIRECTIONS = (
@@ -33,31 +36,66 @@ for _index, _name in enumerate(DIRECTION_NAMES):
     globals()[_name] = _index
 
 
+@jit
+def direction_trap(what, direction, dst_space, dst_name, src_space, src_name):
+    if direction < 0 or direction >= len(DIRECTION_NAMES):
+        raise KernelTrap(what + ": " + text(direction) + " is not a memcpy direction (0.."
+                         + text(len(DIRECTION_NAMES) - 1) + ")")
+    raise KernelTrap(what + ": direction " + DIRECTION_NAMES[direction] + " copies "
+                     + SPACE_NAMES[_SOURCE[direction]] + " to " + SPACE_NAMES[_DESTINATION[direction]]
+                     + ", but src '" + src_name + "' is in " + SPACE_NAMES[src_space] + " and dst '" + dst_name
+                     + "' is in " + SPACE_NAMES[dst_space])
+
+
 @register_jitable
 def check_direction(dst, src, direction, what):
     """Trap unless `direction` is a BANG direction whose spaces are those of dst and src."""
-    if direction < 0 or direction >= len(DIRECTION_NAMES):
-        raise KernelTrap(what + ": " + str(direction) + " is not a memcpy direction (0.."
-                         + str(len(DIRECTION_NAMES) - 1) + ")")
-    if dst.space != _DESTINATION[direction] or src.space != _SOURCE[direction]:
-        raise KernelTrap(what + ": direction " + DIRECTION_NAMES[direction] + " copies "
-                         + SPACE_NAMES[_SOURCE[direction]] + " to " + SPACE_NAMES[_DESTINATION[direction]]
-                         + ", but src '" + src.name + "' is in " + SPACE_NAMES[src.space] + " and dst '" + dst.name
-                         + "' is in " + SPACE_NAMES[dst.space])
+    require_pointer(dst, "memcpy dst")
+    require_pointer(src, "memcpy src")
+    if (direction < 0 or direction >= len(DIRECTION_NAMES) or dst.space != _DESTINATION[direction]
+            or src.space != _SOURCE[direction]):
+        direction_trap(what, direction, dst.space, dst.name, src.space, src.name)
+
+
+@jit
+def span_trap(what, role, nbytes, inside, start, offset, size, first_byte, space, name, limit):
+    if nbytes < 0:
+        raise KernelTrap(what + ": negative size " + text(nbytes))
+    detail = " (negative offset)" if start < 0 else ""
+    raise KernelTrap(what + ": " + role + " " + text(nbytes) + " byte(s) at byte offset "
+                     + (text(start) if inside else text(offset) + " x " + text(size) + " + " + text(first_byte))
+                     + " of " + SPACE_NAMES[space] + " buffer '" + name + "' are outside its " + text(limit)
+                     + " bytes" + detail)
 
 
 @register_jitable
 def checked_span(ptr, first_byte, nbytes, role, what):
-    """Host address of bytes [first_byte, first_byte + nbytes) after ptr; traps when outside its allocation."""
+    """Host address of bytes [first_byte, first_byte + nbytes) after ptr; traps when outside its allocation.
+    Overflow-proof: offsets and sizes beyond BOUND are out of range before any sum is formed."""
+    poll()
     size = itemsize(ptr)
-    start = ptr.offset * size + first_byte
     limit = ptr.base.shape[0] * size
-    if start < 0 or start + nbytes > limit:
-        detail = " (negative offset)" if start < 0 else ""
-        raise KernelTrap(what + ": " + role + " bytes [" + str(start) + ", " + str(start + nbytes) + ") of "
-                         + SPACE_NAMES[ptr.space] + " buffer '" + ptr.name + "' are outside its " + str(limit)
-                         + " bytes" + detail)
+    element_bytes = bounded_mul(ptr.offset, size)
+    inside = -BOUND <= element_bytes <= BOUND and -BOUND <= first_byte <= BOUND and 0 <= nbytes <= BOUND
+    start = element_bytes + first_byte if inside else np.int64(BOUND + 1)
+    if nbytes < 0 or not inside or start < 0 or start > limit or nbytes > limit - start:
+        span_trap(what, role, nbytes, inside, start, ptr.offset, size, first_byte, ptr.space, ptr.name, limit)
     return ptr.base.ctypes.data + start
+
+
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+
+
+@jit
+def int_trap(what, name, value):
+    raise KernelTrap(what + ": " + name + " " + text(value) + " does not fit the int parameter of BANG's __memcpy")
+
+
+@register_jitable
+def check_int(value, name, what):
+    """Trap unless `value` fits the `int` parameter `name` of the BANG C call (sizes, strides, segment counts)."""
+    if value < INT32_MIN or value > INT32_MAX:
+        int_trap(what, name, value)
 
 
 @register_jitable
@@ -70,8 +108,9 @@ def _count(ctx, direction, nbytes):
 def memcpy(ctx, dst, src, size, direction):
     """`__memcpy(dst, src, size, dir)`: copy `size` bytes."""
     check_direction(dst, src, direction, "memcpy")
+    check_int(size, "size", "memcpy")
     if size < 0:
-        raise KernelTrap("memcpy: negative size " + str(size))
+        raise KernelTrap("memcpy: negative size " + text(size))
     raw_move(checked_span(dst, 0, size, "dst", "memcpy"), checked_span(src, 0, size, "src", "memcpy"), size)
     _count(ctx, direction, size)
 
@@ -81,13 +120,17 @@ def memcpy_strided(ctx, dst, src, size, direction, dst_stride, src_stride, segnu
     """`__memcpy(dst, src, size, dir, dst_stride, src_stride, segnum)`: segnum + 1 segments of `size` bytes,
     the i-th at byte offset i * stride on each side."""
     check_direction(dst, src, direction, "memcpy")
+    check_int(size, "size", "memcpy")
+    check_int(dst_stride, "dst_stride", "memcpy")
+    check_int(src_stride, "src_stride", "memcpy")
+    check_int(segnum, "segnum", "memcpy")
     if size < 0 or segnum < 0:
-        raise KernelTrap("memcpy: negative size " + str(size) + " or segnum " + str(segnum))
+        raise KernelTrap("memcpy: negative size " + text(size) + " or segnum " + text(segnum))
     for segment in range(segnum + 1):
-        d = checked_span(dst, segment * dst_stride, size, "dst", "memcpy")
-        s = checked_span(src, segment * src_stride, size, "src", "memcpy")
+        d = checked_span(dst, bounded_mul(segment, dst_stride), size, "dst", "memcpy")
+        s = checked_span(src, bounded_mul(segment, src_stride), size, "src", "memcpy")
         raw_move(d, s, size)
-    _count(ctx, direction, size * (segnum + 1))
+    _count(ctx, direction, bounded_mul(size, segnum + 1))
 
 
 @jit
@@ -104,8 +147,9 @@ def sync(ctx):
 def memcpy_async(ctx, dst, src, size, direction):
     """`__memcpy_async(dst, src, size, dir)`: checked now, performed at the next `sync`."""
     check_direction(dst, src, direction, "memcpy_async")
+    check_int(size, "size", "memcpy_async")
     if size < 0:
-        raise KernelTrap("memcpy_async: negative size " + str(size))
+        raise KernelTrap("memcpy_async: negative size " + text(size))
     d = checked_span(dst, 0, size, "dst", "memcpy_async")
     s = checked_span(src, 0, size, "src", "memcpy_async")
     if ctx.state[PENDING_COUNT] == MAX_PENDING:

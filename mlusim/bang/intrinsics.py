@@ -15,7 +15,20 @@ from numba.extending import overload, register_jitable
 from .caching import jit
 from .context import ADDRESS_ALIGN, KIND_INDEX, LENGTH_ALIGN, MACS, VECTOR_ELEMENTS
 from .faults import KernelTrap
-from .pointer import NRAM, WRAM, address, check_range, check_space, get, itemsize, kind_name, put, span, store
+from .pointer import (NRAM, WRAM, _not_pointer, address, bounded_mul, check_range, check_space, get, itemsize,
+                      kind_name, put, span, store, text)
+
+
+@jit
+def alignment_trap(what, name, offset, align):
+    raise KernelTrap(what + ": address of '" + name + "' + " + text(offset) + " is not " + text(align)
+                     + "-byte aligned")
+
+
+@jit
+def length_trap(what, count, kind, length_align):
+    raise KernelTrap(what + ": " + text(count) + " " + kind + " elements are not a multiple of " + text(length_align)
+                     + " bytes, which this board requires")
 
 
 @register_jitable
@@ -25,12 +38,10 @@ def check_operand(ctx, ptr, count, space, what):
     check_range(ptr, count, what)
     align = ctx.limits[ADDRESS_ALIGN]
     if address(ptr) % align != 0:
-        raise KernelTrap(what + ": address of '" + ptr.name + "' + " + str(ptr.offset) + " is not "
-                         + str(align) + "-byte aligned")
+        alignment_trap(what, ptr.name, ptr.offset, align)
     length_align = ctx.limits[LENGTH_ALIGN]
     if (count * itemsize(ptr)) % length_align != 0:
-        raise KernelTrap(what + ": " + str(count) + " " + kind_name(ptr) + " elements are not a multiple of "
-                         + str(length_align) + " bytes, which this board requires")
+        length_trap(what, count, kind_name(ptr), length_align)
 
 
 def accumulator(ptr, count):
@@ -39,6 +50,7 @@ def accumulator(ptr, count):
 
 @overload(accumulator)
 def _accumulator(ptr, count):
+    _not_pointer(ptr)
     dtype = np.float32 if ptr.kind in ("float32", "half", "bfloat16") else np.int64
     return lambda ptr, count: np.zeros(count, dtype)
 
@@ -49,6 +61,7 @@ def kind_index(ptr):
 
 @overload(kind_index)
 def _kind_index(ptr):
+    _not_pointer(ptr)
     index = KIND_INDEX[ptr.kind]
     return lambda ptr: index
 
@@ -233,7 +246,9 @@ def reduce_max(ctx, dst, src, n):
 @jit
 def transpose(ctx, dst, src, height, width):
     """`__bang_transpose(dst, src, height, width)`: src is height x width, dst becomes width x height."""
-    count = height * width
+    if height < 0 or width < 0:
+        raise KernelTrap("transpose: negative height " + text(height) + " or width " + text(width))
+    count = bounded_mul(height, width)  # beyond any buffer when the product overflows: the range check traps
     check_operand(ctx, dst, count, NRAM, "transpose dst")
     check_operand(ctx, src, count, NRAM, "transpose src")
     if dst.base.ctypes.data == src.base.ctypes.data:
@@ -249,9 +264,13 @@ def transpose(ctx, dst, src, height, width):
 def matmul(ctx, dst, lhs, rhs, m, k, n):
     """`__bang_matmul(dst, lhs, rhs, m, k, n)`: dst (m x n, NRAM) = lhs (m x k, NRAM) @ rhs (k x n, WRAM),
     row-major, accumulated in float32 (int64 for integers) and rounded once to dst's type."""
-    check_operand(ctx, dst, m * n, NRAM, "matmul dst")
-    check_operand(ctx, lhs, m * k, NRAM, "matmul lhs")
-    check_operand(ctx, rhs, k * n, WRAM, "matmul rhs")
+    if m < 0 or k < 0 or n < 0:
+        raise KernelTrap("matmul: negative dimension m=" + text(m) + ", k=" + text(k) + ", n=" + text(n))
+    check_operand(ctx, dst, bounded_mul(m, n), NRAM, "matmul dst")
+    check_operand(ctx, lhs, bounded_mul(m, k), NRAM, "matmul lhs")
+    check_operand(ctx, rhs, bounded_mul(k, n), WRAM, "matmul rhs")
+    if m == 0 or n == 0:
+        return  # no output element (and k or n may then be as large as an int64 holds)
     d, left, right = span(dst, m * n), span(lhs, m * k), span(rhs, k * n)
     row = accumulator(lhs, n)
     for i in range(m):
@@ -262,4 +281,4 @@ def matmul(ctx, dst, lhs, rhs, m, k, n):
                 row[j] += a * get(rhs, right, p * n + j)
         for j in range(n):
             put(dst, d, i * n + j, row[j])
-    ctx.state[MACS + kind_index(lhs)] += m * k * n
+    ctx.state[MACS + kind_index(lhs)] += bounded_mul(bounded_mul(m, k), n)

@@ -11,9 +11,13 @@ the body (and the device functions it calls) run as plain Python, with the same 
 """
 from __future__ import annotations
 
+import builtins
+import dis
 import inspect
 import logging
+import numbers
 import os
+import re
 import sys
 import time
 import types as pytypes
@@ -21,16 +25,19 @@ from collections import deque
 from dataclasses import dataclass
 
 import numba
+import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from mlusim import device as devices
 from mlusim import launching
-from mlusim.errors import KernelFault
+from mlusim.errors import ArgumentFault, Fault, KernelFault
 
+from . import watchdog
 from .caching import jit
 from .context import Ctx
 from .dtypes import ElementType
-from .launcher import HOST_WORKERS, Launch, gdram_pointer
-from .pointer import Ptr
+from .launcher import HOST_WORKERS, Launch, board_limits, gdram_pointer
+from .pointer import GDRAM, INT64_MAX, INT64_MIN, Ptr
 
 log = logging.getLogger("mlusim.bang")
 
@@ -64,7 +71,7 @@ def func(fn=None):
     """`__mlu_func__`: a device function callable from kernels (compiled; plain Python in debug mode)."""
     if fn is None:
         return func
-    dispatcher = jit(fn)
+    dispatcher = jit(fn, polls=True)
     dispatcher.bang_device_function = True
     return dispatcher
 
@@ -103,6 +110,23 @@ def _device_functions(fn, found: dict) -> dict:
     return found
 
 
+def _may_not_poll(fn) -> bool:
+    """Whether the body (or a device function it reaches) calls compiled code that has no stop polls: a plain
+    numba function (not a bang intrinsic or @bang.func) or an object-mode block. Such a launch may not stop when
+    asked, so the main thread never runs its tasks itself (it could not take Ctrl-C)."""
+    for function in [fn, *_device_functions(fn, {})]:
+        names = _code_names(function.__code__)
+        if "objmode" in names:
+            return True
+        for name in names:
+            value = function.__globals__.get(name)
+            if isinstance(value, CPUDispatcher) and not getattr(value, "bang_device_function", False):
+                module = getattr(value.py_func, "__module__", "") or ""
+                if not module.startswith("mlusim.bang"):
+                    return True
+    return False
+
+
 def _device_function_code(fn) -> bytes:
     return b"".join(f.__code__.co_code for f in _device_functions(fn, {}))
 
@@ -119,6 +143,47 @@ def _as_python(fn, converted: dict):
         if _is_device_function(value):
             scope[name] = _as_python(value.py_func, converted)
     return clone
+
+
+def _undefined_names(fn) -> list[str]:
+    """Globals and module attributes the body (or a device function it reaches) uses that do not exist, e.g. an
+    intrinsic mlusim.bang does not have: found before numba would report them as a typing error."""
+    problems = []
+    for function in [fn, *_device_functions(fn, {})]:
+        scope = function.__globals__
+        previous = None
+        for instruction in dis.get_instructions(function):
+            if instruction.opname == "LOAD_GLOBAL":
+                name = instruction.argval
+                if name not in scope and not hasattr(builtins, name):
+                    problems.append(f"'{name}' is not defined")
+                previous = scope.get(name)
+            elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and isinstance(previous, pytypes.ModuleType):
+                if not hasattr(previous, instruction.argval):
+                    module = previous.__name__
+                    label = "mlusim.bang" if module.startswith("mlusim.bang") else module
+                    problems.append(f"{label}.{instruction.argval} does not exist"
+                                    + (" (no such intrinsic)" if label == "mlusim.bang" else ""))
+                previous = None
+            else:
+                previous = None
+    return problems
+
+
+def _numba_error_summary(exc: Exception) -> str:
+    """The first lines of a numba compile error that say what went wrong (not its dump of the IR)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    ours = [line.split("[bang]", 1)[1].strip() for line in lines if "[bang]" in line]
+    if ours:
+        operand = re.search(r"Literal\[str\]\(([^)]*)\)", text)  # the intrinsic operand the check was about
+        message = ours[0]
+        for generic in ("an intrinsic:", "an activation:"):
+            if operand is not None and message.startswith(generic):
+                message = operand.group(1) + ":" + message[len(generic):]
+        return message
+    kept = [line for line in lines if not line.startswith(("File ", "During:", "^", "raised from"))][:4]
+    return " / ".join(kept)[:600]
 
 
 def _type_key(value):
@@ -157,19 +222,25 @@ class Kernel:
     """A BANG kernel (`__mlu_global__ void name(...)`); launch with cnrt.invokeKernel or kernel[dim, ktype, queue]."""
 
     def __init__(self, fn, barriers: bool | None = None, debug: bool | None = None, workers: int | None = None,
-                 barrier_timeout: float | None = None):
+                 barrier_timeout: float | None = None, time_limit: float | str | None = "default"):
         self.py_func = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__doc__ = fn.__doc__
         self.params = self._parameters(fn)
         self.uses_barriers = _reaches_barrier(fn, set()) if barriers is None else bool(barriers)
+        self.may_not_poll = _may_not_poll(fn)
         self.debug = _env_flag("MLUSIM_BANG_DEBUG") if debug is None else bool(debug)
         self.workers = workers
         self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT if barrier_timeout is None else float(barrier_timeout)
-        self.jitted = jit(fn, salt=_device_function_code(fn))
+        self._time_limit = time_limit
+        self.jitted = jit(fn, salt=_device_function_code(fn), polls=True)
         self._python_body = None
         self._entries: dict = {}
+        #: argument type keys already compiled for at a launch call; the static part of each parameter's key
+        self._prepared: set = set()
+        self._static_keys = tuple(("ptr", a.etype.kind) if isinstance(a, GdramParam) else
+                                  (int if a is int else float if a is float else None) for _, a in self.params)
         self.compiles: list[CompileRecord] = []
         self.launches: deque[LaunchRecord] = deque(maxlen=64)
 
@@ -186,11 +257,102 @@ class Kernel:
         return [(name, annotations.get(name)) for name in names[1:]]
 
     @property
+    def time_limit(self) -> float | None:
+        """Seconds a launch may run before the watchdog stops it (None: no limit)."""
+        if self._time_limit == "default":
+            return watchdog.default_time_limit(self.debug)
+        return watchdog.time_limit_from(self._time_limit)
+
+    @time_limit.setter
+    def time_limit(self, value) -> None:
+        if value != "default":
+            watchdog.time_limit_from(value)
+        self._time_limit = value
+
+    @property
     def last_launch(self) -> LaunchRecord | None:
         """The most recent completed launch (its work counts, modelled time and schedule)."""
         return self.launches[-1] if self.launches else None
 
     # ---- arguments -----------------------------------------------------------------------------------------------
+
+    def check_arguments(self, device, args: tuple) -> None:
+        """Check the launch's arguments against the parameters at the launch call (ArgumentFault naming the kernel,
+        the parameter and the expected type)."""
+        where = f"kernel '{self.__name__}'"
+        if len(args) != len(self.params):
+            names = ", ".join(n for n, _ in self.params)
+            raise ArgumentFault(f"{where} takes {len(self.params)} argument(s) ({names}), got {len(args)}", "args")
+        for index, ((name, annotation), value) in enumerate(zip(self.params, args)):
+            arg = f"args[{index}]"
+            if isinstance(annotation, GdramParam):
+                if value is None:
+                    continue
+                if not _is_integer(value):
+                    raise ArgumentFault(f"{where} parameter '{name}' is {annotation!r} and takes a device address "
+                                        f"(int), got {_describe(value)}", arg)
+                address = int(value)
+                if address == 0:
+                    continue
+                owner = devices.owner_of(address)
+                if owner is not device:
+                    place = "no device" if owner is None else f"device {owner.index}"
+                    raise ArgumentFault(f"{where} parameter '{name}' = 0x{address:x} is an address of {place}, not "
+                                        f"of device {device.index}", arg)
+                try:
+                    block, offset = device.memory.resolve(address, 0, arg=name)
+                except Fault as fault:
+                    raise ArgumentFault(f"{where} parameter '{name}': {fault.message}", arg) from None
+                if offset % annotation.etype.itemsize:
+                    raise ArgumentFault(f"{where} parameter '{name}' = 0x{address:x} is not aligned for "
+                                        f"{annotation.etype.kind} ({annotation.etype.itemsize} bytes)", arg)
+            elif annotation is int or annotation is None:
+                expected = "an int (int64)" if annotation is int else "a number (the parameter has no annotation)"
+                if _is_integer(value) or isinstance(value, (bool, np.bool_)):
+                    if not INT64_MIN <= int(value) <= INT64_MAX:
+                        raise ArgumentFault(f"{where} parameter '{name}' takes {expected}; {int(value)} does not "
+                                            f"fit int64", arg)
+                elif annotation is int or not isinstance(value, (numbers.Real, np.bool_)):
+                    raise ArgumentFault(f"{where} parameter '{name}' takes {expected}, got {_describe(value)}",
+                                        arg)
+            elif annotation is float:
+                if not isinstance(value, (numbers.Real, np.bool_)):
+                    raise ArgumentFault(f"{where} parameter '{name}' takes a float, got {_describe(value)}", arg)
+
+    def _sample_arguments(self, args: tuple) -> tuple:
+        """Values with the numba types the launch's bound arguments will have (to compile before any task runs)."""
+        sample = []
+        for (name, annotation), value in zip(self.params, args):
+            if isinstance(annotation, GdramParam):
+                sample.append(Ptr(np.zeros(0, annotation.etype.storage), 0, GDRAM, name, annotation.etype))
+            elif annotation is int:
+                sample.append(int(value))
+            elif annotation is float:
+                sample.append(float(value))
+            else:
+                sample.append(value)
+        return tuple(sample)
+
+    def __mlusim_prepare__(self, device, dim, ktype, args: tuple, queue) -> None:
+        """Called by cnrt at the launch call, before the launch is queued: check the arguments and compile the body
+        for their types, so that a wrong argument, a missing intrinsic or a typing error fails at the launch
+        (naming the kernel), not at the next sync. Compile time spent while the queue had nothing else to do is
+        kept out of its notifiers' host times (cnrtNotifierElapsedTime)."""
+        self.check_arguments(device, tuple(args))
+        if self.debug:
+            return
+        key = tuple(static if static is not None else _type_key(value)
+                    for static, value in zip(self._static_keys, args))
+        if key in self._prepared:
+            return
+        started = time.perf_counter()
+        compiles = len(self.compiles)
+        context = Ctx(0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1, *([np.zeros(0, np.uint8)] * 3), np.zeros(1, np.int64),
+                      board_limits(device.spec))
+        self._compiled_body((context,) + self._sample_arguments(tuple(args)))
+        self._prepared.add(key)
+        if len(self.compiles) > compiles and queue is not None:
+            queue.note_host_gap(started, time.perf_counter())
 
     def bind_arguments(self, device, args: tuple) -> tuple:
         if len(args) != len(self.params):
@@ -221,13 +383,18 @@ class Kernel:
             return entry
         signature = tuple(numba.typeof(a) for a in sample_args)
         if signature not in self.jitted.overloads:
+            missing = _undefined_names(self.py_func)
+            if missing:
+                raise KernelFault(f"kernel '{self.__name__}' cannot be compiled: {'; '.join(missing)}",
+                                  kernel=self.__name__, reason="compile")
             hits_before = sum(self.jitted._cache_hits.values())
             started = time.perf_counter()
             try:
                 self.jitted.compile(signature)
             except Exception as exc:
-                raise KernelFault(f"kernel '{self.__name__}' does not compile for {signature}: {exc}",
-                                  kernel=self.__name__) from exc
+                types = ", ".join(f"{name}: {t}" for (name, _), t in zip(self.params, signature[1:]))
+                raise KernelFault(f"kernel '{self.__name__}' does not compile for its arguments ({types}): "
+                                  f"{_numba_error_summary(exc)}", kernel=self.__name__, reason="compile") from exc
             record = CompileRecord(str(signature), time.perf_counter() - started,
                                    sum(self.jitted._cache_hits.values()) > hits_before)
             self.compiles.append(record)
@@ -258,7 +425,7 @@ class Kernel:
             body = self._compiled_body((launch.sample_context(),) + launch.args)
             workers = self.workers or HOST_WORKERS
         try:
-            model_us = launch.run(body, workers, self.barrier_timeout)
+            model_us = launch.run(body, workers, self.barrier_timeout, self.time_limit)
         finally:
             self.launches.append(LaunchRecord(self.__name__, (dim.x, dim.y, dim.z), ktype, launch.counts,
                                               0.0, time.perf_counter() - started, launch.schedule, debug))
@@ -283,10 +450,21 @@ class Kernel:
 
 
 def kernel(fn=None, *, barriers: bool | None = None, debug: bool | None = None, workers: int | None = None,
-           barrier_timeout: float | None = None):
+           barrier_timeout: float | None = None, time_limit: float | str | None = "default"):
     """`__mlu_global__`: make `fn(ctx, ...)` a BANG kernel. Options: barriers (default: detected from the body),
     debug (run as plain Python; default env MLUSIM_BANG_DEBUG), workers (host threads; default one per host core),
-    barrier_timeout (seconds before a barrier wait is a deadlock; default env MLUSIM_BANG_BARRIER_TIMEOUT or 30)."""
+    barrier_timeout (seconds before a barrier wait is a deadlock; default env MLUSIM_BANG_BARRIER_TIMEOUT or 30),
+    time_limit (seconds a launch may run before the watchdog stops it; None for no limit; default env
+    MLUSIM_BANG_TIME_LIMIT or 120, none in debug mode)."""
     def wrap(function):
-        return Kernel(function, barriers=barriers, debug=debug, workers=workers, barrier_timeout=barrier_timeout)
+        return Kernel(function, barriers=barriers, debug=debug, workers=workers, barrier_timeout=barrier_timeout,
+                      time_limit=time_limit)
     return wrap if fn is None else wrap(fn)
+
+
+def _is_integer(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _describe(value) -> str:
+    return f"{type(value).__name__} {value!r:.40}"

@@ -4,6 +4,10 @@ Kernels without barriers run their tasks, in a seeded shuffled order, on a few h
 one when the first task shows the work is tiny). Kernels with barriers run each round's N x coreDim tasks on as
 many host threads at once, so that sync_cluster / sync_all really wait for each other; rounds follow one another,
 each with fresh SRAM. The first fault stops the launch and becomes a KernelFault naming kernel, task and violation.
+
+A launch the main thread runs watches SIGINT (or runs its tasks on a helper thread), so that Ctrl-C stops it;
+every launch has a watchdog time limit (mlusim.bang.watchdog). Either stops the tasks with an error that names the
+kernel.
 """
 from __future__ import annotations
 
@@ -14,10 +18,13 @@ from functools import lru_cache
 import numpy as np
 
 from mlusim import device as devices
+from mlusim import queue as queues
 from mlusim.hostpool import host_cores, pool
 from mlusim.errors import Fault, KernelFault
 
 from . import barriers as barrier_registry
+from . import watchdog
+from .cancel import TaskStopped
 from .arenas import POOL, CoreArena, SramArena
 from .barriers import BarrierAborted, BarrierSet
 from .context import (ADDRESS_ALIGN, BARRIER_KEY, CAPACITY, LENGTH_ALIGN, LIMITS_WIDTH, PENDING_COUNT, SRAM_SHARED,
@@ -89,6 +96,7 @@ class Launch:
         self._fault_lock = threading.Lock()
         self.schedule: list[int] = []
         self.counts: WorkCounts | None = None
+        self.stopper = watchdog.Stopper(python_tasks=kernel.debug)
 
     # ---- per task ------------------------------------------------------------------------------------------------
 
@@ -124,16 +132,90 @@ class Launch:
 
     # ---- scheduling ----------------------------------------------------------------------------------------------
 
-    def run(self, body, workers: int, barrier_timeout: float) -> float:
-        """Run every task; returns the modelled device time (µs) or raises KernelFault."""
-        if self.kernel.uses_barriers and self.layout.union:
-            rows = self._run_rounds(body, barrier_timeout)
-        else:
-            rows = self._run_pool(body, workers)
+    def run(self, body, workers: int, barrier_timeout: float, time_limit: float | None = None) -> float:
+        """Run every task; returns the modelled device time (µs) or raises KernelFault. The watchdog stops the
+        tasks after `time_limit` seconds (None: no limit); Ctrl-C of a thread waiting for the launch stops them
+        too (KeyboardInterrupt)."""
+        stopper = self.stopper
+        queue = queues.running_queue()
+        on_main = threading.current_thread() is threading.main_thread()
+        if queue is not None:
+            queue.on_interrupt(stopper.stop)
+            if queue.completed < queue.interrupted_before:  # queued before a Ctrl-C that was waiting for it
+                stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C) before it started")
+        description = f"kernel '{self.name}'"
+
+        def on_stuck() -> None:
+            if not on_main and queue is not None:
+                queue.abandon(KernelFault(f"{description} did not stop within {watchdog.GRACE_SECONDS:g} s after "
+                                          f"it was stopped ({stopper.reason}); its host thread is left running and "
+                                          f"{queue.name} is lost", kernel=self.name, reason="watchdog"))
+
+        watchdog.watch(stopper, time_limit, description, on_stuck)
+        try:
+            if on_main:
+                rows = self._run_for_main_thread(body, workers, barrier_timeout)
+            else:
+                rows = self._run_tasks(body, workers, barrier_timeout)
+        finally:
+            stopper.close()
+            if queue is not None:
+                queue.off_interrupt(stopper.stop)
         self.counts = counts_from_state(rows, self.layout.task_dim)
-        if self.faults:
+        if self.faults or stopper.reason is not None:
             raise self.kernel_fault()
         return modelled_us(self.spec, self.counts, self.layout.task_dim, self.layout.union)
+
+    def _run_tasks(self, body, workers: int, barrier_timeout: float) -> list[np.ndarray]:
+        if self.kernel.uses_barriers and self.layout.union:
+            return self._run_rounds(body, barrier_timeout)
+        return self._run_pool(body, workers)
+
+    def _run_for_main_thread(self, body, workers: int, barrier_timeout: float) -> list[np.ndarray]:
+        """Run the tasks so that Ctrl-C can stop them: on this (main) thread while SIGINT is watched through the
+        wakeup fd (tasks that poll stop when it arrives), else (the wakeup fd is taken, or the kernel calls code that
+        may never poll) on a helper thread while the main thread waits, able to give up on it."""
+        stopper = self.stopper
+        previous = None if self.kernel.may_not_poll else watchdog.SIGINT_WATCH.begin(stopper)
+        if previous is not None:
+            try:
+                rows = self._run_tasks(body, workers, barrier_timeout)
+            except KeyboardInterrupt:  # Python's own handler ran once the tasks had stopped
+                stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C)")
+                rows = None
+            finally:
+                watchdog.SIGINT_WATCH.end(stopper, previous)
+            # The handler may also have run inside a task's fault handling (and been recorded there): the launch
+            # was interrupted either way, and the interrupt goes on to the caller.
+            interrupted = any(isinstance(exc, KeyboardInterrupt) for _, exc in self.faults)
+            if rows is None or interrupted or (stopper.reason or "").startswith("interrupted by KeyboardInterrupt"):
+                stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C)")
+                raise KeyboardInterrupt(f"kernel '{self.name}' interrupted by Ctrl-C; its tasks stopped")
+            return rows
+        future = watchdog.HELPERS.submit(lambda: self._run_tasks(body, workers, barrier_timeout))
+        try:
+            while True:
+                try:
+                    return future.result(timeout=0.05)
+                except TimeoutError:
+                    if stopper.stuck:
+                        raise self._given_up() from None
+        except KeyboardInterrupt:
+            stopper.stop("interrupted by KeyboardInterrupt (Ctrl-C)")
+            try:
+                future.result(timeout=watchdog.GRACE_SECONDS)
+                how = "its tasks stopped"
+            except TimeoutError:
+                how = "its tasks did not stop; their host thread is left running"
+            except BaseException:
+                how = "its tasks stopped"
+            raise KeyboardInterrupt(f"kernel '{self.name}' interrupted by Ctrl-C; {how}") from None
+
+    def _given_up(self) -> KernelFault:
+        return KernelFault(f"kernel '{self.name}' on {self.spec.name}: {self.stopper.reason}, and its tasks did not "
+                           f"stop within {watchdog.GRACE_SECONDS:g} s (code that never polls, e.g. a plain numba "
+                           f"function that loops forever); their host thread is left running",
+                           kernel=self.name, reason="watchdog")
 
     def _run_pool(self, body, workers: int) -> list[np.ndarray]:
         order = shuffled(self.seed, self.layout.task_dim)
@@ -141,10 +223,14 @@ class Launch:
         arenas = POOL.take_cores(self.spec, min(max(1, workers), len(order)))
         try:
             def run_chunk(arena: CoreArena, tasks) -> None:
-                for task in tasks:
-                    if self.failed:
-                        return
-                    self.run_task(body, task, arena, arena.own_sram)
+                self.stopper.enter()
+                try:
+                    for task in tasks:
+                        if self.failed:
+                            return
+                        self.run_task(body, task, arena, arena.own_sram)
+                finally:
+                    self.stopper.leave()
 
             started = time.perf_counter()
             run_chunk(arenas[0], order[:1])
@@ -179,17 +265,26 @@ class Launch:
                 sram.repoison(used)
 
         round_gate = threading.Barrier(group, action=between_rounds)
+        self.stopper.on_stop(barrier_set.stop)
+        self.stopper.on_stop(lambda reason: round_gate.abort())
 
         def run_member(member: int) -> None:
             arena = arenas[member]
             sram = srams[member // lay.cores_per_cluster]
-            for index in round_order:
-                task = index * group + member
-                completed = self.run_task(body, task, arena, sram)
-                barrier_set.finish(task, faulted=not completed)
-                round_gate.wait()
-                if self.failed:
-                    return
+            self.stopper.enter()
+            try:
+                for index in round_order:
+                    task = index * group + member
+                    completed = self.run_task(body, task, arena, sram)
+                    barrier_set.finish(task, faulted=not completed)
+                    try:
+                        round_gate.wait()
+                    except threading.BrokenBarrierError:
+                        return  # the launch was stopped
+                    if self.failed:
+                        return
+            finally:
+                self.stopper.leave()
 
         try:
             members = list(shuffled(self.seed + 1, group))
@@ -208,6 +303,13 @@ class Launch:
     # ---- reporting -----------------------------------------------------------------------------------------------
 
     def kernel_fault(self) -> KernelFault:
+        reason = self.stopper.reason
+        if reason is not None:
+            stopped = [task for task, exc in self.faults if isinstance(exc, (TaskStopped, BarrierAborted))]
+            where = f" (task {stopped[0]} was running)" if stopped else ""
+            kind = "interrupted" if "KeyboardInterrupt" in reason else "watchdog"
+            return KernelFault(f"kernel '{self.name}' on {self.spec.name} was stopped: {reason}{where}",
+                               kernel=self.name, task_id=stopped[0] if stopped else None, reason=kind)
         primary = [f for f in self.faults if not isinstance(f[1], BarrierAborted)] or self.faults
         task, exc = primary[0]
         if isinstance(exc, KernelTrap):

@@ -4,14 +4,19 @@ A `Ptr` is (base, offset, space, name): `base` is the whole typed allocation it 
 on-chip buffer), `offset` an element offset that pointer arithmetic moves (`p + 4`, `p - 4`) freely, even outside
 the allocation; only an access checks that [offset, offset + count) lies inside `base`, so a negative offset is
 caught and reported as such. Half and bfloat16 are stored as uint16 bits (see dtypes).
+
+Every check is overflow-proof: pointer arithmetic saturates at the int64 limits instead of wrapping (so a huge
+offset can never wrap back into a buffer), and the range checks compare without forming sums that could overflow.
 """
 from __future__ import annotations
 
 import operator
 
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.errors import TypingError
 from numba import from_dtype
 from numba.extending import (NativeValue, box, intrinsic, make_attribute_wrapper, models, overload,
                              register_jitable, register_model, typeof_impl, unbox)
@@ -19,9 +24,18 @@ from numba.extending import (NativeValue, box, intrinsic, make_attribute_wrapper
 from .caching import jit
 from .dtypes import (ELEMENT_TYPES, ElementType, ElementTypeToken, bfloat16_to_f32, f32_to_bfloat16, f32_to_half,
                      half_to_f32)
+from .cancel import poll
 from .faults import KernelTrap
 
 GDRAM, NRAM, WRAM, SRAM, LDRAM = 0, 1, 2, 3, 4
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+#: No buffer and no byte offset comes near this (2^62): sizes and products beyond it are out of range by definition.
+BOUND = 2**62
+
+
+def clamp64(value: int) -> int:
+    """A Python int saturated to the int64 range (pointer arithmetic of plain-Python kernel code)."""
+    return INT64_MAX if value > INT64_MAX else INT64_MIN if value < INT64_MIN else value
 SPACE_NAMES = ("GDRAM", "NRAM", "WRAM", "SRAM", "LDRAM")
 
 
@@ -62,16 +76,16 @@ class Ptr:
         self.etype = etype
 
     def __add__(self, count: int) -> "Ptr":
-        return Ptr(self.base, self.offset + int(count), self.space, self.name, self.etype)
+        return Ptr(self.base, clamp64(self.offset + int(count)), self.space, self.name, self.etype)
 
     def __sub__(self, count: int) -> "Ptr":
-        return Ptr(self.base, self.offset - int(count), self.space, self.name, self.etype)
+        return Ptr(self.base, clamp64(self.offset - int(count)), self.space, self.name, self.etype)
 
     def __getitem__(self, index: int):
-        return ptr_load(self, index)
+        return ptr_load(self, clamp64(int(index)))
 
     def __setitem__(self, index: int, value) -> None:
-        ptr_store(self, index, value)
+        ptr_store(self, clamp64(int(index)), value)
 
     def __repr__(self) -> str:
         return (f"<bang {self.etype.kind} *{self.name} + {self.offset} in {SPACE_NAMES[self.space]} "
@@ -137,21 +151,43 @@ def make_ptr(typingctx, base, offset, space, name, etype):
     return signature, codegen
 
 
-@intrinsic
-def _moved(typingctx, ptr, delta):
-    """`ptr` moved by `delta` elements."""
-    if not isinstance(ptr, PtrType) or not isinstance(delta, types.Integer):
-        return None
+def _saturating(builder, operation: str, left, right):
+    """left + right or left - right on int64, saturated at the int64 limits (llvm.sadd.sat / llvm.ssub.sat)."""
+    i64 = ir.IntType(64)
+    function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, (i64, i64)),
+                                              f"llvm.{operation}.sat.i64")
+    return builder.call(function, (left, right))
 
-    def codegen(context, builder, sig, args):
-        src = cgutils.create_struct_proxy(ptr)(context, builder, value=args[0])
-        out = cgutils.create_struct_proxy(ptr)(context, builder)
-        out.base, out.space, out.name = src.base, src.space, src.name
-        out.offset = builder.add(src.offset, context.cast(builder, args[1], sig.args[1], types.intp))
-        context.nrt.incref(builder, ptr, args[0])
-        return out._getvalue()
 
-    return ptr(ptr, delta), codegen
+def _as_int64(context, builder, value, value_type):
+    """An integer argument as int64; an unsigned one above the int64 range saturates instead of turning negative."""
+    if value_type.signed or value_type.bitwidth < 64:
+        return context.cast(builder, value, value_type, types.int64)
+    value = context.cast(builder, value, value_type, types.uint64)
+    limit = ir.Constant(ir.IntType(64), INT64_MAX)
+    return builder.select(builder.icmp_unsigned(">", value, limit), limit, value)
+
+
+def _moving(operation: str):
+    @intrinsic
+    def moved(typingctx, ptr, delta):
+        if not isinstance(ptr, PtrType) or not isinstance(delta, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            src = cgutils.create_struct_proxy(ptr)(context, builder, value=args[0])
+            out = cgutils.create_struct_proxy(ptr)(context, builder)
+            out.base, out.space, out.name = src.base, src.space, src.name
+            out.offset = _saturating(builder, operation, src.offset, _as_int64(context, builder, args[1], sig.args[1]))
+            context.nrt.incref(builder, ptr, args[0])
+            return out._getvalue()
+
+        return ptr(ptr, delta), codegen
+    return moved
+
+
+_moved = _moving("sadd")       # `ptr` moved forward by `delta` elements (saturating)
+_moved_back = _moving("ssub")  # `ptr` moved back by `delta` elements (saturating)
 
 
 @overload(operator.add)
@@ -163,7 +199,7 @@ def _ptr_add(ptr, delta):
 @overload(operator.sub)
 def _ptr_sub(ptr, delta):
     if isinstance(ptr, PtrType) and isinstance(delta, types.Integer):
-        return lambda ptr, delta: _moved(ptr, -delta)
+        return lambda ptr, delta: _moved_back(ptr, delta)
 
 
 # ---- element access ----------------------------------------------------------------------------------------------
@@ -176,8 +212,26 @@ def put(ptr, values, index, value):
     """values[index] = value rounded to ptr's element kind; `values` holds ptr's element kind."""
 
 
+def _not_pointer(ptr, what: str = "") -> None:
+    """Raise numba's typing error with a message a kernel writer can act on, when `ptr` is not a bang pointer."""
+    if not isinstance(ptr, PtrType):
+        raise TypingError(f"[bang] {what or 'an intrinsic'}: expected a bang pointer (a buffer from bang.nram/wram/"
+                          f"sram or a bang.gdram parameter), got {ptr}")
+
+
+def require_pointer(ptr, what):
+    """Compile-time check that `ptr` is a bang pointer (`what` names the operand in the error)."""
+
+
+@overload(require_pointer, inline="always")
+def _require_pointer(ptr, what):
+    _not_pointer(ptr, getattr(what, "literal_value", ""))
+    return lambda ptr, what: None
+
+
 @overload(get, inline="always")
 def _get(ptr, values, index):
+    _not_pointer(ptr)
     if ptr.kind == "half":
         return lambda ptr, values, index: half_to_f32(values[index])
     if ptr.kind == "bfloat16":
@@ -189,6 +243,7 @@ def _get(ptr, values, index):
 
 @overload(put, inline="always")
 def _put(ptr, values, index, value):
+    _not_pointer(ptr)
     if ptr.kind == "half":
         def impl(ptr, values, index, value):
             values[index] = f32_to_half(value)
@@ -230,6 +285,7 @@ def kind_name(ptr):
 
 @overload(kind_name)
 def _kind_name(ptr):
+    _not_pointer(ptr)
     name = ptr.kind
     return lambda ptr: name
 
@@ -240,6 +296,7 @@ def itemsize(ptr):
 
 @overload(itemsize)
 def _itemsize(ptr):
+    _not_pointer(ptr)
     size = ELEMENT_TYPES[ptr.kind].itemsize
     return lambda ptr: size
 
@@ -250,6 +307,7 @@ def is_float(ptr):
 
 @overload(is_float)
 def _is_float(ptr):
+    _not_pointer(ptr)
     value = ELEMENT_TYPES[ptr.kind].is_float
     return lambda ptr: value
 
@@ -257,24 +315,65 @@ def _is_float(ptr):
 # ---- checks ------------------------------------------------------------------------------------------------------
 
 @register_jitable
-def check_range(ptr, count, what):
-    """Trap unless elements [ptr.offset, ptr.offset + count) lie inside the allocation `ptr` points into."""
-    size = ptr.base.shape[0]
+def text(value):
+    """str() of an integer for trap messages (numba's str() of the most negative int64 does not end)."""
+    if value == INT64_MIN:
+        return "-9223372036854775808"
+    return str(value)
+
+
+@register_jitable
+def bounded_mul(a, b):
+    """a * b when |a * b| <= BOUND, else a value beyond BOUND with the product's sign (never a wrapped product)."""
+    if a == 0 or b == 0:
+        return np.int64(0)
+    if a > BOUND or a < -BOUND or b > BOUND or b < -BOUND:
+        big = True
+    else:
+        big = abs(a) > BOUND // abs(b)
+    if big:
+        return np.int64(BOUND + 1) if (a < 0) == (b < 0) else np.int64(-BOUND - 1)
+    return np.int64(a) * np.int64(b)
+
+
+# The checks are inlined into every intrinsic; the messages of their traps are built out of line (one compiled
+# function each), which keeps the intrinsics small and quick to compile.
+
+@jit
+def range_trap(what, count, offset, space, name, size, kind):
+    """Raise the trap of an access outside its buffer."""
     if count < 0:
-        raise KernelTrap(what + ": negative element count " + str(count))
-    if ptr.offset < 0 or ptr.offset + count > size:
-        detail = " (negative offset)" if ptr.offset < 0 else ""
-        raise KernelTrap(what + ": elements [" + str(ptr.offset) + ", " + str(ptr.offset + count) + ") of "
-                         + SPACE_NAMES[ptr.space] + " buffer '" + ptr.name + "' are outside its "
-                         + str(size) + " " + kind_name(ptr) + " elements" + detail)
+        raise KernelTrap(what + ": negative element count " + text(count))
+    detail = " (negative offset)" if offset < 0 else ""
+    raise KernelTrap(what + ": " + text(count) + " element(s) from element " + text(offset) + " of "
+                     + SPACE_NAMES[space] + " buffer '" + name + "' are outside its " + text(size) + " " + kind
+                     + " elements" + detail)
+
+
+@jit
+def space_trap(what, wanted, space, name):
+    raise KernelTrap(what + " needs an " + SPACE_NAMES[wanted] + " buffer, but '" + name + "' is in "
+                     + SPACE_NAMES[space])
+
+
+@register_jitable
+def check_range(ptr, count, what):
+    """Trap unless elements [ptr.offset, ptr.offset + count) lie inside the allocation `ptr` points into (compared
+    without forming the sum, which could overflow). Also where a stopped launch's tasks stop (cancel.poll)."""
+    require_pointer(ptr, what)
+    poll()
+    size = ptr.base.shape[0]
+    offset = ptr.offset
+    if count < 0 or offset < 0 or offset > size or count > size - offset:
+        range_trap(what, count, offset, ptr.space, ptr.name, size, kind_name(ptr))
 
 
 @register_jitable
 def check_space(ptr, space, what):
     """Trap unless `ptr` points into memory space `space`."""
+    require_pointer(ptr, what)
     if ptr.space != space:
-        raise KernelTrap(what + " needs an " + SPACE_NAMES[space] + " buffer, but '" + ptr.name + "' is in "
-                         + SPACE_NAMES[ptr.space])
+        space_trap(what, space, ptr.space, ptr.name)
 
 
 @register_jitable

@@ -56,7 +56,7 @@ def derivative_reference(mode, x, y, coef):
             "silu": lambda: sigmoid(x) * (1 + x * (1 - sigmoid(x))),
             "leaky_relu": lambda: np.where(x > 0, 1.0, coef),
             "elu": lambda: np.where(x > 0, 1.0, coef * np.exp(x)),
-            "hardswish": lambda: np.where(x < -3, 0.0, np.where(x <= 3, (2 * x + 3) / 6, 1.0)),
+            "hardswish": lambda: np.where(x <= -3, 0.0, np.where(x < 3, (2 * x + 3) / 6, 1.0)),  # torch at +-3
         }[mode]()
 
 

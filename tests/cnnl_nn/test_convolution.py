@@ -237,8 +237,10 @@ def test_set_descriptor_rejects_bad_values():
         cnnl.setConvolutionDescriptor(desc, 4, [-1, 0, 0, 0], [1, 1], [1, 1], 1, F32)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="group_count"):
         cnnl.setConvolutionDescriptor(desc, 4, [0, 0, 0, 0], [1, 1], [1, 1], 0, F32)
-    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="compute_type"):
+    with raises_status(cnnl.CNNL_STATUS_NOT_SUPPORTED, arg="compute_type"):  # a data type, not computed here
         cnnl.setConvolutionDescriptor(desc, 4, [0, 0, 0, 0], [1, 1], [1, 1], 1, cnnl.CNNL_DTYPE_INT32)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="compute_type"):  # no data type at all
+        cnnl.setConvolutionDescriptor(desc, 4, [0, 0, 0, 0], [1, 1], [1, 1], 1, 99)
     cnnl.destroyConvolutionDescriptor(desc)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="conv_desc"):
         cnnl.setConvolutionDescriptor(desc, 4, [0, 0, 0, 0], [1, 1], [1, 1], 1, F32)

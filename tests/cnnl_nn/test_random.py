@@ -143,8 +143,10 @@ def test_rejects(handle):
         cnnl.randCreateGenerator(9)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="seed"):
         cnnl.randSetPseudoRandomGeneratorSeed(gen, -1)
-    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="dtype"):
+    with raises_status(cnnl.CNNL_STATUS_NOT_SUPPORTED, arg="dtype"):  # a data type, not computed here
         cnnl.randGenerateUniform(handle, gen, cnnl.CNNL_DTYPE_INT32, None, 8, 0, 1, out.ptr)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="dtype"):  # no data type at all
+        cnnl.randGenerateUniform(handle, gen, 99, None, 8, 0, 1, out.ptr)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="min"):
         cnnl.randGenerateUniform(handle, gen, F32, None, 8, 2, 1, out.ptr)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="output"):

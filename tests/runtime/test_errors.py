@@ -38,7 +38,7 @@ def test_error_names():
 
 
 def test_last_error_is_per_thread_and_get_resets_while_peek_does_not():
-    raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.malloc, 0)
+    raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.malloc, -1)
     other = []
     thread = threading.Thread(target=lambda: other.append(cnrt.peekAtLastError()))
     thread.start()

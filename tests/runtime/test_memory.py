@@ -29,8 +29,12 @@ def test_fresh_memory_reads_as_poison():
     assert (download(pointer, 16, np.int32) == -1).all()
 
 
-def test_zero_bytes_is_an_argument_error():
-    error = raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.malloc, 0)
+def test_zero_bytes_is_the_null_pointer_and_a_negative_size_an_argument_error():
+    before = cnrt.memGetInfo()
+    assert cnrt.malloc(0) == 0 and cnrt.memAllocAsync(0, None) == 0
+    assert cnrt.memGetInfo() == before
+    cnrt.free(0)
+    error = raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.malloc, -1)
     assert "cnrtMalloc" in str(error) and "'bytes'" in str(error)
 
 
