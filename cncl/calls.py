@@ -13,7 +13,6 @@ from mlusim.submit import Access, Kind, Submission
 from mlusim.transfer import acquire
 from mlusim.validate import as_int, is_address
 
-from dataclasses import replace
 
 from .channel import SEND_RECV, Exchange, Signature
 from .comm import cnclComm, comm_arg
@@ -121,7 +120,7 @@ class Operation:
         body, model_us, submission = self.body, self.model_us, self.submission
 
         def enqueue(run, seq: int) -> None:
-            signature = replace(self.signature, seq=seq) if seq else self.signature
+            signature = self.signature._replace(seq=seq) if seq else self.signature
 
             def work() -> float:
                 started = current_command().model_start

@@ -179,7 +179,7 @@ def alltoAllv(send_buffers, send_counts, send_types, recv_buffers, recv_counts, 
 
 def numbered(transfers: list, seq: int) -> list:
     """The transfers of an alltoAllv, stamped with the sequence number its command got when it was queued."""
-    return [replace(t, signature=replace(t.signature, seq=seq)) for t in transfers]
+    return [replace(t, signature=t.signature._replace(seq=seq)) for t in transfers]
 
 
 def _sequence(value, arg: str, length: int) -> list:
