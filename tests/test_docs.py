@@ -2,8 +2,9 @@
 
 Blocks are marked by their fence's language: `python` blocks are programs and run, each as a file in a fresh
 simulator (one interpreter runs them one after the other, resetting the simulator and the environment in between);
-a `python` block whose first line is `# mlusim run -n N name.py` runs under the launcher with N ranks. `sh` and `text`
-blocks are commands and output and are skipped; a block with any other mark (or none) fails the test.
+a `python` block whose first line is `# mlusim run -n N name.py` runs under the launcher with N ranks. `sh`, `text`,
+`c` and `cpp` blocks are commands, output and C excerpts (tests/capi compiles whole C programs) and are skipped; a
+block with any other mark (or none) fails the test.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
-RUN, SKIP = {"python"}, {"sh", "text"}
+RUN, SKIP = {"python"}, {"sh", "text", "c", "cpp"}
 LAUNCH = re.compile(r"#\s*mlusim run -n (\d+)\b")
 
 
