@@ -42,10 +42,10 @@ def convertFloatToHalf(d) -> int:
 
 
 @api("cnrtConvertDoubleToHalf")
-def convertDoubleToHalf(x) -> int:
-    """cnrtConvertDoubleToHalf(uint16_t *f16, double x) -> f16: the half bits of `x`, rounded once."""
+def convertDoubleToHalf(d) -> int:
+    """cnrtConvertDoubleToHalf(uint16_t *f16, double d) -> f16: the half bits of `d`, rounded once."""
     with np.errstate(over="ignore"):
-        return _half_bits(np.float64(as_number(x, "x")))
+        return _half_bits(np.float64(as_number(d, "d")))
 
 
 @api("cnrtConvertHalfToFloat")

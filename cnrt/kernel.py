@@ -3,7 +3,8 @@
 A kernel is any Python callable. An object that implements `__mlusim_launch__(device, dim, ktype, args)` (the BANG
 kernels of `mlusim.bang`) is launched through that method, which may return the launch's modelled device time in µs;
 any other callable is called once as `kernel(*args)` on the queue's worker. `__mlusim_prepare__(device, dim, ktype,
-args, queue)`, when the kernel has it, runs at the call (argument checks, compilation).
+args, queue)`, when the kernel has it, runs at the call (argument checks, compilation); before it,
+`__mlusim_arguments__(args)` converts arguments that arrive in another form (a kernel exported to C gets raw bytes).
 """
 from __future__ import annotations
 
@@ -79,6 +80,9 @@ def launch(kernel, dim, ktype, args, queue) -> None:
     if isinstance(args, (str, bytes)) or not isinstance(args, (tuple, list)):
         raise ArgumentFault(f"expected a sequence of kernel arguments, got {type(args).__name__}", "args")
     arguments = tuple(args)
+    convert = getattr(kernel, "__mlusim_arguments__", None)
+    if convert is not None:  # a kernel whose arguments arrive in another form (C's raw bytes) decodes them first
+        arguments = convert(arguments)
     prepare = getattr(kernel, "__mlusim_prepare__", None)
     if prepare is not None:  # a BANG kernel checks its arguments and compiles here, so that errors name this call
         prepare(device, checked_dim, checked_type, arguments, target)

@@ -69,6 +69,22 @@ static void mlusim_after_fork_child(void) {
 __attribute__((constructor)) static void mlusim_register_fork_handlers(void) {
     pthread_atfork(mlusim_before_fork, mlusim_after_fork_parent, mlusim_after_fork_child);
 }
+
+/* Loaded into a running Python (ctypes.CDLL, or a Python extension linking the library): start the embedded
+   module now, under the GIL the loading thread holds. cffi's start-up lock on Python < 3.12 is
+   PyCapsule_Type.tp_version_tag, which it waits to be 0; any attribute lookup on a capsule may have set it, and
+   the first call would spin forever. Invalidating the capsule type's cache (what a type change does) sets it to 0,
+   and holding the GIL until the start keeps it so. */
+static void _mlusim_py__started(void);
+
+__attribute__((constructor)) static void mlusim_start_in_a_running_python(void) {
+    if (!Py_IsInitialized() || !PyGILState_Check())
+        return;
+#if PY_VERSION_HEX < 0x030C0000
+    PyType_Modified(&PyCapsule_Type);
+#endif
+    _mlusim_py__started();
+}
 """
 
 _INIT_CODE = """\
@@ -82,6 +98,7 @@ if "mlusim" not in _sys.modules and {root!r} not in _sys.path:
 from {module} import ffi, lib
 from mlusim.capi import runtime as _runtime
 _runtime.install(ffi, lib, {library!r}, {functions!r})
+ffi.def_extern(name="_mlusim_py__started")(lambda: None)
 """
 
 
@@ -139,7 +156,8 @@ def c_source(parsed: cdecl.Library) -> str:
 def cffi_declarations(parsed: cdecl.Library) -> str:
     """What cffi is told: the types, and one extern "Python" callback per function."""
     callbacks = "\n".join(f"{_callback_declaration(f)};" for f in parsed.functions)
-    return f'{parsed.included_decls}\n{parsed.own_types}\nextern "Python" {{\n{callbacks}\n}}\n'
+    return (f'{parsed.included_decls}\n{parsed.own_types}\nextern "Python" {{\n{callbacks}\n'
+            'void _mlusim_py__started(void);\n}\n')
 
 
 def _init_code(library: str, parsed: cdecl.Library) -> str:

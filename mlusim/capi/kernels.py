@@ -59,6 +59,14 @@ class ExportedKernel:
             values.append(value)
         return tuple(values)
 
+    def __mlusim_arguments__(self, args: Sequence[Any]) -> tuple:
+        """The launch's arguments as values (cnrt's launch decodes them before it checks and queues the launch)."""
+        try:
+            return self.decode(args)
+        except ValueError as error:
+            import cnrt
+            raise cnrt.CnrtError(cnrt.cnrtErrorArgsInvalid, f"argument 'args': {error}") from None
+
     def __call__(self, *args):
         return self.kernel(*self.decode(args))
 

@@ -39,6 +39,7 @@ ANNOTATIONS = {
     "cnnlGetTensorDescriptorEx_v2": {"dims": OutArray(count_out="dimNb"), "strides": OutArray()},
     # element-wise
     "cnnlOpTensor": {name: HostScalar(compute_of="op_desc") for name in ("alpha1", "alpha2", "beta")},
+    "cnnlGetOpTensorWorkspaceSize_v2": {name: HostScalar(compute_of="op_desc") for name in ("alpha1", "alpha2", "beta")},
     "cnnlFill_v3": {"value": FillValue("pointer_mode", "output_desc")},
     "cnnlActivationForward": _scaled(*_ALPHA_BETA),
     "cnnlActivationBackward": _scaled(*_ALPHA_BETA),

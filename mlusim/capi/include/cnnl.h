@@ -558,6 +558,13 @@ cnnlStatus_t CNNL_WIN_API cnnlGetOpTensorDescriptor(const cnnlOpTensorDescriptor
 cnnlStatus_t CNNL_WIN_API cnnlGetOpTensorWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t a_desc,
                                                        const cnnlTensorDescriptor_t b_desc,
                                                        const cnnlTensorDescriptor_t c_desc, size_t *size);
+/* The workspace of exactly this cnnlOpTensor call (checked as the call is; the data pointers are not read). */
+cnnlStatus_t CNNL_WIN_API cnnlGetOpTensorWorkspaceSize_v2(cnnlHandle_t handle, const cnnlOpTensorDescriptor_t op_desc,
+                                                          const void *alpha1, const cnnlTensorDescriptor_t a_desc,
+                                                          const void *a, const void *alpha2,
+                                                          const cnnlTensorDescriptor_t b_desc, const void *b,
+                                                          const void *beta, const cnnlTensorDescriptor_t c_desc,
+                                                          const void *c, size_t *size);
 /* c = op(alpha1 * a, alpha2 * b) + beta * c, a and b broadcasting to c. */
 cnnlStatus_t CNNL_WIN_API cnnlOpTensor(cnnlHandle_t handle, const cnnlOpTensorDescriptor_t op_desc,
                                        const void *alpha1, const cnnlTensorDescriptor_t a_desc, const void *a,

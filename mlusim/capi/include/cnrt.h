@@ -113,6 +113,26 @@ typedef enum {
   cnrtMemTypeDevice = 2
 } cnrtMemoryType_t;
 
+/* v4 element types of the host conversion helpers (cnrtCastDataType, cnrtDataTypeSize). */
+typedef enum {
+  CNRT_INVALID = 0x0,
+  CNRT_FLOAT16 = 0x12,
+  CNRT_FLOAT32 = 0x13,
+  CNRT_FLOAT64 = 0x14,
+  CNRT_INT4 = 0x20,
+  CNRT_INT8 = 0x21,
+  CNRT_INT16 = 0x22,
+  CNRT_INT32 = 0x23,
+  CNRT_INT64 = 0x24,
+  CNRT_AUTO = 0x25,
+  CNRT_UINT8 = 0x31,
+  CNRT_UINT16 = 0x32,
+  CNRT_UINT32 = 0x33,
+  CNRT_FIX8 = 0x41,
+  CNRT_QUANT8 = 0x51,
+  CNRT_BOOL = 0x61
+} cnrtDataType_t;
+
 /* v4 host memory kinds of cnrtMallocHost. */
 typedef enum {
   CNRT_MEMTYPE_DEFAULT = 0,
@@ -175,6 +195,7 @@ typedef enum {
 typedef struct CNqueue_st *cnrtQueue_t;
 typedef struct CNnotifier_st *cnrtNotifier_t;
 typedef struct cnrtKernelParamsBuffer_st *cnrtKernelParamsBuffer_t;
+typedef struct cnrtQuantizedParam_st *cnrtQuantizedParam_t;  /* v4; only NULL is supported */
 typedef uint64_t cnrtDev_t;
 
 /* The implicit queues: NULL is the current device's default queue. */
@@ -351,6 +372,15 @@ cnrtRet_t cnrtKernelParamsBufferAddParam(cnrtKernelParamsBuffer_t params, void *
 cnrtRet_t cnrtDestroyKernelParamsBuffer(cnrtKernelParamsBuffer_t params);
 cnrtRet_t cnrtInvokeKernel_V2(const void *kernel, cnrtDim3_t dim, cnrtKernelParamsBuffer_t params,
                               cnrtFunctionType_t ktype, cnrtQueue_t queue);
+
+/* ---- v4 host conversion helpers ----------------------------------------------------------------------------- */
+cnrtRet_t cnrtConvertFloatToHalf(uint16_t *f16, float d);
+cnrtRet_t cnrtConvertDoubleToHalf(uint16_t *f16, double d);
+cnrtRet_t cnrtConvertHalfToFloat(float *d, uint16_t f16);
+cnrtRet_t cnrtConvertHalfToDouble(double *d, uint16_t f16);
+int cnrtDataTypeSize(cnrtDataType_t dt);
+cnrtRet_t cnrtCastDataType(void *src_addr, cnrtDataType_t src_data_type, void *dst_addr,
+                           cnrtDataType_t dst_data_type, int data_num, cnrtQuantizedParam_t param);
 
 #ifdef __cplusplus
 }
