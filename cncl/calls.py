@@ -123,7 +123,11 @@ class Operation:
                 latest = run(body, signature, started)
                 return max(latest - started, 0.0) + model_us
 
-            submission.enqueue(self.queue, work, model_us, info={"nrank": self.comm.nrank, "rank": self.comm.rank})
+            info = {"nrank": self.comm.nrank, "rank": self.comm.rank}
+            if signature.seq:  # a collective: its ranks synchronise (the sanitizer orders what follows after it)
+                info["rendezvous"] = (id(self.comm.clique), signature.seq)
+                info["local_ranks"] = len(self.comm.clique.local)
+            submission.enqueue(self.queue, work, model_us, info=info)
 
         self.comm.submit(self.queue, enqueue)  # a queue that refuses the command releases its pins
 

@@ -107,6 +107,7 @@ _FAULT_CODES = {
     "not_ready": cnrtErrorNotReady,
     "illegal_state": cnrtErrorIllegalState,
     "out_of_memory": cnrtErrorNoMem,
+    "sanitizer": cnrtErrorIllegalState,  # mlusim.sanitizer's "raise at the first error" mode
 }
 _KERNEL_CODES = {"assert": cnrtErrorAssert, "user_trap": cnrtErrorKernelUserTrap}
 

@@ -30,6 +30,8 @@ POISON_BYTE = 0xFF
 FREED_HISTORY = 4096
 #: Fraction of the host's physical memory that all simulated devices together may hold.
 HOST_MEMORY_FRACTION = 0.8
+#: The sanitizer while it is on (mlusim.sanitizer sets it): told of every allocation and free.
+sanitizer = None
 
 
 def round_up(value: int, multiple: int) -> int:
@@ -151,7 +153,9 @@ class AddressSpace:
             self._blocks[start] = block
             self._forget_freed_overlapping(start, need)
             self.used += need
-            return block
+        if sanitizer is not None:
+            sanitizer.allocated(block)
+        return block
 
     def _backing(self, nbytes: int) -> np.ndarray:
         shared = sharedmem.backing(nbytes, self.poison, POISON_BYTE)  # peers can map it (cncl zero-copy)
@@ -192,6 +196,8 @@ class AddressSpace:
         self._freed[block.start] = block
         if len(self._freed) > FREED_HISTORY:
             self._freed.popitem(last=False)
+        if sanitizer is not None:
+            sanitizer.freed(block)
 
     def free_all(self) -> None:
         """Free every block (device reset). Waits for queued commands that still use them."""
