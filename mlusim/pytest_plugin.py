@@ -145,11 +145,12 @@ def pytest_runtest_makereport(item, call):
     text = scope.new_text()
     if not text:
         return
-    report.sections.append((SECTION, text))
     if failing and report.outcome == "passed":
         report.outcome = "failed"
         report.longrepr = (f"mlusim sanitizer: {len(failing)} error(s) ({', '.join(sorted({r.tool for r in failing}))})"
                            f" in {item.nodeid}\n{text}")
+    else:
+        report.sections.append((SECTION, text))
 
 
 # ---- fixtures ----------------------------------------------------------------------------------------------------

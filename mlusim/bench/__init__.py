@@ -19,6 +19,7 @@ SUITES = {
     "cncl": "bench_cncl",
     "nn-ext": "bench_cnnl_nn_ext",
     "capi": "bench_capi",
+    "sanitizer": "bench_sanitizer",
 }
 DEFAULT_SUITES = ("ops",)
 

@@ -105,6 +105,7 @@ def scope(tools: config.Tools = "all", *, raise_first: bool = False, leaks: bool
         failed = exc
         raise
     finally:
+        raised = len(opened.errors)  # errors found inside were raised where they were found
         try:
             current.drain()
             if leaks and "leakcheck" in chosen:
@@ -116,8 +117,8 @@ def scope(tools: config.Tools = "all", *, raise_first: bool = False, leaks: bool
                 current.refresh()
                 if not current.tools:
                     current.reset_state()
-        if failed is None and raise_first and opened.errors:
-            raise importlib.import_module(_ENGINE_MODULE).SanitizerFault(opened.errors[0])
+        if failed is None and raise_first and len(opened.errors) > raised:
+            raise importlib.import_module(_ENGINE_MODULE).SanitizerFault(opened.errors[raised])
 
 
 def reports() -> list[Report]:

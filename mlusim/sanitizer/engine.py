@@ -94,7 +94,8 @@ class Scope:
 
 def _repeat_key(report: Report) -> tuple:
     """Reports with the same key are one error found again (a race in a loop): same kind, same lines of code."""
-    sides = tuple((a.access, a.command, a.task, _user_site(a.stack)) for a in report.accesses)
+    sides = tuple(sorted(((a.access, a.command, a.task if a.task is not None else -1, _user_site(a.stack) or ())
+                          for a in report.accesses), key=repr))
     return report.tool, report.kind, report.resource, report.address if report.tool != "racecheck" else None, sides
 
 
@@ -106,10 +107,11 @@ def _user_site(stack: tuple):
 class CommandRecord:
     """What the sanitizer knows of one queued command."""
 
-    __slots__ = ("queue", "name", "kind", "stack", "host_clock", "clock", "epoch", "synchronous", "touched", "device")
+    __slots__ = ("queue", "name", "kind", "stack", "host_clock", "clock", "epoch", "synchronous", "touched", "device",
+                 "parent")
 
     def __init__(self, queue: str, name: str, kind: str, stack: tuple, host_clock: dict, synchronous: bool,
-                 device: int):
+                 device: int, parent: Optional["CommandRecord"] = None):
         self.queue = queue
         self.name = name
         self.kind = kind
@@ -120,6 +122,16 @@ class CommandRecord:
         self.synchronous = synchronous
         self.touched = None   # a kernel's exact accesses [(block, Span, write)], set by the launch
         self.device = device
+        self.parent = parent  # the command whose work queued this one (its accesses are part of that work)
+
+    def within(self, other: "CommandRecord") -> bool:
+        """Whether this command is `other` or was queued by its work (directly or not)."""
+        record = self
+        while record is not None:
+            if record is other:
+                return True
+            record = record.parent
+        return False
 
     def access(self, write: bool) -> Access:
         return Access("write" if write else "read", command=self.name, kind=self.kind, queue=self.queue,
@@ -222,11 +234,12 @@ class Engine:
     def enqueued(self, queue, command) -> None:
         host = self.host.current()
         running = current_command()
-        if running is not None and running.sanitized is not None and running.sanitized.clock is not None:
-            host = join(host, running.sanitized.clock)  # queued by work of another queue: after that work
+        parent = running.sanitized if running is not None else None
+        if parent is not None and parent.clock is not None:
+            host = join(host, parent.clock)  # queued by work of another queue: after that work
         info = command.info
         command.sanitized = CommandRecord(queue.name, command.name, command.kind.value, capture_stack(2), host,
-                                          bool(info and info.get("synchronous")), queue.device.index)
+                                          bool(info and info.get("synchronous")), queue.device.index, parent)
 
     def _queue_clock(self, queue) -> QueueClock:
         if devices.generation != self.generation:
@@ -266,17 +279,27 @@ class Engine:
                     conflicts = self.races.access(block, span, write, record.epoch, record.clock, record)
                     reports += self._race_reports(block, record, conflicts)
             if self.initcheck:
-                if not coarse:
-                    for block, span, write in accesses:
-                        if not write:
-                            missing = self.init.read(block, span)
-                            if missing is not None:
-                                reports.append(self._uninit_report(block, record, *missing))
-                for block, span, write in accesses:
-                    if write:
-                        self.init.write(block, span)
+                reports += self._initcheck(command, record, accesses, coarse)
         for report in reports:
             self.deliver(report)
+
+    def _initcheck(self, command, record, accesses, coarse: bool) -> list[Report]:
+        """Check the reads of work that uses the bytes; copies carry the bytes' state; then mark the writes."""
+        reads = [(block, span) for block, span, write in accesses if not write]
+        writes = [(block, span) for block, span, write in accesses if write]
+        reports = []
+        if command.kind is Kind.MEMCPY:
+            if len(reads) == 1 and len(writes) == 1:
+                self.init.copy(reads[0][0], reads[0][1], writes[0][0], writes[0][1])
+                return reports
+        elif not coarse:
+            for block, span in reads:
+                missing = self.init.read(block, span)
+                if missing is not None:
+                    reports.append(self._uninit_report(block, record, *missing))
+        for block, span in writes:
+            self.init.write(block, span)
+        return reports
 
     def _join_collective(self, queue, command, key) -> None:
         """The ranks of one collective in this process synchronise: the queue goes on after every rank's start."""
@@ -366,6 +389,9 @@ class Engine:
     # ---- memory hooks (mlusim.memory) ---------------------------------------------------------------------------
 
     def allocated(self, block) -> None:
+        owner = devices.owner_of(block.start)
+        if owner is None or owner.memory is not block.space:
+            return  # an address space outside the device table (a test's own allocator)
         if self.leakcheck:
             self.leaks.allocated(block, capture_stack(2))
         if self.initcheck:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from typing import Optional
 
 from .report import Access
@@ -39,7 +40,7 @@ class LeakRegistry:
     def __init__(self):
         self.lock = threading.Lock()
         self.serials = itertools.count(1)
-        self.blocks: dict = {}      # block -> Watched
+        self.blocks = weakref.WeakKeyDictionary()  # block -> Watched (a block whose address space is gone is no leak)
         self.handles: dict = {}     # serial -> Watched (holding the object)
         self.exempt = threading.local()
 

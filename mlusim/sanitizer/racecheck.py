@@ -63,7 +63,7 @@ class RaceShadow:
         conflicts: list[Conflict] = []
         kept: list[Record] = []
         for record in records:
-            if record.owner is owner:
+            if record.owner.within(owner):  # its own, or by work it queued itself
                 if not (write and span.covers(record.span)):
                     kept.append(record)
                 continue

@@ -22,6 +22,7 @@ _ROOT = Path(__file__).resolve().parents[2]
 _INTERNAL = tuple(str(_ROOT / name) + os.sep for name in ("mlusim", "cnrt", "cnnl", "cncl", "torch_mlu"))
 _INTERNAL_EXCEPT = (str(_ROOT / "mlusim" / "samples") + os.sep,)
 _STDLIB = (os.path.dirname(os.__file__) + os.sep,)
+_LIBRARIES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
 
 def capture_stack(skip: int = 1) -> tuple:
@@ -40,7 +41,8 @@ def capture_stack(skip: int = 1) -> tuple:
 def _internal(filename: str) -> bool:
     if filename.startswith(_INTERNAL_EXCEPT):
         return False
-    return filename.startswith(_INTERNAL) or filename.startswith(_STDLIB) or filename.startswith("<")
+    return (filename.startswith(_INTERNAL) or filename.startswith(_STDLIB) or filename.startswith("<")
+            or any(part in filename for part in _LIBRARIES))
 
 
 def user_frames(stack: tuple) -> list[tuple[str, int, str]]:
