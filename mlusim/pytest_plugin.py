@@ -94,6 +94,7 @@ class _TestScope:
         self.context = sanitizer.scope(tools)
         self.found = self.context.__enter__()
         self.shown = 0
+        self.failed = 0  # failing errors already put into a report
 
     def failing(self) -> list:
         return [r for r in self.found.errors if r.tool in self.fail]
@@ -134,14 +135,13 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.when == "call":
         sanitizer._engine().drain()
-        failing = scope.failing()
     elif call.when == "teardown":
-        before = len(scope.failing())
         scope.close()
         del item._mlusim_scope
-        failing = scope.failing()[before:]
     else:
         return
+    failing = scope.failing()[scope.failed:]
+    scope.failed += len(failing)
     text = scope.new_text()
     if not text:
         return

@@ -72,7 +72,11 @@ class Scope:
         return format_reports(self.reports)
 
     def add(self, report: Report) -> bool:
-        """Keep `report`; False when it repeats one already kept (same kind, same lines of code), which counts it."""
+        """Keep `report`; False when it repeats one already kept (same kind, same lines of code), which counts it.
+        Leaks never repeat: each is one object."""
+        if report.tool == "leakcheck":
+            self.reports.append(report)
+            return True
         key = _repeat_key(report)
         earlier = self._keys.get(key)
         if earlier is not None:
@@ -105,13 +109,13 @@ def _user_site(stack: tuple):
 
 
 class CommandRecord:
-    """What the sanitizer knows of one queued command."""
+    """What the sanitizer knows of one queued command (not the command itself: that holds its work's buffers)."""
 
-    __slots__ = ("queue", "name", "kind", "stack", "host_clock", "clock", "epoch", "synchronous", "touched", "device",
+    __slots__ = ("queue", "name", "kind", "stack", "host_clock", "clock", "epoch", "synchronous", "touched",
                  "parent")
 
-    def __init__(self, queue: str, name: str, kind: str, stack: tuple, host_clock: dict, synchronous: bool,
-                 device: int, parent: Optional["CommandRecord"] = None):
+    def __init__(self, queue, name: str, kind: Kind, stack: tuple, host_clock: dict, synchronous: bool,
+                 parent: Optional["CommandRecord"] = None):
         self.queue = queue
         self.name = name
         self.kind = kind
@@ -121,8 +125,11 @@ class CommandRecord:
         self.epoch = None
         self.synchronous = synchronous
         self.touched = None   # a kernel's exact accesses [(block, Span, write)], set by the launch
-        self.device = device
         self.parent = parent  # the command whose work queued this one (its accesses are part of that work)
+
+    @property
+    def queue_name(self) -> str:
+        return self.queue.name
 
     def within(self, other: "CommandRecord") -> bool:
         """Whether this command is `other` or was queued by its work (directly or not)."""
@@ -134,7 +141,7 @@ class CommandRecord:
         return False
 
     def access(self, write: bool) -> Access:
-        return Access("write" if write else "read", command=self.name, kind=self.kind, queue=self.queue,
+        return Access("write" if write else "read", command=self.name, kind=self.kind.value, queue=self.queue.name,
                       host=self.synchronous, stack=self.stack)
 
 
@@ -177,15 +184,20 @@ class Engine:
         apicall.sanitizer = hook if self.memcheck else None
         self.installed = hook is not None
 
-    def reset_state(self) -> None:
-        """Forget every clock, access list and map (a new device table, or the sanitizer turned off)."""
+    def reset_clocks(self) -> None:
+        """Forget every clock (a new device table: its queues start afresh; the old blocks' lists went with them)."""
         with self.lock:
             self.queues.clear()
             self.rendezvous.clear()
-            self.races.clear()
-            self.init.clear()
             self.host = HostClocks(self.host.mode)
             self.generation = devices.generation
+
+    def reset_state(self) -> None:
+        """Forget every clock, access list and map (the sanitizer turned off)."""
+        with self.lock:
+            self.reset_clocks()
+            self.races.clear()
+            self.init.clear()
 
     def reset_after_fork(self) -> None:
         self.lock = threading.RLock()
@@ -238,53 +250,75 @@ class Engine:
         if parent is not None and parent.clock is not None:
             host = join(host, parent.clock)  # queued by work of another queue: after that work
         info = command.info
-        command.sanitized = CommandRecord(queue.name, command.name, command.kind.value, capture_stack(2), host,
-                                          bool(info and info.get("synchronous")), queue.device.index, parent)
+        command.sanitized = CommandRecord(queue, command.name, command.kind, capture_stack(2), host,
+                                          info is not None and "synchronous" in info, parent)
 
     def _queue_clock(self, queue) -> QueueClock:
         if devices.generation != self.generation:
-            self.reset_state()
+            self.reset_clocks()
         state = self.queues.get(queue.ident)
         if state is None:
             state = self.queues[queue.ident] = QueueClock()
         return state
 
     def starting(self, queue, command) -> None:
+        """A command starts: its clock; the checks of work whose accesses are known already (all but kernels, whose
+        tasks' accesses are known once they ran, and collectives, which synchronise with their peers first)."""
         record = command.sanitized
         if record is None:  # queued before the sanitizer was on
-            record = command.sanitized = CommandRecord(queue.name, command.name, command.kind.value, (), EMPTY,
-                                                       False, queue.device.index)
+            record = command.sanitized = CommandRecord(queue, command.name, command.kind, (), EMPTY, False)
+        kind = command.kind
+        reports = None
         with self.lock:
             record.clock, record.epoch = self._queue_clock(queue).advance(queue.ident, record.host_clock)
-            key = _rendezvous(command)
-            if key is not None:
-                self.rendezvous.setdefault(key, [[], 0])[0].append(record.clock)
+            if kind is Kind.COLLECTIVE:
+                key = _rendezvous(command)
+                if key is not None:
+                    self.rendezvous.setdefault(key, [[], 0])[0].append(record.clock)
+            elif kind is not Kind.KERNEL and command.blocks and (self.racecheck or self.initcheck):
+                reports = self._check(command, record)
+        if reports:
+            for report in reports:
+                self.deliver(report)
 
     def finished(self, queue, command) -> None:
         record = command.sanitized
         if record is None or record.clock is None:
             return
-        key = _rendezvous(command)
-        if key is not None:
-            self._join_collective(queue, command, key)
+        kind = command.kind
+        if kind is Kind.COLLECTIVE:
+            key = _rendezvous(command)
+            if key is not None:
+                self._join_collective(queue, command, key)
+        elif kind is not Kind.KERNEL:
+            return
         if not (self.racecheck or self.initcheck):
             return
-        accesses, coarse = self._accesses(command, record)
-        if not accesses:
-            return
-        reports = []
         with self.lock:
-            if self.racecheck:
-                for block, span, write in accesses:
-                    conflicts = self.races.access(block, span, write, record.epoch, record.clock, record)
-                    reports += self._race_reports(block, record, conflicts)
-            if self.initcheck:
-                reports += self._initcheck(command, record, accesses, coarse)
+            reports = self._check(command, record)
         for report in reports:
             self.deliver(report)
 
+    def _check(self, command, record) -> list[Report]:
+        """racecheck and initcheck of one command's accesses (the caller holds the lock)."""
+        accesses, coarse = self._accesses(command, record)
+        reports = []
+        if not accesses:
+            return reports
+        if self.racecheck:
+            races = self.races
+            for block, span, write in accesses:
+                conflicts = races.access(block, span, write, record.epoch, record.clock, record)
+                if conflicts:
+                    reports += self._race_reports(block, record, conflicts)
+        if self.initcheck:
+            reports += self._initcheck(command, record, accesses, coarse)
+        return reports
+
     def _initcheck(self, command, record, accesses, coarse: bool) -> list[Report]:
-        """Check the reads of work that uses the bytes; copies carry the bytes' state; then mark the writes."""
+        """Check the reads of work that uses the bytes; copies carry the bytes' state; then mark the writes. A
+        kernel's writes count first: its tasks may read what other tasks of it wrote (racecheck says whether they
+        waited for it)."""
         reads = [(block, span) for block, span, write in accesses if not write]
         writes = [(block, span) for block, span, write in accesses if write]
         reports = []
@@ -292,7 +326,10 @@ class Engine:
             if len(reads) == 1 and len(writes) == 1:
                 self.init.copy(reads[0][0], reads[0][1], writes[0][0], writes[0][1])
                 return reports
-        elif not coarse:
+        elif command.kind is Kind.KERNEL and not coarse:
+            for block, span in writes:
+                self.init.write(block, span)
+        if command.kind is not Kind.MEMCPY and not coarse:
             for block, span in reads:
                 missing = self.init.read(block, span)
                 if missing is not None:
@@ -345,17 +382,20 @@ class Engine:
         found = []
         for extents, write in ((command.reads, False), (command.writes, True)):
             for extent in extents:
-                address, nbytes = extent[0], extent[1]
-                block = _block_of(blocks, address)
-                if block is None:
-                    continue
+                address, nbytes = extent
+                block = blocks[0]
+                if not block.start <= address < block.start + block.size:
+                    block = _block_of(blocks, address)
+                    if block is None:
+                        continue
                 offset = address - block.start
-                if isinstance(extent, StridedExtent):
+                if type(extent) is StridedExtent:
                     span = strided_span(offset, nbytes, extent.itemsize, extent.dims, extent.strides)
+                    if span.hi <= span.lo:
+                        continue
                 else:
                     span = Span(offset, offset + nbytes, None)
-                if span.hi > span.lo:
-                    found.append((block, span, write))
+                found.append((block, span, write))
         return found, command.kind is Kind.KERNEL
 
     def _race_reports(self, block, record, conflicts) -> list[Report]:
@@ -448,7 +488,8 @@ class Engine:
         sides = []
         for task, write in zip(race.tasks, race.writes):
             sides.append(Access("write" if write else "read", command=launch.name, kind="kernel",
-                                queue=record.queue if record else "", task=task, task_ids=layout.describe(task),
+                                queue=record.queue_name if record else "", task=task,
+                                task_ids=layout.describe(task),
                                 stack=record.stack if record else ()))
         both = all(race.writes)
         if region.block is not None:

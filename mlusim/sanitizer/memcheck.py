@@ -26,7 +26,7 @@ def api_fault_report(call: str, fault, stack: tuple) -> Optional[Report]:
         return None
     address = getattr(fault, "address", None)
     device = None
-    if address:
+    if address and address >> 40:
         device = (address >> 40) - 1
     return Report("memcheck", fault.kind, f"{call}: {fault}", address=address, device=device,
                   accesses=[Access("call", command=call, stack=stack)], raised=True)
@@ -55,7 +55,7 @@ def kernel_fault_report(launch, fault, record) -> Optional[Report]:
             access = "write"
         address, size, device = _device_address(launch, match)
     task = fault.task_id
-    accesses = [Access(access, command=launch.name, kind="kernel", queue=record.queue if record else "",
+    accesses = [Access(access, command=launch.name, kind="kernel", queue=record.queue_name if record else "",
                        task=task, task_ids=launch.layout.describe(task) if task is not None else "",
                        stack=record.stack if record else ())]
     return Report("memcheck", kind, f"kernel '{launch.name}' task {task}: {text}", address=address, size=size,

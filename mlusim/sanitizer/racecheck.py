@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .clocks import precedes
 from .extents import Span, overlap
 
 #: Accesses remembered per block; beyond this the oldest are forgotten (a race with them goes unreported).
@@ -67,9 +66,10 @@ class RaceShadow:
                 if not (write and span.covers(record.span)):
                     kept.append(record)
                 continue
-            before = precedes(record.epoch, clock)
+            actor, count = record.epoch
+            before = clock.get(actor, 0) >= count
             if record.write or write:
-                common: Optional[tuple] = overlap(record.span, span)
+                common: Optional[tuple] = overlap(record.span, span) if not before else None
                 if common is not None and not before:
                     conflicts.append(Conflict(record, common[0], common[1], write))
                 if write and span.covers(record.span):

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Optional
 
 PREFIX = "========= "
-#: Frames of a captured stack kept (innermost first).
-STACK_DEPTH = 24
+#: Frames of a captured stack kept (innermost first): the API's own frames and the user's nearest ones.
+STACK_DEPTH = 16
 #: Frames of user code a report prints per access.
 SHOWN_FRAMES = 6
 
@@ -32,10 +32,13 @@ def capture_stack(skip: int = 1) -> tuple:
     except ValueError:
         return ()
     frames = []
-    while frame is not None and len(frames) < STACK_DEPTH:
-        frames.append((frame.f_code, frame.f_lineno))
+    append = frames.append
+    for _ in range(STACK_DEPTH):
+        if frame is None:
+            break
+        append((frame.f_code, frame.f_lineno))
         frame = frame.f_back
-    return tuple(frames)
+    return frames
 
 
 def _internal(filename: str) -> bool:
