@@ -1,8 +1,9 @@
 """What the sanitizer reports, in the style of NVIDIA compute-sanitizer: the tool, the kind of error, the address and
 size, and each access involved with its queue, command and the Python stack of the call that queued it.
 
-Stacks are taken cheaply when work is queued (code objects and line numbers) and turned into text only when a report
-is printed; frames inside the simulator's own packages are left out, so a report points at the user's lines.
+Stacks are taken cheaply when work is queued (code objects and instruction offsets: a frame's line number costs more
+to ask for than the rest) and turned into text only when a report is printed; frames inside the simulator's own
+packages are left out, so a report points at the user's lines.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Optional
 
 PREFIX = "========= "
 #: Frames of a captured stack kept (innermost first): the API's own frames and the user's nearest ones.
-STACK_DEPTH = 16
+STACK_DEPTH = 12
 #: Frames of user code a report prints per access.
 SHOWN_FRAMES = 6
 
@@ -25,8 +26,9 @@ _STDLIB = (os.path.dirname(os.__file__) + os.sep,)
 _LIBRARIES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
 
-def capture_stack(skip: int = 1) -> tuple:
-    """The calling thread's stack as (code, line) pairs, innermost first, without the `skip` innermost frames."""
+def capture_stack(skip: int = 1) -> list:
+    """The calling thread's stack as (code, instruction offset) pairs, innermost first, without the `skip` innermost
+    frames."""
     try:
         frame = sys._getframe(skip + 1)
     except ValueError:
@@ -36,9 +38,17 @@ def capture_stack(skip: int = 1) -> tuple:
     for _ in range(STACK_DEPTH):
         if frame is None:
             break
-        append((frame.f_code, frame.f_lineno))
+        append((frame.f_code, frame.f_lasti))
         frame = frame.f_back
     return frames
+
+
+def line_of(code, offset: int) -> int:
+    """The source line of the instruction at byte `offset` of `code`."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 def _internal(filename: str) -> bool:
@@ -51,7 +61,7 @@ def _internal(filename: str) -> bool:
 def user_frames(stack: tuple) -> list[tuple[str, int, str]]:
     """(file, line, function) of the frames of `stack` outside the simulator and the standard library; all frames
     when none is."""
-    frames = [(code.co_filename, line, code.co_name) for code, line in stack]
+    frames = [(code.co_filename, line_of(code, offset), code.co_name) for code, offset in stack]
     mine = [frame for frame in frames if not _internal(frame[0])]
     return mine or frames
 
