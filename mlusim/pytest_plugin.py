@@ -69,29 +69,33 @@ def pytest_configure(config) -> None:
     config._mlusim_fail = tools_config.parse_tools(fail, "--mlusim-fail")
 
 
-def _plan(item) -> tuple[frozenset, frozenset]:
-    """(tools, failing tools) of one test."""
+def _plan(item) -> tuple[frozenset, frozenset, frozenset]:
+    """(tools, failing tools, excluded tools that the run sanitizes anyway) of one test."""
     tools = item.config._mlusim_tools
     fail = item.config._mlusim_fail
+    excluded = frozenset()
     marker = item.get_closest_marker("mlusim_sanitize")
     if marker is not None:
         if marker.args or "tools" in marker.kwargs:
             tools = tools_config.parse_tools(marker.kwargs.get("tools", marker.args[0] if marker.args else "all"),
-                                       "mlusim_sanitize")
+                                             "mlusim_sanitize")
         elif not tools:
             tools = frozenset(tools_config.TOOLS)
-        tools -= tools_config.parse_tools(marker.kwargs.get("exclude"), "mlusim_sanitize(exclude=...)")
+        excluded = tools_config.parse_tools(marker.kwargs.get("exclude"), "mlusim_sanitize(exclude=...)")
+        tools -= excluded
         if marker.kwargs.get("fail") is not None:
             fail = tools_config.parse_tools(marker.kwargs["fail"], "mlusim_sanitize(fail=...)")
-    return tools, fail & tools
+    return tools, fail & tools, excluded & item.config._mlusim_tools
 
 
 class _TestScope:
-    """The sanitizer scope of one running test."""
+    """The sanitizer scope of one running test. Tools the test excludes but the run sanitizes anyway still run in
+    it (their reports would otherwise reach the process-wide summary) and are not shown."""
 
-    def __init__(self, tools: frozenset, fail: frozenset):
+    def __init__(self, tools: frozenset, fail: frozenset, excluded: frozenset = frozenset()):
+        self.tools = tools
         self.fail = fail
-        self.context = sanitizer.scope(tools)
+        self.context = sanitizer.scope(tools | excluded)
         self.found = self.context.__enter__()
         self.shown = 0
         self.failed = 0  # failing errors already put into a report
@@ -100,8 +104,8 @@ class _TestScope:
         return [r for r in self.found.errors if r.tool in self.fail]
 
     def new_text(self) -> str:
-        """The reports not yet shown in an earlier phase's report."""
-        fresh = self.found.reports[self.shown:]
+        """The reports (of the test's tools) not yet shown in an earlier phase's report."""
+        fresh = [r for r in self.found.reports[self.shown:] if r.tool in self.tools]
         self.shown = len(self.found.reports)
         return sanitizer.format_reports(fresh) if fresh else ""
 
@@ -111,9 +115,9 @@ class _TestScope:
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item):
-    tools, fail = _plan(item)
-    if tools:
-        item._mlusim_scope = _TestScope(tools, fail)
+    tools, fail, excluded = _plan(item)
+    if tools or excluded:
+        item._mlusim_scope = _TestScope(tools, fail, excluded)
     yield
 
 
