@@ -8,7 +8,7 @@ import numpy as np
 import cncl
 import cnrt
 from mlusim import device as devices
-from mlusim.samples.vector_add import union1_dim, vector_add
+from mlusim.samples.vector_add import union1_dim
 
 from .helpers import upload
 from .kernels import SLOT, cluster_sum, scale_slices
@@ -36,17 +36,16 @@ def two_queues_missing_wait(fixed: bool) -> None:
 
 
 def host_read_during_pending_write(fixed: bool) -> None:
-    """A kernel on a queue writes z; cnrtMemcpy (the host) reads z without syncing that queue."""
+    """A kernel on a queue writes y; cnrtMemcpy (the host) reads y without syncing that queue."""
     queue = cnrt.queueCreate()
-    x, y = upload(np.ones(N, np.float32)), upload(np.full(N, 2.0, np.float32))
-    z = cnrt.malloc(N * 4)
-    vector_add[union1_dim(), cnrt.cnrtFuncTypeUnion1, queue](x, y, z, N)
+    x, y = upload(np.ones(N, np.float32)), cnrt.malloc(N * 4)
+    scale_slices[(4, 1, 1), cnrt.cnrtFuncTypeBlock, queue](x, y, N // 4)
     if fixed:
         cnrt.queueSync(queue)
     out = np.empty(N, np.float32)
-    cnrt.memcpy(out, z, N * 4, cnrt.cnrtMemcpyDevToHost)
+    cnrt.memcpy(out, y, N * 4, cnrt.cnrtMemcpyDevToHost)
     cnrt.queueSync(queue)
-    for pointer in (x, y, z):
+    for pointer in (x, y):
         cnrt.free(pointer)
     cnrt.queueDestroy(queue)
 
@@ -66,16 +65,14 @@ def kernel_race_without_barrier(fixed: bool) -> None:
 
 
 def read_of_uninitialised_memory(fixed: bool) -> None:
-    """vector_add reads y, which was allocated but never filled."""
+    """The kernel reads x, which was allocated but never filled."""
     queue = cnrt.queueCreate()
-    x = upload(np.ones(N, np.float32))
-    y = cnrt.malloc(N * 4)
+    x, y = cnrt.malloc(N * 4), cnrt.malloc(N * 4)
     if fixed:
-        cnrt.memset(y, 0, N * 4)
-    z = cnrt.malloc(N * 4)
-    vector_add[union1_dim(), cnrt.cnrtFuncTypeUnion1, queue](x, y, z, N)
+        cnrt.memset(x, 0, N * 4)
+    scale_slices[(4, 1, 1), cnrt.cnrtFuncTypeBlock, queue](x, y, N // 4)
     cnrt.queueSync(queue)
-    for pointer in (x, y, z):
+    for pointer in (x, y):
         cnrt.free(pointer)
     cnrt.queueDestroy(queue)
 

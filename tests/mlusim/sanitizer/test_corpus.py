@@ -15,12 +15,12 @@ def _details(name, report):
         assert {a.access for a in sides} == {"read", "write"} and sides[0].queue != sides[1].queue
         assert report.size == 4096 * 4
     elif name == "host read during a pending write":
-        assert {(a.command, a.host) for a in sides} == {("vector_add", False), ("cnrtMemcpy", True)}
+        assert {(a.command, a.host) for a in sides} == {("scale_slices", False), ("cnrtMemcpy", True)}
     elif name == "race between the tasks of a kernel":
         assert report.address is None and "SRAM" in report.message  # the slices in SRAM
         assert sides[0].task != sides[1].task and report.hazard == "read-write"
     elif name == "read of uninitialised memory":
-        assert sides[0].command == "vector_add" and report.size == 4096 * 4
+        assert sides[0].command == "scale_slices" and report.size == 4096 * 4
     elif name == "leak":
         assert report.size == 1000 and sides[0].access == "allocation"
     elif name == "use after free":
