@@ -53,13 +53,15 @@ class LeakRegistry:
         return getattr(self.exempt, "depth", 0) > 0
 
     def allocated(self, block, stack: tuple) -> None:
-        with self.lock:
-            watched = Watched(next(self.serials), "allocation", f"{block.size} bytes", stack, self._exempt())
+        watched = Watched(0, "allocation", f"{block.size} bytes", stack, self._exempt())
         watched.address, watched.size, watched.device = block.start, block.size, block.device_index
-        self.blocks[block] = watched
+        with self.lock:
+            watched.serial = next(self.serials)
+            self.blocks[block] = watched
 
     def freed(self, block) -> None:
-        self.blocks.pop(block, None)
+        with self.lock:
+            self.blocks.pop(block, None)
 
     def track(self, obj, what: str, label: str, stack: tuple) -> None:
         with self.lock:
