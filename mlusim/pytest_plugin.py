@@ -138,7 +138,7 @@ def pytest_runtest_makereport(item, call):
         return
     report = outcome.get_result()
     if call.when == "call":
-        sanitizer._engine().drain()
+        sanitizer.drain()
     elif call.when == "teardown":
         scope.close()
         del item._mlusim_scope
@@ -166,9 +166,8 @@ def _marker_kwargs(request, name: str) -> dict:
 
 def _check_leaks_before_reset() -> None:
     """A leak checkpoint of the test's scope: what the test left on the device is its leak, not the reset's."""
-    current = sanitizer._engine(create=False)
-    if current is not None and current.leakcheck:
-        current.drain()
+    if "leakcheck" in sanitizer.enabled():
+        sanitizer.drain()
         sanitizer.check_leaks()
 
 

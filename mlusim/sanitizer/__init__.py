@@ -21,13 +21,17 @@ import importlib
 import os
 import sys
 import threading
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from . import config
 from .config import TOOLS, parse_tools
 from .report import Access, Report, format_reports, summary
 
-__all__ = ["TOOLS", "enable", "disable", "enabled", "scope", "reports", "clear", "check_leaks", "exempt", "track",
+if TYPE_CHECKING:
+    from .engine import Scope
+
+__all__ = ["TOOLS", "enable", "disable", "enabled", "scope", "reports", "clear", "check_leaks", "drain", "exempt",
+           "track",
            "host_waited", "host_observed", "Report", "Access", "Scope", "SanitizerFault", "format_reports",
            "summary", "parse_tools", "enable_from_environment"]
 
@@ -87,7 +91,7 @@ def enabled() -> frozenset:
 
 
 @contextlib.contextmanager
-def scope(tools: config.Tools = "all", *, raise_first: bool = False, leaks: bool = True) -> Iterator[Scope]:
+def scope(tools: config.Tools = "all", *, raise_first: bool = False, leaks: bool = True) -> Iterator["Scope"]:
     """Run `tools` inside the `with` block and collect what they find there into the yielded Scope (`.reports`,
     `.errors`, `.warnings`, `.of(tool, kind)`, `.text()`). At the end, queued work is waited for (without counting as
     a sync) and, with `leaks`, allocations and handles made inside and still alive are reported. Reports go to the
@@ -146,6 +150,13 @@ def check_leaks() -> list[Report]:
     for report in found:
         current.deliver(report)
     return found
+
+
+def drain(timeout: float = 30.0) -> bool:
+    """Wait (at most `timeout` s) until no device has queued work left, so that what it does is checked, without
+    counting the wait as a sync of the host (which would order later accesses after that work). False on timeout."""
+    current = _engine(create=False)
+    return current.drain(timeout) if current is not None else True
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """The sanitizer at work: the hooks the core calls while it is on, its state, and where its reports go.
 
 mlusim.queue, mlusim.memory, mlusim.apicall and mlusim.bang.launcher each hold a module attribute `sanitizer`, None
-while it is off (then every hook costs one test); `install()` sets them to the one Engine. The Engine keeps the
+while it is off (then every hook costs one test); `Engine.refresh()` sets them to the one Engine. The Engine keeps the
 happens-before clocks (clocks.py), the per-block access lists (racecheck.py), the written-word maps (initcheck.py)
 and the leak registry (leakcheck.py), and hands each report to the innermost open scope that runs its tool, else to
 the process (summarised at exit).
@@ -162,7 +162,6 @@ class Engine:
         self.leaks = leakcheck.LeakRegistry()
         self.generation = devices.generation
         self.exit_code: Optional[int] = None
-        self.installed = False
 
     # ---- switching ----------------------------------------------------------------------------------------------
 
@@ -179,10 +178,9 @@ class Engine:
         self.commands = self.racecheck or self.initcheck or self.memcheck
         hook = self if self.tools else None
         queues.sanitizer = hook if self.commands else None
-        launcher.sanitizer = hook if (self.racecheck or self.initcheck or self.memcheck) else None
+        launcher.sanitizer = hook if self.commands else None
         memory.sanitizer = hook
         apicall.sanitizer = hook if self.memcheck else None
-        self.installed = hook is not None
 
     def reset_clocks(self) -> None:
         """Forget every clock (a new device table: its queues start afresh; the old blocks' lists went with them)."""
