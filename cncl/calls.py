@@ -127,7 +127,11 @@ class Operation:
                 latest = run(body, signature, started)
                 return max(latest - started, 0.0) + model_us
 
-            submission.enqueue(self.queue, work, model_us, info={"nrank": self.comm.nrank, "rank": self.comm.rank})
+            info = {"nrank": self.comm.nrank, "rank": self.comm.rank}
+            if signature.seq:  # a collective: its ranks synchronise (the sanitizer orders what follows after it)
+                info["rendezvous"] = (id(self.comm.clique), signature.seq)
+                info["local_ranks"] = len(self.comm.clique.local)
+            submission.enqueue(self.queue, work, model_us, info=info)
 
         # a queue that refuses the command releases its pins; collectives are numbered when they are queued
         self.comm.submit(self.queue, enqueue, collective=self.signature.kind != SEND_RECV)

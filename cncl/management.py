@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlusim import device as devices
+from mlusim import sanitizer
 from mlusim import sharedmem
 from mlusim.validate import as_enum, as_int, as_int_sequence, as_number
 
@@ -67,7 +68,10 @@ def initComms(num_comm: int, dev_list, rank_list, nrank: int, clique_id=None, *,
         fabric = rendezvous.join(clique_arg(clique_id), total, ranks, device_ids, timeout)
         tiny.warm()  # after the join: its timeout must not include loading the compiled message code
     clique = Clique(fabric, timeout)
-    return [cnclComm(clique, rank, target) for rank, target in zip(ranks, targets)]
+    comms = [cnclComm(clique, rank, target) for rank, target in zip(ranks, targets)]
+    for comm in comms:
+        sanitizer.track(comm, "cnclComm_t")  # leakcheck: alive until cnclDestroyComms / cnclFreeComm
+    return comms
 
 
 def _comm_list(comms, num_comm, arg: str = "comms") -> list[cnclComm]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
 
 from .status import api
@@ -48,7 +49,9 @@ def lifecycle(kind: type, create_name: str, destroy_name: str) -> tuple[Callable
     """Register `create_name(&desc) -> desc` and `destroy_name(desc)` for a descriptor type."""
 
     def create():
-        return kind()
+        desc = kind()
+        sanitizer.track(desc, kind.c_type)
+        return desc
 
     def destroy(desc) -> None:
         live(desc, kind, "desc").destroyed = True

@@ -5,6 +5,7 @@ import itertools
 
 from cnrt.device import current_device
 from cnrt.queues import queue_arg
+from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
 from mlusim.queue import Queue
 
@@ -40,7 +41,9 @@ def handle_arg(handle, arg: str = "handle") -> Handle:
 def create() -> Handle:
     """cnnlCreate(cnnlHandle_t *handle) -> handle, bound to the current cnrt device; its queue is that device's
     default queue until cnnlSetQueue."""
-    return Handle(current_device())
+    handle = Handle(current_device())
+    sanitizer.track(handle, "cnnlHandle_t")
+    return handle
 
 
 @api("cnnlDestroy")

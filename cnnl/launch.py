@@ -92,9 +92,10 @@ class OpCall:
             self.submission.release()
         return False
 
-    def _claim(self, span: DeviceRange, arg: str, access: int) -> None:
-        """Hold the pin of `span` for this call; it must be on the handle's device."""
-        self.submission.hold(span, access)
+    def _claim(self, span: DeviceRange, arg: str, access: int, layout=None) -> None:
+        """Hold the pin of `span` for this call (only the elements of `layout` are accessed, when given); it must
+        be on the handle's device."""
+        self.submission.hold(span, access, layout)
         if span.device is not self.handle.device:
             raise ArgumentFault(f"0x{span.address:x} is on device {span.device.index} but the handle is bound to "
                                 f"device {self.handle.device.index}", arg)
@@ -102,7 +103,7 @@ class OpCall:
     def _pin(self, desc: TensorDescriptor, pointer, arg: str, access: int) -> Optional[DeviceRange]:
         span = acquire_tensor(desc, pointer, arg)
         if span is not None:
-            self._claim(span, arg, access)
+            self._claim(span, arg, access, None if desc.is_dense else (desc.itemsize, desc.dims, desc.strides))
         return span
 
     def input(self, desc: TensorDescriptor, pointer, arg: str) -> np.ndarray:
@@ -123,7 +124,8 @@ class OpCall:
         return tensor_view(desc, span, writable=True)
 
     def workspace(self, pointer, size, needed: int, query: str) -> None:
-        """Check the caller's workspace against the `needed` bytes that `query` reports, and claim it."""
+        """Check the caller's workspace against the `needed` bytes that `query` reports, and claim it (as written:
+        the op never depends on what it held before)."""
         nbytes = as_size(size, "workspace_size")
         address = pointer_value(pointer, "workspace")
         if nbytes < needed:
@@ -133,7 +135,7 @@ class OpCall:
             return
         if address == 0:
             raise NullPointerFault(f"workspace is NULL but workspace_size is {nbytes}", "workspace", 0)
-        self._claim(acquire(address, nbytes, "workspace"), "workspace", Access.READ_WRITE)
+        self._claim(acquire(address, nbytes, "workspace"), "workspace", Access.WRITE)
 
     def device_scalar(self, pointer, dtype: int, arg: str) -> np.ndarray:
         """A read-only 1-element view of a scalar in device memory (CNNL_POINTER_MODE_DEVICE)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
 from mlusim.validate import as_enum, as_int
 
@@ -127,7 +128,9 @@ def _set(desc, layout, dtype, dims, strides, maximum: int) -> None:
 @api("cnnlCreateTensorDescriptor")
 def createTensorDescriptor() -> TensorDescriptor:
     """cnnlCreateTensorDescriptor(cnnlTensorDescriptor_t *desc) -> desc (unset)."""
-    return TensorDescriptor()
+    desc = TensorDescriptor()
+    sanitizer.track(desc, "cnnlTensorDescriptor_t")
+    return desc
 
 
 @api("cnnlDestroyTensorDescriptor")

@@ -108,6 +108,7 @@ _FAULT_CODES = {
     "illegal_state": cnrtErrorIllegalState,
     "out_of_memory": cnrtErrorNoMem,
     "host_out_of_memory": cnrtErrorSysNoMem,
+    "sanitizer": cnrtErrorIllegalState,  # mlusim.sanitizer's "raise at the first error" mode
 }
 _KERNEL_CODES = {"assert": cnrtErrorAssert, "user_trap": cnrtErrorKernelUserTrap, "compile": cnrtErrorInvalidKernel}
 

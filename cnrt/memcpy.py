@@ -69,13 +69,19 @@ def _host_side(buffer, nbytes: int, arg: str, writable: bool) -> np.ndarray:
     return flat[:nbytes]
 
 
-def _side(submission: Submission, pointer, nbytes: int, arg: str, writable: bool) -> Side:
-    """One side of a copy: a device range held by the submission (its access recorded), or a host buffer."""
+def _side(submission: Submission, pointer, nbytes: int, arg: str, writable: bool, layout=None) -> Side:
+    """One side of a copy: a device range held by the submission (its access recorded, only the elements of
+    `layout` for a pitched region), or a host buffer."""
     if is_address(pointer):
         if writable:
-            return submission.write(int(pointer), nbytes, arg)
-        return submission.read(int(pointer), nbytes, arg)
+            return submission.write(int(pointer), nbytes, arg, layout)
+        return submission.read(int(pointer), nbytes, arg, layout)
     return _host_side(pointer, nbytes, arg, writable)
+
+
+def _host_call(synchronous: bool):
+    """The info of a copy or fill: a synchronous one is the host thread's own access (for the sanitizer)."""
+    return {"synchronous": True} if synchronous else None
 
 
 def _device_of_copy(dst: Side, src: Side):
@@ -100,7 +106,8 @@ def _enqueue_copy(name: str, dst, src, nbytes, direction, queue, synchronous: bo
         if target_queue is None:
             target_queue = owner.default_queue if owner is not None else queue_arg(None)
         spec = target_queue.device.spec
-        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(spec, _COST_KIND[effective], size))
+        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(spec, _COST_KIND[effective], size),
+                           info=_host_call(synchronous))
     if synchronous:
         target_queue.sync()
 
@@ -138,7 +145,8 @@ def _peer(name, dst, dstDev, src, srcDev, nbytes, queue, synchronous: bool) -> N
         dst_side = submission.write(int(dst), size, "dst")
         src_side = submission.read(int(src), size, "src")
         kind = cost.PEER_TO_PEER if dst_device is not src_device else cost.DEVICE_TO_DEVICE
-        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(src_device.spec, kind, size))
+        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(src_device.spec, kind, size),
+                           info=_host_call(synchronous))
     if synchronous:
         target_queue.sync()
 
@@ -167,13 +175,14 @@ def memcpy2D(dst, dpitch: int, src, spitch: int, width: int, height: int, dir: i
     if dst_extent == 0:
         return
     with Submission(Kind.MEMCPY, "cnrtMemcpy2D") as submission:
-        dst_side = _side(submission, dst, dst_extent, "dst", writable=True)
-        src_side = _side(submission, src, src_extent, "src", writable=False)
+        dst_side = _side(submission, dst, dst_extent, "dst", writable=True, layout=(1, (rows, row), (d_pitch, 1)))
+        src_side = _side(submission, src, src_extent, "src", writable=False, layout=(1, (rows, row), (s_pitch, 1)))
         _check_same_device(effective, dst_side, src_side)
         owner = _device_of_copy(dst_side, src_side)
         queue = owner.default_queue if owner is not None else queue_arg(None)
         model = cost.copy_us(queue.device.spec, _COST_KIND[effective], row * rows)
-        submission.enqueue(queue, copy_2d_work(dst_side, d_pitch, src_side, s_pitch, row, rows), model)
+        submission.enqueue(queue, copy_2d_work(dst_side, d_pitch, src_side, s_pitch, row, rows), model,
+                           info=_host_call(True))
     queue.sync()
 
 
@@ -194,7 +203,7 @@ def _fill(name: str, ptr, value, count, element_bytes: int, queue, synchronous: 
         target = submission.write(int(ptr), nbytes, "ptr")
         target_queue = target.device.default_queue if synchronous else queue_arg(queue)
         submission.enqueue(target_queue, fill_work(target, number, element_bytes),
-                           cost.memset_us(target_queue.device.spec, nbytes))
+                           cost.memset_us(target_queue.device.spec, nbytes), info=_host_call(synchronous))
     if synchronous:
         target_queue.sync()
 

@@ -1,6 +1,7 @@
 """Notifiers (cnrtNotifier_t): placement on queues, waits, queries, and the two clocks."""
 from __future__ import annotations
 
+from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault, NotReadyFault
 from mlusim.queue import Notifier
 from mlusim.validate import as_int
@@ -13,7 +14,9 @@ from .queues import notifier_arg, queue_arg
 @api("cnrtNotifierCreate", "cnrtCreateNotifier")
 def notifierCreate() -> Notifier:
     """cnrtNotifierCreate(cnrtNotifier_t *notifier) -> notifier (v4: cnrtCreateNotifier)."""
-    return Notifier()
+    notifier = Notifier()
+    sanitizer.track(notifier, "cnrtNotifier_t")
+    return notifier
 
 
 @api("cnrtNotifierCreateWithFlags")
@@ -24,7 +27,9 @@ def notifierCreateWithFlags(flags: int) -> Notifier:
     if value & ~C.NOTIFIER_FLAGS:
         raise ArgumentFault(f"unknown notifier flag bits 0x{value & ~C.NOTIFIER_FLAGS:x}", "flags")
     timing = not value & (C.CNRT_NOTIFIER_DISABLE_TIMING_SW | C.CNRT_NOTIFIER_DISABLE_TIMING_ALL)
-    return Notifier(flags=value, timing=bool(timing))
+    notifier = Notifier(flags=value, timing=bool(timing))
+    sanitizer.track(notifier, "cnrtNotifier_t")
+    return notifier
 
 
 @api("cnrtNotifierDestroy", "cnrtDestroyNotifier")
@@ -47,12 +52,15 @@ def waitNotifier(notifier) -> None:
     if placement is not None:
         placement.event.wait()
         placement.queue.host_clock.waited_until(placement.model_time_us)  # a wait is a sync for the model
+        sanitizer.host_waited(placement)
 
 
 @api("cnrtQueryNotifier")
 def queryNotifier(notifier) -> int:
     """cnrtQueryNotifier: cnrtSuccess when reached (or never placed), cnrtErrorNotReady (also the last error) if not."""
-    if notifier_arg(notifier).done():
+    target = notifier_arg(notifier)
+    if target.done():
+        sanitizer.host_waited(target.current)  # the host saw it reached: as good as a wait
         return cnrtSuccess
     set_last_error(cnrtErrorNotReady)
     return cnrtErrorNotReady

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 
+from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
 from mlusim.queue import Notifier, Queue
 from mlusim.submit import Kind, Submission
@@ -52,7 +53,9 @@ def _user_queue(queue, arg: str = "queue") -> Queue:
 @api("cnrtQueueCreate", "cnrtCreateQueue")
 def queueCreate() -> Queue:
     """cnrtQueueCreate(cnrtQueue_t *queue) -> queue, on the current device (v4: cnrtCreateQueue)."""
-    return current_device().create_queue()
+    queue = current_device().create_queue()
+    sanitizer.track(queue, "cnrtQueue_t")
+    return queue
 
 
 
@@ -63,7 +66,9 @@ def queueCreateWithPriority(flags: int, priority: int) -> Queue:
     as_enum(flags, "flags", (0, 1), "queue flag")
     value = as_int(priority, "priority")
     value = min(C.QUEUE_PRIORITY_LEAST, max(C.QUEUE_PRIORITY_GREATEST, value))
-    return current_device().create_queue(priority=value)
+    queue = current_device().create_queue(priority=value)
+    sanitizer.track(queue, "cnrtQueue_t")
+    return queue
 
 
 @api("cnrtQueueGetPriority")
@@ -104,6 +109,7 @@ def queueQuery(queue) -> int:
     fault = target.peek_fault()
     if fault is not None:
         raise fault
+    sanitizer.host_observed(target)  # the host saw the queue idle: as good as a sync
     return cnrtSuccess
 
 

@@ -8,6 +8,9 @@ from typing import Callable, Optional
 
 from .errors import ArgumentFault, Fault
 
+#: The sanitizer while memcheck runs (mlusim.sanitizer sets it): told of every fault an API call raises.
+sanitizer = None
+
 
 class ApiError(Exception):
     """Base of the libraries' errors: `.code` is the C status value, `.fault` the simulator fault behind it."""
@@ -56,6 +59,8 @@ class ApiFamily:
                     on_error(exc.code)
                     raise
                 except Fault as fault:
+                    if sanitizer is not None:
+                        sanitizer.api_fault(c_name, fault)
                     code = translate(fault)
                     on_error(code)
                     raise error(code, f"{c_name}: {fault}", fault) from None

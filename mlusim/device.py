@@ -9,6 +9,7 @@ Configuration comes from the environment (read once, when the table is first use
   MLUSIM_BLOCKING      1 runs each queued command at its call, so errors surface at the line that caused them
   MLUSIM_POISON        0 turns off poisoning of fresh allocations (default 1: bytes 0xFF)
   MLUSIM_SEED          seed for everything random in the simulator (default 0)
+  MLUSIM_SANITIZE      sanitizer tools to run (memcheck, racecheck, initcheck, leakcheck or all; mlusim.sanitizer)
 """
 from __future__ import annotations
 
@@ -258,3 +259,8 @@ def _drain_at_exit() -> None:
     deadline = time.monotonic() + EXIT_DRAIN_SECONDS
     while time.monotonic() < deadline and any(device.busy() for device in list(_devices)):
         time.sleep(0.01)
+
+
+if os.environ.get("MLUSIM_SANITIZE"):
+    from . import sanitizer as _sanitizer
+    _sanitizer.enable_from_environment()

@@ -29,6 +29,8 @@ ADDRESS_SPAN = 1 << ADDRESS_BITS
 POISON_BYTE = 0xFF
 #: Freed blocks remembered for use-after-free reports.
 FREED_HISTORY = 4096
+#: The sanitizer while it is on (mlusim.sanitizer sets it): told of every allocation and free.
+sanitizer = None
 
 
 def round_up(value: int, multiple: int) -> int:
@@ -143,7 +145,9 @@ class AddressSpace:
             self._blocks[start] = block
             self._forget_freed_overlapping(start, need)
             self.used += need
-            return block
+        if sanitizer is not None:
+            sanitizer.allocated(block)
+        return block
 
     def _backing(self, nbytes: int) -> np.ndarray:
         shared = sharedmem.backing(nbytes, self.poison, POISON_BYTE)  # peers can map it (cncl zero-copy)
@@ -190,6 +194,8 @@ class AddressSpace:
         self._freed[block.start] = block
         if len(self._freed) > FREED_HISTORY:
             self._freed.popitem(last=False)
+        if sanitizer is not None:
+            sanitizer.freed(block)
         if block.pins == 0:
             self._release(block)
 

@@ -76,6 +76,8 @@ def reset_all_after_fork() -> None:
 
 #: Callables `(queue, command)` called after every finished command of every queue (mlusim.trace installs one).
 command_hooks: list[Callable[["Queue", "Command"], None]] = []
+#: The sanitizer while it is on (mlusim.sanitizer sets it); None keeps its cost to one check per hook.
+sanitizer = None
 
 
 class Kind(str, enum.Enum):
@@ -108,7 +110,7 @@ class Command:
     """
 
     __slots__ = ("kind", "name", "run", "reads", "writes", "model_us", "blocks", "waits_for",
-                 "host_start", "host_end", "model_start", "model_end", "info", "not_before_us")
+                 "host_start", "host_end", "model_start", "model_end", "info", "not_before_us", "sanitized")
 
     def __init__(self, kind: Kind, name: str, run: Optional[Callable[[], Optional[float]]] = None,
                  reads: tuple = (), writes: tuple = (), model_us: float = 0.0, blocks: tuple = (),
@@ -125,6 +127,7 @@ class Command:
         self.model_start = self.model_end = 0.0
         self.info = info
         self.not_before_us = 0.0
+        self.sanitized = None  # the sanitizer's record of the command (who queued it, its clock)
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name}>"
@@ -133,13 +136,14 @@ class Command:
 class Placement:
     """One placement of a notifier on a queue; completes when the queue reaches it."""
 
-    __slots__ = ("event", "host_time", "model_time_us", "queue")
+    __slots__ = ("event", "host_time", "model_time_us", "queue", "clock")
 
     def __init__(self, queue: "Queue"):
         self.event = threading.Event()
         self.host_time = 0.0
         self.model_time_us = 0.0
         self.queue = queue
+        self.clock = None  # the sanitizer's happens-before clock of the queue at this point
 
 
 class Notifier:
@@ -220,6 +224,8 @@ class Queue:
         if self.destroyed or self.lost is not None:
             self._unpin(command)
             self.check_alive()
+        if sanitizer is not None:
+            sanitizer.enqueued(self, command)
         command.not_before_us = self.host_clock.us
         if self.blocking:
             with self._submit_lock:
@@ -322,6 +328,8 @@ class Queue:
                 placement = command.waits_for
                 placement.event.wait()
                 self.model_clock_us = max(self.model_clock_us, placement.model_time_us)
+                if sanitizer is not None:
+                    sanitizer.waited(self, placement)
             if self._fault is not None and command.kind is not Kind.NOTIFIER:
                 self._skipped += 1
                 return
@@ -334,6 +342,8 @@ class Queue:
             _running.command = command
             try:
                 self._check_blocks(command, position)
+                if sanitizer is not None:
+                    sanitizer.starting(self, command)
                 modelled = command.run() if command.run is not None else None
                 command.host_end = time.perf_counter()
                 if modelled is not None:
@@ -343,6 +353,8 @@ class Queue:
                     observer(command)
                 for hook in command_hooks:
                     hook(self, command)
+                if sanitizer is not None:
+                    sanitizer.finished(self, command)
             except BaseException as exc:  # any failure of queued work becomes the queue's sticky error
                 command.host_end = time.perf_counter()
                 command.model_end = command.model_start
@@ -401,6 +413,8 @@ class Queue:
             self.interrupted_before = max(self.interrupted_before, target)
             raise KeyboardInterrupt(self._interrupt(str(interrupt))) from None
         self.host_clock.waited_until(self.model_clock_us)
+        if sanitizer is not None:
+            sanitizer.host_synced(self)
 
     def _interrupt(self, detail: str) -> str:
         """Ctrl-C while waiting: stop the running command if it can be stopped (a kernel); describe what was
@@ -497,6 +511,8 @@ class Queue:
         def reach() -> None:
             placement.host_time = time.perf_counter() - getattr(self.device, "excluded_host_seconds", 0.0)
             placement.model_time_us = self.model_clock_us
+            if sanitizer is not None:
+                sanitizer.placed(self, placement)
             placement.event.set()
 
         notifier.current = placement

@@ -11,6 +11,9 @@ The device ranges a command touches are resolved (a bad pointer fails at the cal
 free waits until the command ran) and recorded with their access, so that the command's read and write sets are
 exact: they drive tracing, the cost model's byte counts and the sanitizer. If anything fails before `enqueue`, the
 `with` block releases the pins taken so far; a queue that refuses the command releases them too.
+
+An access to a strided tensor or a pitched 2-D region is recorded as a `StridedExtent`: its (address, nbytes) span
+plus the exact element layout, so that the bytes between its elements are not counted as accessed.
 """
 from __future__ import annotations
 
@@ -27,6 +30,24 @@ class Access:
     READ = 1
     WRITE = 2
     READ_WRITE = 3
+
+
+class StridedExtent(tuple):
+    """(address, nbytes) of a span whose accessed bytes are elements of `itemsize` bytes at `dims` x `strides`
+    (strides in elements, >= 0) from `address`; the bytes between them are not accessed. Compares as its tuple."""
+
+    def __new__(cls, address: int, nbytes: int, itemsize: int, dims: tuple, strides: tuple):
+        extent = super().__new__(cls, (address, nbytes))
+        extent.itemsize = int(itemsize)
+        extent.dims = tuple(int(d) for d in dims)
+        extent.strides = tuple(int(s) for s in strides)
+        return extent
+
+    def __reduce__(self):
+        return StridedExtent, (self[0], self[1], self.itemsize, self.dims, self.strides)
+
+
+Layout = Optional[tuple]  # (itemsize, dims, strides) of a strided access, None for a dense one
 
 
 class Submission:
@@ -51,29 +72,32 @@ class Submission:
 
     # ---- device ranges --------------------------------------------------------------------------------------------
 
-    def read(self, address: int, nbytes: int, arg: str) -> DeviceRange:
-        """Resolve and pin [address, address + nbytes), which the command reads."""
-        return self.hold(acquire(address, nbytes, arg), Access.READ)
+    def read(self, address: int, nbytes: int, arg: str, layout: Layout = None) -> DeviceRange:
+        """Resolve and pin [address, address + nbytes), which the command reads (only the elements of `layout`,
+        (itemsize, dims, strides), when given)."""
+        return self.hold(acquire(address, nbytes, arg), Access.READ, layout)
 
-    def write(self, address: int, nbytes: int, arg: str) -> DeviceRange:
-        """Resolve and pin [address, address + nbytes), which the command writes."""
-        return self.hold(acquire(address, nbytes, arg), Access.WRITE)
+    def write(self, address: int, nbytes: int, arg: str, layout: Layout = None) -> DeviceRange:
+        """Resolve and pin [address, address + nbytes), which the command writes (only the elements of `layout`)."""
+        return self.hold(acquire(address, nbytes, arg), Access.WRITE, layout)
 
-    def read_write(self, address: int, nbytes: int, arg: str) -> DeviceRange:
+    def read_write(self, address: int, nbytes: int, arg: str, layout: Layout = None) -> DeviceRange:
         """Resolve and pin [address, address + nbytes), which the command reads and writes."""
-        return self.hold(acquire(address, nbytes, arg), Access.READ_WRITE)
+        return self.hold(acquire(address, nbytes, arg), Access.READ_WRITE, layout)
 
-    def hold(self, span: DeviceRange, access: int) -> DeviceRange:
+    def hold(self, span: DeviceRange, access: int, layout: Layout = None) -> DeviceRange:
         """Take over a range pinned elsewhere (e.g. a strided tensor's span) and record its access."""
         self.spans.append(span)
-        self.record(span, access)
+        self.record(span, access, layout)
         return span
 
-    def record(self, span: DeviceRange, access: int) -> None:
-        """Record one more access to a range already held (an output that is also read, say)."""
+    def record(self, span: DeviceRange, access: int, layout: Layout = None) -> None:
+        """Record one more access to a range already held (an output that is also read, say); `layout`
+        (itemsize, dims, strides in elements) names the elements of a strided access."""
         if span.nbytes == 0:
             return
-        extent = (span.address, span.nbytes)
+        extent = (span.address, span.nbytes) if layout is None else StridedExtent(span.address, span.nbytes,
+                                                                                   *layout)
         if access & Access.READ:
             self.reads.append(extent)
         if access & Access.WRITE:

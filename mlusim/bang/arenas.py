@@ -60,7 +60,7 @@ class ArenaPool:
             taken = [free.pop() for _ in range(min(count, len(free)))]
         taken += [CoreArena(spec) for _ in range(count - len(taken))]
         for arena in taken:
-            arena.state[:] = 0
+            arena.state[:STATE_WIDTH] = 0  # a longer row holds the sanitizer's access log after it
         return taken
 
     def take_srams(self, spec, count: int) -> list[SramArena]:

@@ -13,6 +13,7 @@ import time
 
 from numba import objmode
 
+from .accesslog import SYNCS_ALL, SYNCS_ANY
 from .caching import jit
 from .context import BARRIER_KEY, BARRIERS
 from .faults import KernelTrap
@@ -188,6 +189,7 @@ def sync_cluster(ctx):
     with objmode():
         arrive(key, task, cluster_dim, CLUSTER)
     ctx.state[BARRIERS] += 1
+    ctx.state[SYNCS_ANY] += 1
 
 
 @jit(nogil=False)
@@ -200,3 +202,5 @@ def sync_all(ctx):
     with objmode():
         arrive(key, task, cluster_dim, ALL)
     ctx.state[BARRIERS] += 1
+    ctx.state[SYNCS_ANY] += 1
+    ctx.state[SYNCS_ALL] += 1

@@ -12,6 +12,7 @@ from collections import namedtuple
 
 from numba.extending import overload, register_jitable
 
+from . import accesslog
 from .caching import jit
 from .dtypes import ELEMENT_TYPES
 from .faults import KernelTrap
@@ -38,6 +39,8 @@ BARRIERS = 41               # barriers passed
 PENDING = 48                # PENDING + 3*i: (dst address, src address, bytes) of pending async copy i
 MAX_PENDING = 64
 STATE_WIDTH = PENDING + 3 * MAX_PENDING
+# slots 7, 31 and 42..45 and the entries from STATE_WIDTH on: the sanitizer's access log (mlusim.bang.accesslog)
+assert accesslog.ENTRIES == STATE_WIDTH
 
 # ---- layout of the `limits` row (int64) --------------------------------------------------------------------------
 CAPACITY = 0                # CAPACITY + space: usable bytes of NRAM / WRAM / SRAM
@@ -105,7 +108,8 @@ def allocate(ctx, space, arena, name, etype, count):
         ctx.state[SRAM_HIGH] = max(ctx.state[SRAM_HIGH], start + nbytes)
     if space != SRAM or ctx.limits[SRAM_SHARED] == 0:
         raw_fill(arena.ctypes.data + start, nbytes, POISON)
-    return make_ptr(storage_view(arena[start:start + nbytes], etype), 0, space, name, etype)
+    log = accesslog.row_address(ctx) if space == SRAM else 0
+    return make_ptr(storage_view(arena[start:start + nbytes], etype), 0, space, name, etype, log)
 
 
 @jit

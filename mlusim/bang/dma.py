@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import register_jitable
 
+from . import accesslog
 from .caching import jit
 from .context import COPY_BYTES, COPY_COUNT, MAX_PENDING, PENDING, PENDING_COUNT
 from .faults import KernelTrap
@@ -111,7 +112,10 @@ def memcpy(ctx, dst, src, size, direction):
     check_int(size, "size", "memcpy")
     if size < 0:
         raise KernelTrap("memcpy: negative size " + text(size))
-    raw_move(checked_span(dst, 0, size, "dst", "memcpy"), checked_span(src, 0, size, "src", "memcpy"), size)
+    d = checked_span(dst, 0, size, "dst", "memcpy")
+    s = checked_span(src, 0, size, "src", "memcpy")
+    accesslog.note_copy(ctx, dst.space, d, src.space, s, size)
+    raw_move(d, s, size)
     _count(ctx, direction, size)
 
 
@@ -129,6 +133,7 @@ def memcpy_strided(ctx, dst, src, size, direction, dst_stride, src_stride, segnu
     for segment in range(segnum + 1):
         d = checked_span(dst, bounded_mul(segment, dst_stride), size, "dst", "memcpy")
         s = checked_span(src, bounded_mul(segment, src_stride), size, "src", "memcpy")
+        accesslog.note_copy(ctx, dst.space, d, src.space, s, size)
         raw_move(d, s, size)
     _count(ctx, direction, bounded_mul(size, segnum + 1))
 
@@ -152,6 +157,7 @@ def memcpy_async(ctx, dst, src, size, direction):
         raise KernelTrap("memcpy_async: negative size " + text(size))
     d = checked_span(dst, 0, size, "dst", "memcpy_async")
     s = checked_span(src, 0, size, "src", "memcpy_async")
+    accesslog.note_copy(ctx, dst.space, d, src.space, s, size)  # it happens before the next barrier
     if ctx.state[PENDING_COUNT] == MAX_PENDING:
         sync(ctx)
     record = PENDING + 3 * ctx.state[PENDING_COUNT]

@@ -8,6 +8,8 @@ each with fresh SRAM. The first fault stops the launch and becomes a KernelFault
 A launch the main thread runs watches SIGINT (or runs its tasks on a helper thread), so that Ctrl-C stops it;
 every launch has a watchdog time limit (mlusim.bang.watchdog). Either stops the tasks with an error that names the
 kernel.
+Under the sanitizer (`sanitizer` below, set by mlusim.sanitizer) the workers record their tasks' GDRAM and SRAM
+accesses (mlusim.bang.accesslog), which the sanitizer checks after the launch.
 """
 from __future__ import annotations
 
@@ -22,13 +24,14 @@ from mlusim import queue as queues
 from mlusim.hostpool import host_cores, pool
 from mlusim.errors import Fault, KernelFault
 
+from . import accesslog
 from . import barriers as barrier_registry
 from . import watchdog
 from .cancel import TaskStopped
 from .arenas import POOL, CoreArena, SramArena
 from .barriers import BarrierAborted, BarrierSet
 from .context import (ADDRESS_ALIGN, BARRIER_KEY, CAPACITY, LENGTH_ALIGN, LIMITS_WIDTH, PENDING_COUNT, SRAM_SHARED,
-                      Ctx)
+                      STATE_WIDTH, Ctx)
 from .faults import KernelTrap
 from .dma import sync
 from .pointer import GDRAM, NRAM, SRAM, WRAM, Ptr
@@ -38,6 +41,8 @@ from .work import WorkCounts, counts_from_state, modelled_us
 #: A first task faster than this runs the whole launch on the calling thread (threads would cost more).
 INLINE_TASK_SECONDS = 50e-6
 HOST_WORKERS = host_cores()
+#: The sanitizer while it is on (mlusim.sanitizer sets it); None: launches record nothing.
+sanitizer = None
 
 
 @lru_cache(maxsize=64)
@@ -97,6 +102,11 @@ class Launch:
         self.schedule: list[int] = []
         self.counts: WorkCounts | None = None
         self.stopper = watchdog.Stopper(python_tasks=kernel.debug)
+        self.log_capacity = sanitizer.kernel_log_entries() if sanitizer is not None else 0
+        self.sram_ranges: list[tuple[int, int]] = []
+        self.log_entries = None
+        self.log_dropped = 0
+        self._logged_args: dict = {}
 
     # ---- per task ------------------------------------------------------------------------------------------------
 
@@ -112,11 +122,35 @@ class Launch:
         empty = np.zeros(0, dtype=np.uint8)
         return Ctx(0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1, empty, empty, empty, np.zeros(1, np.int64), self.limits)
 
+    def _arguments(self, arena: CoreArena) -> tuple:
+        """The arguments a task on `arena` gets: pointers that record into its state row while logging."""
+        if not self.log_capacity:
+            return self.args
+        args = self._logged_args.get(id(arena))
+        if args is None:
+            row = arena.state.ctypes.data
+            args = tuple(a.logged(row) if isinstance(a, Ptr) else a for a in self.args)
+            self._logged_args[id(arena)] = args
+        return args
+
+    def _take(self, arenas: list[CoreArena], srams: list[SramArena] = ()) -> None:
+        if self.log_capacity:
+            self.sram_ranges = [(s.data.ctypes.data, s.data.ctypes.data + s.data.size) for s in srams]
+            accesslog.prepare(arenas, self.log_capacity)
+
+    def _give(self, arenas: list[CoreArena], srams: list[SramArena] = ()) -> None:
+        """Return the workers to the pool, keeping what they recorded."""
+        if self.log_capacity:
+            self.log_entries, self.log_dropped = accesslog.entries(arenas)
+        POOL.give(self.spec, arenas, srams)
+
     def run_task(self, body, task: int, arena: CoreArena, sram: SramArena) -> bool:
         """Run one task; record its fault. True when it completed."""
         ctx = self.context(task, arena, sram)
+        if self.log_capacity:
+            accesslog.begin_task(arena.state, task)
         try:
-            body(ctx, *self.args)
+            body(ctx, *self._arguments(arena))
             if arena.state[PENDING_COUNT]:
                 sync(ctx)
             return True
@@ -162,8 +196,13 @@ class Launch:
             if queue is not None:
                 queue.off_interrupt(stopper.stop)
         self.counts = counts_from_state(rows, self.layout.task_dim)
+        if sanitizer is not None:
+            sanitizer.kernel_launched(self)
         if self.faults or stopper.reason is not None:
-            raise self.kernel_fault()
+            fault = self.kernel_fault()
+            if sanitizer is not None:
+                sanitizer.kernel_faulted(self, fault)
+            raise fault
         return modelled_us(self.spec, self.counts, self.layout.task_dim, self.layout.union)
 
     def _run_tasks(self, body, workers: int, barrier_timeout: float) -> list[np.ndarray]:
@@ -221,6 +260,7 @@ class Launch:
         order = shuffled(self.seed, self.layout.task_dim)
         self.schedule = list(order)
         arenas = POOL.take_cores(self.spec, min(max(1, workers), len(order)))
+        self._take(arenas)
         try:
             def run_chunk(arena: CoreArena, tasks) -> None:
                 self.stopper.enter()
@@ -244,9 +284,9 @@ class Launch:
                 run_chunk(arenas[0], chunks[0])
                 for future in futures:
                     future.result()
-            return [arena.state.copy() for arena in arenas]
+            return [arena.state[:STATE_WIDTH].copy() for arena in arenas]
         finally:
-            POOL.give(self.spec, arenas)
+            self._give(arenas)
 
     def _run_rounds(self, body, timeout: float) -> list[np.ndarray]:
         lay = self.layout
@@ -258,6 +298,7 @@ class Launch:
         self.limits[SRAM_SHARED] = 1
         arenas = POOL.take_cores(self.spec, group)
         srams = POOL.take_srams(self.spec, lay.union)
+        self._take(arenas, srams)
 
         def between_rounds() -> None:
             used = max(arena.sram_used() for arena in arenas)
@@ -295,10 +336,10 @@ class Launch:
             run_member(members[0])
             for thread in threads:
                 thread.join()
-            return [arena.state.copy() for arena in arenas]
+            return [arena.state[:STATE_WIDTH].copy() for arena in arenas]
         finally:
             barrier_registry.unregister(int(self.limits[BARRIER_KEY]))
-            POOL.give(self.spec, arenas, srams)
+            self._give(arenas, srams)
 
     # ---- reporting -----------------------------------------------------------------------------------------------
 

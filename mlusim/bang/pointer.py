@@ -3,7 +3,8 @@
 A `Ptr` is (base, offset, space, name): `base` is the whole typed allocation it points into (a GDRAM block or one
 on-chip buffer), `offset` an element offset that pointer arithmetic moves (`p + 4`, `p - 4`) freely, even outside
 the allocation; only an access checks that [offset, offset + count) lies inside `base`, so a negative offset is
-caught and reported as such. Half and bfloat16 are stored as uint16 bits (see dtypes).
+caught and reported as such. Half and bfloat16 are stored as uint16 bits (see dtypes). `log` is the address of the
+state row that records the pointer's element accesses for the sanitizer (mlusim.bang.accesslog), 0 when none does.
 
 Every check is overflow-proof: pointer arithmetic saturates at the int64 limits instead of wrapping (so a huge
 offset can never wrap back into a buffer), and the range checks compare without forming sums that could overflow.
@@ -21,6 +22,7 @@ from numba import from_dtype
 from numba.extending import (NativeValue, box, intrinsic, make_attribute_wrapper, models, overload,
                              register_jitable, register_model, typeof_impl, unbox)
 
+from . import accesslog
 from .caching import jit
 from .dtypes import (ELEMENT_TYPES, ElementType, ElementTypeToken, bfloat16_to_f32, f32_to_bfloat16, f32_to_half,
                      half_to_f32)
@@ -37,6 +39,7 @@ def clamp64(value: int) -> int:
     """A Python int saturated to the int64 range (pointer arithmetic of plain-Python kernel code)."""
     return INT64_MAX if value > INT64_MAX else INT64_MIN if value < INT64_MIN else value
 SPACE_NAMES = ("GDRAM", "NRAM", "WRAM", "SRAM", "LDRAM")
+assert (accesslog.GDRAM_SPACE, accesslog.SRAM_SPACE) == (GDRAM, SRAM)
 
 
 class PtrType(types.Type):
@@ -55,31 +58,36 @@ _PTR_TYPES = {kind: PtrType(kind) for kind in ELEMENT_TYPES}
 class _PtrModel(models.StructModel):
     def __init__(self, dmm, fe_type):
         members = [("base", fe_type.array_type), ("offset", types.intp), ("space", types.int64),
-                   ("name", types.unicode_type)]
+                   ("name", types.unicode_type), ("log", types.intp)]
         super().__init__(dmm, fe_type, members)
 
 
-for _field in ("base", "offset", "space", "name"):
+for _field in ("base", "offset", "space", "name", "log"):
     make_attribute_wrapper(PtrType, _field, _field)
 
 
 class Ptr:
     """A typed pointer (`T *` in BANG C). `p + k` / `p - k` move it; `p[i]` reads or writes one element."""
 
-    __slots__ = ("base", "offset", "space", "name", "etype")
+    __slots__ = ("base", "offset", "space", "name", "etype", "log")
 
-    def __init__(self, base: np.ndarray, offset: int, space: int, name: str, etype: ElementType):
+    def __init__(self, base: np.ndarray, offset: int, space: int, name: str, etype: ElementType, log: int = 0):
         self.base = base
         self.offset = int(offset)
         self.space = int(space)
         self.name = name
         self.etype = etype
+        self.log = int(log)
 
     def __add__(self, count: int) -> "Ptr":
-        return Ptr(self.base, clamp64(self.offset + int(count)), self.space, self.name, self.etype)
+        return Ptr(self.base, clamp64(self.offset + int(count)), self.space, self.name, self.etype, self.log)
 
     def __sub__(self, count: int) -> "Ptr":
-        return Ptr(self.base, clamp64(self.offset - int(count)), self.space, self.name, self.etype)
+        return Ptr(self.base, clamp64(self.offset - int(count)), self.space, self.name, self.etype, self.log)
+
+    def logged(self, log: int) -> "Ptr":
+        """This pointer, with its element accesses recorded in the state row at address `log`."""
+        return Ptr(self.base, self.offset, self.space, self.name, self.etype, log)
 
     def __getitem__(self, index: int):
         return ptr_load(self, clamp64(int(index)))
@@ -92,8 +100,8 @@ class Ptr:
                 f"({self.base.size} elements)>")
 
 
-def _rebuild(base, offset, space, name, kind):
-    return Ptr(base, offset, space, name, ELEMENT_TYPES[kind])
+def _rebuild(base, offset, space, name, kind, log):
+    return Ptr(base, offset, space, name, ELEMENT_TYPES[kind], log)
 
 
 @typeof_impl.register(Ptr)
@@ -104,7 +112,8 @@ def _typeof_ptr(value, context):
 @unbox(PtrType)
 def _unbox_ptr(typ, obj, c):
     ptr = cgutils.create_struct_proxy(typ)(c.context, c.builder)
-    fields = (("base", typ.array_type), ("offset", types.intp), ("space", types.int64), ("name", types.unicode_type))
+    fields = (("base", typ.array_type), ("offset", types.intp), ("space", types.int64), ("name", types.unicode_type),
+              ("log", types.intp))
     failed = cgutils.false_bit
     for field, field_type in fields:
         attr = c.pyapi.object_getattr_string(obj, field)
@@ -124,19 +133,20 @@ def _box_ptr(typ, val, c):
     space = c.box(types.int64, ptr.space)
     name = c.box(types.unicode_type, ptr.name)
     kind = c.pyapi.unserialize(c.pyapi.serialize_object(typ.kind))
-    result = c.pyapi.call_function_objargs(rebuild, (base, offset, space, name, kind))
-    for obj in (rebuild, base, offset, space, name, kind):
+    log = c.box(types.intp, ptr.log)
+    result = c.pyapi.call_function_objargs(rebuild, (base, offset, space, name, kind, log))
+    for obj in (rebuild, base, offset, space, name, kind, log):
         c.pyapi.decref(obj)
     return result
 
 
 @intrinsic
-def make_ptr(typingctx, base, offset, space, name, etype):
+def make_ptr(typingctx, base, offset, space, name, etype, log):
     """A Ptr from its fields (compiled code)."""
     if not isinstance(etype, ElementTypeToken):
         return None
     result = _PTR_TYPES[etype.kind]
-    signature = result(base, offset, space, name, etype)
+    signature = result(base, offset, space, name, etype, log)
 
     def codegen(context, builder, sig, args):
         ptr = cgutils.create_struct_proxy(result)(context, builder)
@@ -144,6 +154,7 @@ def make_ptr(typingctx, base, offset, space, name, etype):
         ptr.offset = context.cast(builder, args[1], sig.args[1], types.intp)
         ptr.space = context.cast(builder, args[2], sig.args[2], types.int64)
         ptr.name = args[3]
+        ptr.log = context.cast(builder, args[5], sig.args[5], types.intp)
         context.nrt.incref(builder, sig.args[0], args[0])
         context.nrt.incref(builder, sig.args[3], args[3])
         return ptr._getvalue()
@@ -177,7 +188,7 @@ def _moving(operation: str):
         def codegen(context, builder, sig, args):
             src = cgutils.create_struct_proxy(ptr)(context, builder, value=args[0])
             out = cgutils.create_struct_proxy(ptr)(context, builder)
-            out.base, out.space, out.name = src.base, src.space, src.name
+            out.base, out.space, out.name, out.log = src.base, src.space, src.name, src.log
             out.offset = _saturating(builder, operation, src.offset, _as_int64(context, builder, args[1], sig.args[1]))
             context.nrt.incref(builder, ptr, args[0])
             return out._getvalue()
@@ -382,10 +393,19 @@ def address(ptr):
     return ptr.base.ctypes.data + ptr.offset * itemsize(ptr)
 
 
+@register_jitable
+def note_element(ptr, index, write):
+    """Record an element access for the sanitizer when ptr's accesses are recorded (after check_range)."""
+    if ptr.log != 0:
+        size = itemsize(ptr)
+        accesslog.note(ptr.log, address(ptr) + index * size, size, ptr.space, write)
+
+
 @jit
 def ptr_load(ptr, index):
     """`ptr[index]`, checked (scalar read of any memory space)."""
     check_range(ptr + index, 1, "read")
+    note_element(ptr, index, False)
     return load(ptr, index)
 
 
@@ -393,6 +413,7 @@ def ptr_load(ptr, index):
 def ptr_store(ptr, index, value):
     """`ptr[index] = value`, checked (scalar write of any memory space)."""
     check_range(ptr + index, 1, "write")
+    note_element(ptr, index, True)
     store(ptr, index, value)
 
 
@@ -401,6 +422,7 @@ def _ptr_getitem(ptr, index):
     if isinstance(ptr, PtrType) and isinstance(index, types.Integer):
         def impl(ptr, index):
             check_range(ptr + index, 1, "read")
+            note_element(ptr, index, False)
             return load(ptr, index)
         return impl
 
@@ -410,5 +432,6 @@ def _ptr_setitem(ptr, index, value):
     if isinstance(ptr, PtrType) and isinstance(index, types.Integer):
         def impl(ptr, index, value):
             check_range(ptr + index, 1, "write")
+            note_element(ptr, index, True)
             store(ptr, index, value)
         return impl

@@ -21,6 +21,7 @@ SUITES = {
     "capi": "bench_capi",
     "torch": "bench_torch",
     "dist": "bench_dist",
+    "sanitizer": "bench_sanitizer",
 }
 DEFAULT_SUITES = ("ops",)
 

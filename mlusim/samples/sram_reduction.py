@@ -8,6 +8,7 @@ import numpy as np
 
 import cnrt
 from mlusim import bang
+from mlusim.samples import queue_for
 
 TILE = 16 * 1024
 PARTIALS = 64  # SRAM slots: one per core of the cluster, padded to a 64-byte aligned vector
@@ -47,9 +48,9 @@ def run(x: np.ndarray, queue=None) -> float:
     out_ptr = cnrt.malloc(clusters * 4)
     try:
         cnrt.memcpy(x_ptr, np.ascontiguousarray(x, np.float32), n * 4, cnrt.cnrtMemcpyHostToDev)
-        queue = queue or cnrt.queueCreate()
-        cluster_sum[(cores, clusters, 1), cnrt.cnrtFuncTypeUnion1, queue](x_ptr, out_ptr, n)
-        cnrt.queueSync(queue)
+        with queue_for(queue) as target:
+            cluster_sum[(cores, clusters, 1), cnrt.cnrtFuncTypeUnion1, target](x_ptr, out_ptr, n)
+            cnrt.queueSync(target)
         per_cluster = np.empty(clusters, np.float32)
         cnrt.memcpy(per_cluster, out_ptr, clusters * 4, cnrt.cnrtMemcpyDevToHost)
         return float(per_cluster.sum(dtype=np.float64))

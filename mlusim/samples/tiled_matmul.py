@@ -8,6 +8,7 @@ import numpy as np
 
 import cnrt
 from mlusim import bang
+from mlusim.samples import queue_for
 
 TM, TK, TN = 32, 64, 32
 
@@ -41,10 +42,10 @@ def run(a: np.ndarray, b: np.ndarray, queue=None) -> np.ndarray:
     try:
         cnrt.memcpy(ptrs[0], np.ascontiguousarray(a, np.float32), m * k * 4, cnrt.cnrtMemcpyHostToDev)
         cnrt.memcpy(ptrs[1], np.ascontiguousarray(b, np.float32), k * n * 4, cnrt.cnrtMemcpyHostToDev)
-        queue = queue or cnrt.queueCreate()
         tiles = (m // TM) * (n // TN)
-        tiled_matmul[(tiles, 1, 1), cnrt.cnrtFuncTypeBlock, queue](*ptrs, m, k, n)
-        cnrt.queueSync(queue)
+        with queue_for(queue) as target:
+            tiled_matmul[(tiles, 1, 1), cnrt.cnrtFuncTypeBlock, target](*ptrs, m, k, n)
+            cnrt.queueSync(target)
         out = np.empty((m, n), np.float32)
         cnrt.memcpy(out, ptrs[2], m * n * 4, cnrt.cnrtMemcpyDevToHost)
         return out

@@ -7,6 +7,7 @@ import numpy as np
 
 import cnrt
 from mlusim import bang
+from mlusim.samples import queue_for
 
 TILE = 32 * 1024  # float32 elements per NRAM tile (3 tiles = 384 KiB of NRAM)
 
@@ -41,9 +42,9 @@ def run(x: np.ndarray, y: np.ndarray, queue=None) -> np.ndarray:
     try:
         cnrt.memcpy(ptrs[0], x, n * 4, cnrt.cnrtMemcpyHostToDev)
         cnrt.memcpy(ptrs[1], y, n * 4, cnrt.cnrtMemcpyHostToDev)
-        queue = queue or cnrt.queueCreate()
-        vector_add[union1_dim(), cnrt.cnrtFuncTypeUnion1, queue](ptrs[0], ptrs[1], ptrs[2], n)
-        cnrt.queueSync(queue)
+        with queue_for(queue) as target:
+            vector_add[union1_dim(), cnrt.cnrtFuncTypeUnion1, target](ptrs[0], ptrs[1], ptrs[2], n)
+            cnrt.queueSync(target)
         z = np.empty(n, np.float32)
         cnrt.memcpy(z, ptrs[2], n * 4, cnrt.cnrtMemcpyDevToHost)
         return z

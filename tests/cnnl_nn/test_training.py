@@ -73,7 +73,9 @@ class DeviceCNN:
         self.hidden = cnnl.createTensorDescriptor()  # the pooled map seen as [BATCH, FEATURES] (same memory)
         cnnl.setTensorDescriptor(self.hidden, cnnl.CNNL_LAYOUT_ARRAY, F32, [BATCH, FEATURES])
         self.logits, self.log_p, self.d_log_p, self.d_logits = (blank((BATCH, CLASSES), F32) for _ in range(4))
-        self.mean, self.invstd, self.running_mean, self.running_var = (blank((FILTERS,), F32) for _ in range(4))
+        self.mean, self.invstd = (blank((FILTERS,), F32) for _ in range(2))
+        # the op reads the running statistics to update them: they start as PyTorch's (0 and 1), not unwritten
+        self.running_mean, self.running_var = placed(np.zeros(FILTERS), F32), placed(np.ones(FILTERS), F32)
         self.total, self.loss, self.one = blank((1,), F32), blank((1,), F32), placed(np.ones(1), F32)
         self.class_weight = placed(np.ones(CLASSES), F32)
         self.conv_desc = cnnl.createConvolutionDescriptor()

@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def _some_work():
     queues = [cnrt.queueCreate(), cnrt.queueCreate()]
     values = np.arange(1 << 16, dtype=np.float32)
-    pointer = cnrt.malloc(values.nbytes)
-    cnrt.memcpyAsync(pointer, values, values.nbytes, queues[0], cnrt.cnrtMemcpyHostToDev)
-    cnrt.memsetAsync(pointer, 0, values.nbytes, queues[1])
+    copied, filled = cnrt.malloc(values.nbytes), cnrt.malloc(values.nbytes)  # one each: the queues run concurrently
+    cnrt.memcpyAsync(copied, values, values.nbytes, queues[0], cnrt.cnrtMemcpyHostToDev)
+    cnrt.memsetAsync(filled, 0, values.nbytes, queues[1])
     cnrt.syncDevice()
     return queues, values.nbytes
 

@@ -1,5 +1,6 @@
 """Argument fuzzing: whatever a caller passes, a call succeeds or raises CnrtError; memory is never corrupted."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import cnrt
@@ -42,6 +43,7 @@ def test_memcpy_fuzz(dst, src, nbytes, direction):
     intact(sentinel)
 
 
+@pytest.mark.mlusim_sanitize(exclude="initcheck")  # it reads bytes that its failed memsets left unwritten
 @settings(max_examples=60)
 @given(offset=st.integers(-4096, 8192), nbytes=st.integers(-2, 8192), value=st.integers(-300, 300))
 def test_pointer_arithmetic_fuzz_near_a_live_block(offset, nbytes, value):

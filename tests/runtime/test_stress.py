@@ -13,6 +13,7 @@ def worker(index, results, errors):
     try:
         queue = cnrt.queueCreate()
         pointer = cnrt.malloc(ROUNDS * 4)
+        cnrt.memsetAsync(pointer, 0, ROUNDS * 4, queue)  # the copies below read words not yet written
         host = np.zeros(ROUNDS, np.uint32)
         order = []
         for step in range(ROUNDS):

@@ -91,6 +91,7 @@ def test_record_stream_keeps_a_block_until_the_other_stream_is_done(gates):
     side = torch.mlu.Stream()
     t = torch.ones(256, device="mlu")
     gate = gates(side)
+    side.wait_stream(torch.mlu.current_stream())  # the fill of t (default stream) before its use on `side`
     with torch.mlu.stream(side):
         t.add_(t)
     t.record_stream(side)
