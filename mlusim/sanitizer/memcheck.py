@@ -16,8 +16,23 @@ from .report import Access, Report
 POINTER_FAULTS = frozenset({"null_pointer", "unknown_address", "use_after_free", "double_free", "out_of_bounds",
                             "negative_offset", "not_block_start"})
 
-_RANGE = re.compile(r"(?:(?P<role>dst|src) )?(?P<unit>elements|bytes) \[(?P<first>-?\d+), (?P<end>-?\d+)\) of "
-                    r"(?P<space>GDRAM|NRAM|WRAM|SRAM|LDRAM) buffer '(?P<name>[^']*)'")
+#: The range of a BANG access trap (mlusim.bang.pointer.range_trap, mlusim.bang.dma.span_trap): elements of a
+#: pointer access, or bytes of a copy side (at a byte offset, or at segment x stride + first byte of a strided copy).
+_RANGE = re.compile(r"(?:(?P<count>-?\d+) element\(s\) from element (?P<element>-?\d+)"
+                    r"|(?P<role>dst|src) (?P<nbytes>-?\d+) byte\(s\) at byte offset "
+                    r"(?P<byte>-?\d+)(?: x (?P<stride>-?\d+) \+ (?P<first_byte>-?\d+))?)"
+                    r" of (?P<space>GDRAM|NRAM|WRAM|SRAM|LDRAM) buffer '(?P<name>[^']*)'")
+
+
+def _range(match, itemsize: int) -> tuple:
+    """(first byte, end byte) within the buffer of a matched trap message."""
+    if match.group("count") is not None:
+        first = int(match.group("element")) * itemsize
+        return first, first + int(match.group("count")) * itemsize
+    first = int(match.group("byte"))
+    if match.group("stride") is not None:
+        first = first * int(match.group("stride")) + int(match.group("first_byte"))
+    return first, first + int(match.group("nbytes"))
 
 
 def api_fault_report(call: str, fault, stack: tuple) -> Optional[Report]:
@@ -70,9 +85,7 @@ def _device_address(launch, match) -> tuple:
     for (param, _), value in zip(launch.kernel.params, launch.args):
         if param != name or not hasattr(value, "base"):
             continue
-        itemsize = value.base.itemsize
-        scale = itemsize if match.group("unit") == "elements" else 1
-        first, end = int(match.group("first")) * scale, int(match.group("end")) * scale
+        first, end = _range(match, value.base.itemsize)
         start = _block_start(launch, value)
         if start is None:
             return None, end - first, launch.device.index

@@ -36,7 +36,7 @@ def test_each_pointer_fault_is_reported_where_it_was_made():
 def test_faults_that_are_not_memory_errors_are_not_reported():
     with sanitizer.scope("memcheck") as found:
         assert _refused(cnrt.queueSync, "not a queue") == "handle"
-        assert _refused(cnrt.malloc, 0) == "argument"
+        assert _refused(cnrt.malloc, -1) == "argument"
     assert found.reports == []
 
 
