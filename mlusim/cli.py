@@ -108,11 +108,29 @@ def _add_bench_parser(commands) -> argparse.ArgumentParser:
     return parser
 
 
+def add_conformance_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `mlusim conformance torch` (here, so the command line parses without importing torch)."""
+    parser.add_argument("--ops", help="comma-separated OpInfo names (full names such as div.floor_rounding, or "
+                                      "names: all their variants); default: all of torch's op_db")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds an op may take before it counts as a hang (default 300)")
+    parser.add_argument("--csv", help="write the per-op table to this CSV file")
+    parser.add_argument("--json", help="write the per-op results (every sample) and totals to this JSON file")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="mlusim", description="A software Cambricon MLU.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="print the simulated devices, like a device monitor")
     bench_parser = _add_bench_parser(commands)
+    conformance_parser = commands.add_parser(
+        "conformance", help="PyTorch's OpInfo tests on the mlu device: a per-op table of samples passed, xfail, "
+                            "fell back to the CPU, failed")
+    conformance_suites = conformance_parser.add_subparsers(dest="suite", required=True)
+    torch_parser = conformance_suites.add_parser("torch", help="torch's op_db on mlu against the CPU (needs torch)")
+    add_conformance_arguments(torch_parser)
     run_parser = commands.add_parser("run", help="start N ranks of a script, like torchrun")
     run_parser.add_argument("rest", nargs=argparse.REMAINDER)
     commands.add_parser("neuware", help="a Neuware-like tree (C headers, libcnrt/libcnnl/libcncl.so) or its flags",
@@ -129,6 +147,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "info":
         print("\n".join(info_lines()))
         return 0
+    if args.command == "conformance":
+        try:
+            from torch_mlu.conformance import cli as conformance_cli
+        except ImportError as error:
+            print(f"mlusim conformance torch needs torch (pip install 'mlusim[torch]'): {error}", file=sys.stderr)
+            return 2
+        return conformance_cli.main(args)
     if args.command == "bench":
         unknown = [s for s in args.suites if s not in SUITES]
         if unknown:

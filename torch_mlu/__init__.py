@@ -11,6 +11,8 @@ Python runtime over cnrt; native ops run through cnnl (torch_mlu.ops), the other
 """
 from __future__ import annotations
 
+import os as _os
+
 
 def _autoload() -> None:
     """The torch.backends entry point: `import torch` imports this package (TORCH_DEVICE_BACKEND_AUTOLOAD=0 stops
@@ -45,3 +47,7 @@ _install()
 from . import fallback, ops  # noqa: E402,F401  (ops registers the native kernels)
 from . import mlu  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "cncl")
+
+if _os.environ.get("MLUSIM_OP_TOOLS"):  # the op tools around an unchanged script (op_tools/environment.py)
+    from .op_tools import environment as _op_tools_environment
+    _op_tools_environment.start_from_environment()

@@ -149,8 +149,19 @@ def _int_floor_mod(a, b, out):
         np.copyto(out, np.where(b == 0, 0, np.remainder(a, safe)), casting="unsafe")
 
 
+def _float_trunc_mod(a, b, out):
+    with np.errstate(all="ignore"):
+        np.fmod(a, b, out=out)
+
+
+def _int_trunc_mod(a, b, out):
+    with np.errstate(all="ignore"):
+        safe = np.where(b == 0, 1, b)
+        np.copyto(out, np.where(b == 0, 0, np.fmod(a, safe)), casting="unsafe")
+
+
 _DIVISIONS = {"floor_div": (_float_floor_div, _int_floor_div), "trunc_div": (_float_trunc_div, _int_trunc_div),
-              "floor_mod": (_float_floor_mod, _int_floor_mod)}
+              "floor_mod": (_float_floor_mod, _int_floor_mod), "trunc_mod": (_float_trunc_mod, _int_trunc_mod)}
 
 
 def _division_block(op, out, a, b):
@@ -161,8 +172,8 @@ def _division_block(op, out, a, b):
 
 
 def divide(op, a, b, out):
-    """out = a op b with op 'floor_div' (`cnnlFloorDiv_v2`), 'trunc_div' (`cnnlFloorDivTrunc`) or 'floor_mod'
-    (`cnnlFloorMod`); see the module rules."""
+    """out = a op b with op 'floor_div' (`cnnlFloorDiv_v2`), 'trunc_div' (`cnnlFloorDivTrunc`), 'floor_mod'
+    (`cnnlFloorMod`) or 'trunc_mod' (`cnnlFloorModTrunc`, C's fmod); see the module rules."""
     if op not in _DIVISIONS:
         raise ValueError(f"unknown division {op!r} (one of {', '.join(_DIVISIONS)})")
     _run(functools.partial(_division_block, op), out, (a, b))

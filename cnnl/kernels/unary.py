@@ -47,6 +47,8 @@ UNARY_OPS = {
     "abs": (np.abs, np.abs, True),
     "neg": (_negate, _negate, True),
     "exp": (np.exp, None, True),
+    "expm1": (np.expm1, None, True),
+    "log1p": (np.log1p, None, True),
     "log": (np.log, None, True),
     "log2": (np.log2, None, True),
     "log10": (np.log10, None, True),

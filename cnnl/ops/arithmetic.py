@@ -226,6 +226,22 @@ def floorMod(handle, input_desc, input, other_desc, other, output_desc, output, 
               other, output_desc, output, workspace, workspace_size)
 
 
+@api("cnnlGetFloorModTruncWorkspaceSize")
+def getFloorModTruncWorkspaceSize(handle, input_desc, other_desc, output_desc) -> int:
+    """cnnlGetFloorModTruncWorkspaceSize(handle, input_desc, other_desc, output_desc, size_t *size) -> size."""
+    return _division_workspace("cnnlFloorModTrunc", handle, input_desc, other_desc, output_desc)
+
+
+@api("cnnlFloorModTrunc")
+def floorModTrunc(handle, input_desc, input, other_desc, other, output_desc, output, workspace,
+                  workspace_size) -> None:
+    """cnnlFloorModTrunc(handle, input_desc, input, other_desc, other, output_desc, output, workspace,
+    workspace_size): output = input - trunc(input / other) * other, the sign of `input` (torch.fmod, C's fmod),
+    broadcasting. Integer modulo by zero gives 0."""
+    _division("cnnlFloorModTrunc", "cnnlGetFloorModTruncWorkspaceSize", "trunc_mod", handle, input_desc, input,
+              other_desc, other, output_desc, output, workspace, workspace_size)
+
+
 # ---- product of N, transform, clip -----------------------------------------------------------------------------------
 
 @api("cnnlMulN")

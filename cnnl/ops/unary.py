@@ -1,5 +1,6 @@
-"""Elementwise unary math: cnnlAbs, cnnlNegTensor, cnnlExp_v2, cnnlLog_v2 (base e/2/10), cnnlSqrt_v2, cnnlRsqrt_v2,
-cnnlSquare, cnnlReciprocal, cnnlSin_v2, cnnlCos_v2, cnnlFloor, cnnlCeil, cnnlRound (half to even), cnnlSign.
+"""Elementwise unary math: cnnlAbs, cnnlNegTensor, cnnlExp_v2, cnnlExpm1, cnnlLog_v2 (base e/2/10), cnnlLog1p,
+cnnlSqrt_v2, cnnlRsqrt_v2, cnnlSquare, cnnlReciprocal, cnnlSin_v2, cnnlCos_v2, cnnlFloor, cnnlCeil, cnnlRound
+(half to even), cnnlSign.
 
 x and y have the same dims and data type; y may alias x. Float-only functions reject integer tensors with
 NOT_SUPPORTED. The `prefer` argument of the _v2 forms is checked; every preference computes at high precision.
@@ -51,6 +52,22 @@ def exp_v2(handle, prefer, x_desc, x, y_desc, y) -> None:
     """cnnlExp_v2(handle, prefer, x_desc, x, y_desc, y): y = e**x."""
     checks.preference(prefer)
     _unary("cnnlExp_v2", "exp", handle, x_desc, x, y_desc, y, float_only=True,
+           flops_per_element=_TRANSCENDENTAL_FLOPS)
+
+
+@api("cnnlExpm1")
+def expm1(handle, prefer, x_desc, x, y_desc, y) -> None:
+    """cnnlExpm1(handle, prefer, x_desc, x, y_desc, y): y = e**x - 1, exact for small x."""
+    checks.preference(prefer)
+    _unary("cnnlExpm1", "expm1", handle, x_desc, x, y_desc, y, float_only=True,
+           flops_per_element=_TRANSCENDENTAL_FLOPS)
+
+
+@api("cnnlLog1p")
+def log1p(handle, prefer, x_desc, x, y_desc, y) -> None:
+    """cnnlLog1p(handle, prefer, x_desc, x, y_desc, y): y = log(1 + x), exact for small x."""
+    checks.preference(prefer)
+    _unary("cnnlLog1p", "log1p", handle, x_desc, x, y_desc, y, float_only=True,
            flops_per_element=_TRANSCENDENTAL_FLOPS)
 
 

@@ -86,7 +86,9 @@ DIVISIONS = {"floor": (cnnl.getFloorDivWorkspaceSize, lambda h, a, b, o, w, s: c
                  h, HIGH, a.desc, a.ptr, b.desc, b.ptr, o.desc, o.ptr, w, s),
                  lambda a, b: torch.div(a, b, rounding_mode="trunc")),
              "mod": (cnnl.getFloorModWorkspaceSize, lambda h, a, b, o, w, s: cnnl.floorMod(
-                 h, a.desc, a.ptr, b.desc, b.ptr, o.desc, o.ptr, w, s), torch.remainder)}
+                 h, a.desc, a.ptr, b.desc, b.ptr, o.desc, o.ptr, w, s), torch.remainder),
+             "trunc_mod": (cnnl.getFloorModTruncWorkspaceSize, lambda h, a, b, o, w, s: cnnl.floorModTrunc(
+                 h, a.desc, a.ptr, b.desc, b.ptr, o.desc, o.ptr, w, s), torch.fmod)}
 _TORCH = {cnnl.CNNL_DTYPE_FLOAT: torch.float32, cnnl.CNNL_DTYPE_DOUBLE: torch.float64,
           cnnl.CNNL_DTYPE_HALF: torch.float16, cnnl.CNNL_DTYPE_BFLOAT16: torch.bfloat16,
           cnnl.CNNL_DTYPE_INT8: torch.int8, cnnl.CNNL_DTYPE_INT16: torch.int16, cnnl.CNNL_DTYPE_INT32: torch.int32,

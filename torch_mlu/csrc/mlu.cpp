@@ -20,6 +20,7 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/transformers/attention.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
@@ -836,6 +837,31 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Tensor", mlu::set_source_tensor);
   m.impl("set_", mlu::set_empty);
   m.impl("record_stream", mlu::record_stream);
+}
+
+// scaled_dot_product_attention asks a DispatchStub, not an aten op, which implementation to take: the answer for mlu
+// comes from aten::_fused_sdp_choice, whose mlu kernel (ops/attention.py) picks cnnl's flash attention or torch's math.
+namespace mlu {
+int64_t fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                         const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
+                         std::optional<double> scale, bool enable_gqa) {
+  return at::_fused_sdp_choice(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa);
+}
+}  // namespace mlu
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &mlu::fused_sdp_choice);
+}  // namespace at::native
+
+// Copies see conjugate / negative views as they are (ops/copy.py resolves the bits): torch's Conjugate and Negative
+// fallbacks would resolve them by a clone, which copies through _copy_from again, without end.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

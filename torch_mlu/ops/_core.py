@@ -114,6 +114,31 @@ def desc(tensor: torch.Tensor):
     return desc_for(tuple(tensor.shape), tensor.stride(), tensor.dtype)
 
 
+_CHANNEL_LAST = {4: (0, 2, 3, 1), 5: (0, 2, 3, 4, 1)}
+_LAYOUTS = {(4, False): cnnl.CNNL_LAYOUT_NCHW, (4, True): cnnl.CNNL_LAYOUT_NHWC,
+            (5, False): cnnl.CNNL_LAYOUT_NCDHW, (5, True): cnnl.CNNL_LAYOUT_NDHWC}
+
+
+def feature_desc(tensor: torch.Tensor, channel_last: bool):
+    """A cached cnnl descriptor of a 4-D/5-D feature map (or filter) in NCHW/NCDHW order, or in NHWC/NDHWC order
+    (the same memory seen channel-last) when `channel_last`; strides in elements."""
+    order = _CHANNEL_LAST[tensor.dim()] if channel_last else tuple(range(tensor.dim()))
+    shape = tuple(tensor.shape[i] for i in order)
+    strides = tuple(tensor.stride(i) for i in order)
+    key = ("feature", shape, strides, tensor.dtype, channel_last)
+    found = _descriptors.get(key)
+    if found is not None:
+        return found
+    made = cnnl.createTensorDescriptor()
+    cnnl.setTensorDescriptorEx_v2(made, _LAYOUTS[(tensor.dim(), channel_last)], TORCH_TO_CNNL[tensor.dtype],
+                                  list(shape), list(strides))
+    with _descriptor_lock:
+        if len(_descriptors) >= DESCRIPTOR_CACHE_SIZE:
+            _descriptors.clear()
+        _descriptors[key] = made
+    return made
+
+
 # ---- handles and outputs ------------------------------------------------------------------------------------------
 def stream_id(device_index: int) -> int:
     """The current stream of a device in this thread."""

@@ -16,6 +16,7 @@ from . import _launch
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from .copy import copy_into
 from .fill import device_scalar
+from .logic import logic_op
 
 ADD, SUB, MUL = cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_OP_TENSOR_SUB, cnnl.CNNL_OP_TENSOR_MUL
 DIV = "div"
@@ -35,6 +36,16 @@ def _op_descriptor(op: int, dtype: torch.dtype):
     return found
 
 
+def scaled_sum(a: torch.Tensor, alpha, b: torch.Tensor, beta, out: torch.Tensor) -> None:
+    """out = alpha * a + beta * b (cnnlOpTensor ADD with alpha1/alpha2; a, b of out's dtype, broadcasting)."""
+    h = handle(out)
+    a_desc, b_desc, out_desc = desc(a), desc(b), desc(out)
+    size = cnnl.getOpTensorWorkspaceSize(h, a_desc, b_desc, out_desc)
+    ws, _keep = workspace(size, out.device)
+    cnnl.opTensor(h, _op_descriptor(ADD, out.dtype), alpha, a_desc, a.data_ptr(), beta, b_desc, b.data_ptr(), ws,
+                  size, 0, out_desc, out.data_ptr())
+
+
 def _result_dtype(op, self: torch.Tensor, other) -> torch.dtype:
     dtype = torch.result_type(self, other)
     if op == DIV and not dtype.is_floating_point:
@@ -52,7 +63,9 @@ def _operand(value, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
 
 
 def _supported(op, dtype: torch.dtype, alpha) -> bool:
-    if dtype not in TORCH_TO_CNNL or dtype == torch.bool:
+    if dtype == torch.bool:  # bool add is or, mul is and (cnnlLogicOp)
+        return op in (ADD, MUL) and alpha in (1, True)
+    if dtype not in TORCH_TO_CNNL:
         return False
     if op == DIV:
         return dtype in FLOATING
@@ -61,6 +74,9 @@ def _supported(op, dtype: torch.dtype, alpha) -> bool:
 
 def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> None:
     """out = a op alpha*b, every operand of out's dtype on out's device (a and b broadcast to out)."""
+    if out.dtype == torch.bool:
+        logic_op(cnnl.CNNL_LOGIC_OP_OR if op == ADD else cnnl.CNNL_LOGIC_OP_AND, a, b, out)
+        return
     dtype = out.dtype
     h = handle(out)
     out_desc = desc(out)
@@ -107,27 +123,26 @@ def _broadcast(self: torch.Tensor, other) -> torch.Size:
 
 def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor | None = None):
     """The shared body of the Tensor / Scalar / in-place / out= forms."""
-    if out is None and alpha == 1 and isinstance(other, torch.Tensor):  # the common case, checked cheaply
-        dtype, device = self.dtype, self.device
+    if out is None and alpha == 1 and isinstance(other, torch.Tensor) and isinstance(self, torch.Tensor):
+        dtype, device = self.dtype, self.device  # the common case, checked cheaply
         if other.dtype == dtype and other.device == device and other.shape == self.shape and \
-                device.type == "mlu" and _supported(op, dtype, 1):
+                device.type == "mlu" and dtype != torch.bool and _supported(op, dtype, 1):
             if op != DIV and self.is_contiguous() and other.is_contiguous():
                 return _dense(op, self, other)
             result = torch.empty(self.shape, dtype=dtype, device=device)
             _compute(op, self, other, result, 1)
             return result
-    operands = (self, other) if isinstance(other, torch.Tensor) else (self,)
-    device = check_same_device(*operands, *((out,) if out is not None else ()))
+    operands = [value for value in (self, other) if isinstance(value, torch.Tensor)]  # a wrapped number is a
+    device = check_same_device(*operands, *((out,) if out is not None else ()))     # Python number here
     dtype = _result_dtype(op, self, other)
     if device is None or device.type != "mlu" or not _supported(op, dtype, alpha):
-        args = (self, other) if alpha == 1 or op in (MUL, DIV) else (self, other)
         kwargs = {"alpha": alpha} if op in (ADD, SUB) and alpha != 1 else {}
-        if out is not None:
-            kwargs["out"] = out
-        return fallback(overload, *args, **kwargs)
+        if out is not None and any(argument.name == "out" for argument in overload._schema.arguments):
+            kwargs["out"] = out  # (an in-place overload writes self, its out)
+        return fallback(overload, self, other, **kwargs)
     if alpha != 1 and not dtype.is_floating_point and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    shape = _broadcast(self, other)
+    shape = _broadcast(self, other) if isinstance(self, torch.Tensor) else other.shape
     a = _operand(self, dtype, device)
     b = _operand(other, dtype, device)
     if out is None:

@@ -114,7 +114,10 @@ def _device_to_device(src: torch.Tensor, dst: torch.Tensor) -> None:
     if src.shape != dst.shape:
         src = src.expand(dst.shape)
     if src.dtype not in TORCH_TO_CNNL or dst.dtype not in TORCH_TO_CNNL:
-        dst.copy_(src.cpu())
+        if src.dtype == dst.dtype:  # the same bytes: copy them as a type cnnl has
+            _device_to_device(_as_cnnl_type(src), _as_cnnl_type(dst))
+        else:  # convert on the host (complex, unsigned 16-64, float8: types cnnl cannot cast)
+            dst.copy_(src.cpu().to(dst.dtype))
         return
     if not is_dense(dst):
         _check_writable(dst)
@@ -126,6 +129,17 @@ def _device_to_device(src: torch.Tensor, dst: torch.Tensor) -> None:
         return
     cast = getattr(cnnl, f"CNNL_CAST_{_CAST_NAMES[src.dtype]}_TO_{_CAST_NAMES[dst.dtype]}")
     cnnl.castDataType(handle(dst), desc(src), src.data_ptr(), cast, desc(dst), dst.data_ptr())
+
+
+_SAME_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _as_cnnl_type(tensor: torch.Tensor) -> torch.Tensor:
+    """A view of the same bytes as a dtype cnnl copies: complex as its real pairs, others as an integer type of
+    the same size."""
+    if tensor.is_complex():
+        return torch.view_as_real(tensor)
+    return tensor.view(_SAME_SIZE[tensor.element_size()])
 
 
 _CAST_NAMES = {torch.float32: "FLOAT", torch.float16: "HALF", torch.bfloat16: "BFLOAT16", torch.float64: "DOUBLE",
@@ -160,6 +174,15 @@ def copy_into(src: torch.Tensor, dst: torch.Tensor, non_blocking: bool = False) 
     """dst.copy_(src) for a copy that involves an mlu tensor."""
     if dst.numel() == 0:
         return dst
+    if dst.is_conj() or dst.is_neg():  # write the plain view of dst with src's values conjugated / negated alike
+        if dst.is_conj():
+            copy_into(src.conj(), dst.conj(), non_blocking)
+        else:
+            copy_into(torch._neg_view(src), torch._neg_view(dst), non_blocking)
+        return dst
+    if src.device.type == "mlu" and (src.is_conj() or src.is_neg()):
+        _resolved_to(src, dst)
+        return dst
     if src.device.type == "mlu" and dst.device.type == "mlu":
         _device_to_device(src, dst)
     elif dst.device.type == "mlu":
@@ -169,6 +192,22 @@ def copy_into(src: torch.Tensor, dst: torch.Tensor, non_blocking: bool = False) 
     else:
         dst.copy_(src, non_blocking=non_blocking)
     return dst
+
+
+def _resolved_to(src: torch.Tensor, dst: torch.Tensor) -> None:
+    """Copy a conjugate or negative view of mlu memory: its plain values go to the host, where the bits resolve."""
+    plain, conjugate, negative = src, src.is_conj(), src.is_neg()
+    if conjugate:
+        plain = plain.conj()
+    if negative:
+        plain = torch._neg_view(plain)
+    host = torch.empty(plain.shape, dtype=plain.dtype)
+    _device_to_host(plain, host, non_blocking=False)
+    if conjugate:
+        host = host.conj()
+    if negative:
+        host = torch._neg_view(host)
+    dst.copy_(host.resolve_conj().resolve_neg())
 
 
 @register("aten::_copy_from")

@@ -1,5 +1,5 @@
-"""Matrix products over cnnlMatMul and cnnlBatchMatMulBCast: mm, addmm, bmm (and their out= forms); torch.matmul
-and nn.Linear reach them through torch's own decompositions. A transposed operand is described as the dense matrix
+"""Matrix products over cnnlMatMul and cnnlBatchMatMulBCast: mm, addmm, bmm, baddbmm, addmv (so mv), dot, vdot (and
+their out= forms); torch.matmul and nn.Linear reach them through torch's own decompositions. A transposed operand is described as the dense matrix
 it is a view of, with cnnl's transpose flag, so the product runs on dense BLAS without a copy."""
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import torch
 import cnnl
 
 from ._core import FLOATING, aten, check_same_device, desc, fallback, handle, register, workspace
+from ._iter import Destination, type_name
+from .binary import scaled_sum
 from .copy import copy_into
 
 
@@ -140,3 +142,81 @@ def bmm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
 def bmm_out(self: torch.Tensor, mat2: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
     """aten::bmm.out(self, mat2, *, out)."""
     return _into_out(bmm(self, mat2), out)
+
+
+# ---- vectors --------------------------------------------------------------------------------------------------------
+def _check_vectors(name: str, a: torch.Tensor, b: torch.Tensor) -> None:
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found {type_name(a.dtype)} and "
+                           f"{type_name(b.dtype)}")
+    if a.numel() != b.numel():
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.numel()}] and src [{b.numel()}] to have "
+                           f"the same number of elements, but got {a.numel()} and {b.numel()} elements respectively")
+
+
+@register("aten::dot")
+def dot(self: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
+    """aten::dot(self, tensor): the inner product of two 1-D tensors (cnnlMatMul of [1, n] and [n, 1])."""
+    device = check_same_device(self, tensor)
+    _check_vectors("dot", self, tensor)
+    if device.type != "mlu" or not _native(self, tensor):
+        return fallback(aten.dot.default, self, tensor)
+    out = torch.empty((), dtype=self.dtype, device=device)
+    n = self.numel()
+    if n == 0:
+        return out.zero_()
+    _matmul_into(out.view(1, 1), self.reshape(1, n), tensor.reshape(n, 1))
+    return out
+
+
+@register("aten::vdot")
+def vdot(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """aten::vdot(self, other): dot with the first vector conjugated (the same for real tensors)."""
+    if self.is_complex() or other.is_complex():
+        return fallback(aten.vdot.default, self, other)
+    _check_vectors("vdot", self, other)
+    return dot(self, other)
+
+
+@register("aten::addmv.out")
+def addmv_out(self, mat, vec, *, beta=1, alpha=1, out):
+    """aten::addmv.out(self, mat, vec, *, beta, alpha, out): beta * self + alpha * mat @ vec (torch.mv too)."""
+    device = check_same_device(self, mat, vec, out)
+    if device.type != "mlu" or not _native(self, mat, vec) or out.dtype != mat.dtype:
+        return fallback(aten.addmv.out, self, mat, vec, beta=beta, alpha=alpha, out=out)
+    if mat.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.dim()}, {mat.dim()}, {vec.dim()}")
+    if mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({mat.shape[0]}), mat ({mat.shape[0]}x{mat.shape[1]}), vec "
+                           f"({vec.shape[0]})")
+    if mat.dtype != vec.dtype or self.dtype != mat.dtype:
+        found = vec.dtype if vec.dtype != mat.dtype else self.dtype
+        raise RuntimeError(f"expected scalar type {mat.dtype} but found {found}")
+    rows = mat.shape[0]
+    target = Destination(out, (rows,), mat.dtype, (self, mat, vec))
+    result = target.target if target.target.is_contiguous() else torch.empty(rows, dtype=mat.dtype, device=device)
+    if rows:
+        if beta != 0:
+            copy_into(self.expand(rows), result)
+        _matmul_into(result.view(rows, 1), mat, vec.reshape(-1, 1), alpha=alpha, beta=beta)
+    if result is not target.target:
+        copy_into(result, target.target)
+    return target.finish()
+
+
+@register("aten::baddbmm.out")
+def baddbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
+    """aten::baddbmm.out(self, batch1, batch2, *, beta, alpha, out): beta * self + alpha * batch1 @ batch2."""
+    device = check_same_device(self, batch1, batch2, out)
+    if device.type != "mlu" or not _native(self, batch1, batch2) or out.dtype != batch1.dtype:
+        return fallback(aten.baddbmm.out, self, batch1, batch2, beta=beta, alpha=alpha, out=out)
+    product = bmm(batch1, batch2)
+    target = Destination(out, product.shape, product.dtype, (self, batch1, batch2))
+    if product.numel():
+        if beta == 0:
+            scaled_sum(product, alpha, product, 0, target.target)
+        else:
+            scaled_sum(product, alpha, self.to(product.dtype).expand(product.shape), beta, target.target)
+    return target.finish()
