@@ -44,3 +44,6 @@ _install()
 
 from . import fallback, ops  # noqa: E402,F401  (ops registers the native kernels)
 from . import mlu  # noqa: E402,F401
+from . import _inductor  # noqa: E402
+
+_inductor.install()  # torch.compile on mlu: registered when Dynamo/Inductor are imported
