@@ -50,7 +50,9 @@ PERSISTENT_RNUMEL = 1 << 16
 
 _TMP = re.compile(r"\btmp\d+\b")
 #: a line defining temporaries: "tmp3 = ..." or "tmp3, tmp4 = ..."
-_DEFINES = re.compile(r"^\s*(tmp\d+(?:\s*,\s*tmp\d+)*)\s*=(?!=)")
+_DEFINES = re.compile(r"^\s*(tmp\d+(?:\s*,\s*tmp\d+)*)\s*=(?!=)\s*(.*)$")
+#: a constant: "np.float32(0.5)", "np.int64(-3)", "True", "np.float32(-np.inf)"
+_CONSTANT = re.compile(r"^(np\.\w+\()?(-?[\d.]+(e[-+]?\d+)?|-?np\.(inf|nan)|True|False)\)?$")
 
 
 class NumbaKernel(SIMDKernel):
@@ -76,6 +78,8 @@ class NumbaKernel(SIMDKernel):
         #: persistent reductions: the stage (loop) index each CSE variable of a reduction loop was defined in
         self.stage_index = 0
         self.var_stage: dict[str, int] = {}
+        #: persistent reductions: temporaries whose definition is a constant (defined again where reused)
+        self.var_constant: dict[str, str] = {}
 
     # ---- kernel-wide choices -------------------------------------------------------------------------------------
 
@@ -382,6 +386,8 @@ class NumbaKernel(SIMDKernel):
             if match:
                 for name in _TMP.findall(match.group(1)):
                     self.var_stage.setdefault(name, self.stage_index)
+                if _CONSTANT.match(match.group(2).strip()) and "," not in match.group(1):
+                    self.var_constant.setdefault(match.group(1).strip(), match.group(2).strip())
 
     # ---- the kernel source ---------------------------------------------------------------------------------------
 
@@ -479,8 +485,9 @@ class NumbaKernel(SIMDKernel):
                 defined = self.var_stage.get(name)
                 if defined is not None and defined < use_stage and name not in needed.get(use_stage, []):
                     needed.setdefault(use_stage, []).append(name)
-        rows = sorted({name for names in needed.values() for name in names}, key=lambda n: int(n[3:]))
-        if not rows:
+        rows = sorted({name for names in needed.values() for name in names if name not in self.var_constant},
+                      key=lambda n: int(n[3:]))
+        if not needed:
             return body
         self._rows = rows
         index = self._reduction_index()
@@ -491,7 +498,10 @@ class NumbaKernel(SIMDKernel):
                 stage = loop_starts.index(i)
                 pad = " " * (len(line) - len(line.lstrip()) + 4)
                 for name in needed.get(stage, []):
-                    out.append(f"{pad}{name} = {name}_row[{index}]")
+                    if name in self.var_constant:
+                        out.append(f"{pad}{name} = {self.var_constant[name]}")
+                    else:
+                        out.append(f"{pad}{name} = {name}_row[{index}]")
                 continue
             match = _DEFINES.match(line)
             if stage_of_line[i] >= 0 and match:

@@ -385,7 +385,9 @@ class NumbaOverrides(OpOverrides):
 
     @staticmethod
     def erf(x) -> str:
-        return f"math.erf({x})"
+        if dtype_of(x) == torch.float64:
+            return f"math.erf({x})"
+        return f"h.erf32({x})"
 
     @staticmethod
     def erfc(x) -> str:
