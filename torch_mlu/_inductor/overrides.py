@@ -247,7 +247,9 @@ class NumbaOverrides(OpOverrides):
 
     @staticmethod
     def sign(x) -> str:
-        return _wrap_int(f"h.sign({x})", x)
+        # torch.sign: -1, 0 or 1, and 0 for NaN (as torch's CPU kernels)
+        scalar = D.numba_scalar(D.compute_dtype(dtype_of(x) or torch.float32))
+        return f"{scalar}(({_p(x)} > 0) - ({_p(x)} < 0))"
 
     @staticmethod
     def signbit(x) -> str:

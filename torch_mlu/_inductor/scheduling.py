@@ -63,7 +63,8 @@ class MLUScheduling(SIMDScheduling):
         if not kernel.features.is_reduction():
             category = "poi"
         else:
-            category = "per" if kernel.persistent else "red"
+            # "per": a persistent reduction that keeps values of one stage for the next
+            category = "per" if kernel.persistent and sum(looped for _, looped in kernel.stages) > 1 else "red"
         fused = get_fused_kernel_name(node_schedule, config.triton.descriptive_names) \
             if config.triton.descriptive_names else ""
         name = "_".join(part for part in ("mlu", category, fused, wrapper.next_kernel_suffix()) if part)

@@ -270,14 +270,6 @@ def int_pow(a, b):
 
 
 @njit(**_INLINE)
-def sign(x):
-    """torch.sign: -1, 0 or 1 (NaN for NaN)."""
-    if x != x:
-        return x
-    return (x > 0) - (x < 0) + x - x
-
-
-@njit(**_INLINE)
 def erf32(x):
     """erf of a float32 value: the odd rational approximation x P(x^2) / Q(x^2) on [-4, 4] used by XLA and Eigen
     for float32, evaluated in float64 (within 2 ulp of the correctly rounded float32 erf; branch free, several

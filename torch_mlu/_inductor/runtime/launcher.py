@@ -29,8 +29,9 @@ CHUNKS_PER_THREAD = 4
 _ACCESS = {"in": Access.READ, "out": Access.WRITE, "inout": Access.READ_WRITE}
 _kernels: dict[tuple[str, str], "Kernel"] = {}
 _kernels_lock = threading.Lock()
-#: Called with every Kernel made in this process (torch_mlu._inductor.debug records generated sources).
+#: Called with every Kernel compiled or loaded, and with every Kernel launched (torch_mlu._inductor.debug).
 on_compile: list[Callable[["Kernel"], None]] = []
+on_launch: list[Callable[["Kernel"], None]] = []
 
 
 def compile_kernel(name: str, source: str, meta: dict) -> "Kernel":
@@ -163,6 +164,9 @@ class Kernel:
                                info={"flops": flops, "bytes": nbytes, "unit": cost.VECTOR, "rate": self.rate,
                                      "kernel": "inductor-numba"})
         self.launches += 1
+        if on_launch:
+            for hook in list(on_launch):
+                hook(self)
 
     def _runner(self, values: tuple, numels: tuple, outer: int):
         function = self.function
@@ -191,4 +195,4 @@ def loaded_kernels() -> list[Kernel]:
         return list(_kernels.values())
 
 
-__all__ = ["Kernel", "compile_kernel", "loaded_kernels", "on_compile"]
+__all__ = ["Kernel", "compile_kernel", "loaded_kernels", "on_compile", "on_launch"]
