@@ -36,7 +36,7 @@ on_launch: list[Callable[["Kernel"], None]] = []
 
 def compile_kernel(name: str, source: str, meta: dict) -> "Kernel":
     """The kernel `name` of generated numba `source` (one per distinct source and name in a process)."""
-    key = (name, source_cache.source_hash(source))
+    key = (name, str(source_cache.path_for(source)))
     with _kernels_lock:
         found = _kernels.get(key)
     if found is None:

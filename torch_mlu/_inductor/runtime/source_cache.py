@@ -51,11 +51,12 @@ def _write_once(path: Path, source: str) -> None:
 def load(source: str) -> ModuleType:
     """The module of `source`, written to the cache (once) and imported (once per process)."""
     digest = source_hash(source)
+    path = path_for(source)
+    key = str(path)  # per cache directory: a new TORCHINDUCTOR_CACHE_DIR gets its own file and numba cache
     with _lock:
-        module = _modules.get(digest)
+        module = _modules.get(key)
         if module is not None:
             return module
-        path = path_for(source)
         _write_once(path, source)
         name = f"torch_mlu_kernel_{digest}"
         spec = importlib.util.spec_from_file_location(name, path)
@@ -66,5 +67,5 @@ def load(source: str) -> ModuleType:
         except BaseException:
             sys.modules.pop(name, None)
             raise
-        _modules[digest] = module
+        _modules[key] = module
         return module
