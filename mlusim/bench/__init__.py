@@ -20,6 +20,7 @@ SUITES = {
     "nn-ext": "bench_cnnl_nn_ext",
     "capi": "bench_capi",
     "torch": "bench_torch",
+    "compile": "bench_compile",
 }
 DEFAULT_SUITES = ("ops",)
 

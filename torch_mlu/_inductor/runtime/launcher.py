@@ -20,6 +20,7 @@ from cnnl.kernels.parallel import INLINE_ELEMENTS, map_parallel, thread_count
 from mlusim import cost
 from mlusim.submit import Access, Kind, Submission
 
+from ... import _state
 from .. import dtypes as D
 from . import source_cache
 
@@ -132,7 +133,6 @@ class Kernel:
                 break
         if device is None:
             raise RuntimeError(f"{self.name}: no mlu tensor among the arguments")
-        from ... import _state  # torch_mlu's runtime (floor 4 of mlusim)
         queue = _state.runtime.streams.queue(device, _state.C.current_stream_id(device))
         with Submission(Kind.KERNEL, self.name) as submission:
             nbytes = 0
