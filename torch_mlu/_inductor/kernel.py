@@ -51,8 +51,16 @@ PERSISTENT_RNUMEL = 1 << 16
 _TMP = re.compile(r"\btmp\d+\b")
 #: a line defining temporaries: "tmp3 = ..." or "tmp3, tmp4 = ..."
 _DEFINES = re.compile(r"^\s*(tmp\d+(?:\s*,\s*tmp\d+)*)\s*=(?!=)\s*(.*)$")
-#: a constant: "np.float32(0.5)", "np.int64(-3)", "True", "np.float32(-np.inf)"
-_CONSTANT = re.compile(r"^(np\.\w+\()?(-?[\d.]+(e[-+]?\d+)?|-?np\.(inf|nan)|True|False)\)?$")
+#: a constant: "np.float32(0.5)", "np.int64(-3)", "True", "np.float32(-np.inf)", "c3" (a module-level constant)
+_CONSTANT = re.compile(r"^(np\.\w+\()?(-?[\d.]+(e[-+]?\d+)?|-?np\.(inf|nan)|True|False|c\d+)\)?$")
+
+
+def _stored(value, dtype: torch.dtype) -> str:
+    """The element written to a buffer of `dtype`: the value itself when it already has the buffer's type."""
+    if isinstance(value, CSEVariable) and value.dtype == dtype and dtype in (torch.float32, torch.float64,
+                                                                             torch.int32, torch.int64):
+        return str(value)
+    return D.store_expr(str(value), dtype)
 
 
 class NumbaKernel(SIMDKernel):
@@ -80,6 +88,8 @@ class NumbaKernel(SIMDKernel):
         self.var_stage: dict[str, int] = {}
         #: persistent reductions: temporaries whose definition is a constant (defined again where reused)
         self.var_constant: dict[str, str] = {}
+        #: typed constants, defined once at module level (numba freezes them: no call to type and lower per use)
+        self.constants: dict[str, str] = {}
 
     # ---- kernel-wide choices -------------------------------------------------------------------------------------
 
@@ -105,6 +115,13 @@ class NumbaKernel(SIMDKernel):
 
     def dtype_to_str(self, dtype: torch.dtype) -> str:
         return D.numba_scalar(dtype)
+
+    def constant_name(self, text: str) -> str:
+        """The module-level name of the typed constant `text` (e.g. "np.float32(0.5)" -> "c0")."""
+        name = self.constants.get(text)
+        if name is None:
+            name = self.constants[text] = f"c{len(self.constants)}"
+        return name
 
     # ---- index variables -----------------------------------------------------------------------------------------
 
@@ -150,7 +167,7 @@ class NumbaKernel(SIMDKernel):
         dtype = V.graph.get_dtype(name)
         element = f"{var}[{self.index_to_str(index)}]"
         if mode is None:
-            line = f"{element} = {D.store_expr(str(value), dtype)}"
+            line = f"{element} = {_stored(value, dtype)}"
         elif mode == "atomic_add":
             self.serial = True
             line = f"{element} = {D.store_expr(f'{D.load_expr(element, dtype)} + {value}', dtype)}"
@@ -169,7 +186,7 @@ class NumbaKernel(SIMDKernel):
         finally:
             self.inside_reduction = True
         dtype = V.graph.get_dtype(name)
-        self.post_loop.writeline(DeferredLine(name, f"{var}[{text}] = {D.store_expr(str(value), dtype)}"))
+        self.post_loop.writeline(DeferredLine(name, f"{var}[{text}] = {_stored(value, dtype)}"))
 
     def check_bounds(self, expr: sympy.Expr, size: sympy.Expr, lower: bool, upper: bool) -> None:
         if not (lower or upper):
@@ -422,6 +439,11 @@ class NumbaKernel(SIMDKernel):
             body = self._keep_rows(body)
         outer_trees = [tree for tree in self.range_trees if not tree.is_reduction]
         code = IndentedBuffer()
+        for text, constant in self.constants.items():
+            code.writeline(f"{constant} = {text}")
+        if self.constants:
+            code.writeline("")
+            code.writeline("")
         names = ["start", "stop"] + [p for p, _, _ in params] + numels
         code.writeline(f"def {name or str(Placeholder.KERNEL_NAME)}({', '.join(names)}):")
         with code.indent():

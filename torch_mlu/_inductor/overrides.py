@@ -82,6 +82,15 @@ def float_literal(value: float, dtype: torch.dtype) -> str:
     return f"{scalar}({text})"
 
 
+def constant_text(value, dtype: torch.dtype) -> str:
+    """The typed numba expression of a constant of `dtype` (e.g. "np.float32(0.5)")."""
+    if dtype == torch.bool:
+        return "True" if value else "False"
+    if dtype.is_floating_point:
+        return float_literal(value, dtype)
+    return f"{D.numba_scalar(dtype)}({int(value)})"
+
+
 def _p(value) -> str:
     return OpOverrides.paren(str(value) if not isinstance(value, str) else value)
 
@@ -109,9 +118,7 @@ class NumbaOverrides(OpOverrides):
     def constant(value, dtype: torch.dtype) -> str:
         if dtype == torch.bool:
             return "True" if value else "False"
-        if dtype.is_floating_point:
-            return float_literal(value, dtype)
-        return f"{D.numba_scalar(dtype)}({int(value)})"
+        return V.kernel.constant_name(constant_text(value, dtype))
 
     @staticmethod
     def index_expr(expr: sympy.Expr, dtype: torch.dtype):

@@ -72,7 +72,8 @@ class MLUScheduling(SIMDScheduling):
         function = src_code.replace(str(Placeholder.KERNEL_NAME), name)
         decorator = (f"@numba.njit({numba_signature(kernel)!r}, nogil=True, cache=True, error_model='numpy', "
                      f"boundscheck=False)")
-        source = f"{MODULE_HEADER}\n\n{decorator}\n{function}"
+        function = function.replace(f"def {name}(", f"{decorator}\ndef {name}(", 1)
+        source = f"{MODULE_HEADER}\n\n{function}"
         if "'''" in source:
             raise NotImplementedError("kernel source with a triple quote")
         origins, detailed = get_kernel_metadata(node_schedule, wrapper)
