@@ -31,7 +31,6 @@ from typing import Any, Optional
 
 import sympy
 import torch
-from torch._inductor import ir
 from torch._inductor.codegen.common import CSEVariable, DeferredLine, IndentedBuffer, SizeArg, TensorArg, \
     WorkspaceArg
 from torch._inductor.codegen.simd import SIMDKernel
@@ -90,6 +89,8 @@ class NumbaKernel(SIMDKernel):
         self.var_constant: dict[str, str] = {}
         #: typed constants, defined once at module level (numba freezes them: no call to type and lower per use)
         self.constants: dict[str, str] = {}
+        #: persistent reductions: the temporaries kept in per-row arrays (set when the source is written)
+        self._rows: list[str] = []
 
     # ---- kernel-wide choices -------------------------------------------------------------------------------------
 
@@ -463,8 +464,6 @@ class NumbaKernel(SIMDKernel):
 
     # ---- persistent reductions: values reused across stages kept per row -----------------------------------------
 
-    _rows: list[str] = []
-
     def _reduction_numel(self) -> int:
         numel = 1
         for tree in self.range_trees:
@@ -566,5 +565,3 @@ class NumbaKernel(SIMDKernel):
     def codegen_nan_check(self) -> None:
         raise NotImplementedError("nan checks in mlu kernels")
 
-
-__all__ = ["NumbaKernel", "PERSISTENT_RNUMEL", "ir"]
