@@ -22,6 +22,7 @@ SUITES = {
     "torch": "bench_torch",
     "dist": "bench_dist",
     "sanitizer": "bench_sanitizer",
+    "compile": "bench_compile",
 }
 DEFAULT_SUITES = ("ops",)
 
