@@ -1,7 +1,8 @@
 """Every code block of README.md and docs/*.md runs as pasted.
 
 Blocks are marked by their fence's language: `python` blocks are programs and run, each as a file in a fresh
-simulator (one interpreter runs them one after the other, resetting the simulator and the environment in between);
+simulator (one interpreter runs them one after the other, resetting the simulator and the environment in between;
+blocks that import torch run in a second interpreter, on one simulator);
 a `python` block whose first line is `# mlusim run -n N name.py` runs under the launcher with N ranks. `sh`, `text`,
 `c` and `cpp` blocks are commands, output and C excerpts (tests/capi compiles whole C programs) and are skipped; a
 block with any other mark (or none) fails the test.
@@ -53,12 +54,14 @@ _RUNNER = textwrap.dedent("""
     from mlusim import device as devices
 
     failures = []
-    for label, path in zip(sys.argv[1::2], sys.argv[2::2]):
+    fresh = sys.argv[1] == "fresh"
+    for label, path in zip(sys.argv[2::2], sys.argv[3::2]):
         environment = dict(os.environ)
         with devices._table_lock:  # a fresh simulator, configured from the environment at its first use
-            for device in devices._devices:
+            for device in devices._devices if fresh else ():
                 device.shutdown()
-            devices._config, devices._devices = None, []
+            if fresh:
+                devices._config, devices._devices = None, []
         try:
             runpy.run_path(path, run_name="__main__")
         except BaseException:
@@ -77,17 +80,21 @@ def test_every_block_is_marked_as_a_program_or_as_output():
 
 
 def test_python_blocks_run_as_pasted(tmp_path):
-    plain, launched = [], []
+    plain, torch_blocks, launched = [], [], []
     for page, line, mark, code in blocks():
         if mark != "python":
             continue
         ranks = LAUNCH.match(code.lstrip().splitlines()[0]) if code.strip() else None
-        (launched if ranks else plain).append((f"{page}:{line}", _stable_file(code), ranks))
+        group = launched if ranks else torch_blocks if re.search(r"^import torch\b", code, re.M) else plain
+        group.append((f"{page}:{line}", _stable_file(code), ranks))
     env = dict(os.environ, MLUSIM_MEMORY="1GiB", PYTHONPATH=str(ROOT))
-    arguments = [str(item) for label, path, _ in plain for item in (label, path)]
-    result = subprocess.run([sys.executable, "-c", _RUNNER, *arguments], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
+    # torch_mlu's caching allocator outlives a simulator reset (as PyTorch's outlives a device reset): the torch
+    # blocks share one simulator, in an interpreter of their own
+    for mode, group in (("fresh", plain), ("shared", torch_blocks)):
+        arguments = [str(item) for label, path, _ in group for item in (label, path)]
+        result = subprocess.run([sys.executable, "-c", _RUNNER, mode, *arguments], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr
     for label, path, ranks in launched:
         result = subprocess.run([sys.executable, "-m", "mlusim.launcher", "-n", ranks.group(1), str(path)],
                                 cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

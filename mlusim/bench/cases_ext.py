@@ -68,10 +68,11 @@ def atan2(arena, shape, dtype):
 
 
 def division(name: str):
-    """floor division, truncating division or floor modulo of positive operands."""
+    """floor division, truncating division, floor modulo or truncating modulo (fmod) of positive operands."""
     query, numpy_op = {"floor": (cnnl.getFloorDivWorkspaceSize, np.floor_divide),
                        "trunc": (cnnl.getFloorDivTruncWorkspaceSize, lambda a, b: np.trunc(a / b)),
-                       "mod": (cnnl.getFloorModWorkspaceSize, np.remainder)}[name]
+                       "mod": (cnnl.getFloorModWorkspaceSize, np.remainder),
+                       "fmod": (cnnl.getFloorModTruncWorkspaceSize, np.fmod)}[name]
 
     def build(arena, shape, dtype):
         (a, av), (b, bv) = arena.random(shape, dtype), arena.random(shape, dtype, positive=True)
@@ -84,8 +85,9 @@ def division(name: str):
             call = lambda: cnnl.floorDivTrunc(arena.handle, HIGH, a.desc, a.ptr, b.desc, b.ptr, out.desc,  # noqa
                                               out.ptr, workspace, size)
         else:
-            call = lambda: cnnl.floorMod(arena.handle, a.desc, a.ptr, b.desc, b.ptr, out.desc, out.ptr,  # noqa
-                                         workspace, size)
+            function = cnnl.floorMod if name == "mod" else cnnl.floorModTrunc
+            call = lambda: function(arena.handle, a.desc, a.ptr, b.desc, b.ptr, out.desc, out.ptr,  # noqa
+                                    workspace, size)
         a32, b32 = _f32(av), _f32(bv)
         return call, lambda: numpy_op(a32, b32)
     return build

@@ -144,7 +144,7 @@ FLOAT_REFERENCES = {
     "abs": np.abs, "neg": np.negative, "exp": np.exp, "log": np.log, "log2": np.log2, "log10": np.log10,
     "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "square": np.square, "reciprocal": lambda x: 1 / x,
     "sin": np.sin, "cos": np.cos, "floor": np.floor, "ceil": np.ceil, "round": np.rint, "sign": np.sign,
-    "trunc": np.trunc,
+    "trunc": np.trunc, "expm1": np.expm1, "log1p": np.log1p,
 }
 INT_REFERENCES = {"abs": abs, "neg": lambda v: -v, "square": lambda v: v * v, "sign": lambda v: (v > 0) - (v < 0),
                   "floor": lambda v: v, "ceil": lambda v: v, "round": lambda v: v, "trunc": lambda v: v}

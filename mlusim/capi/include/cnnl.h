@@ -1303,6 +1303,15 @@ cnnlStatus_t CNNL_WIN_API cnnlFloorMod(cnnlHandle_t handle, const cnnlTensorDesc
                                        const void *input, const cnnlTensorDescriptor_t other_desc, const void *other,
                                        const cnnlTensorDescriptor_t output_desc, void *output, void *workspace,
                                        size_t workspace_size);
+/* torch.fmod: input - trunc(input / other) * other, the sign of input (broadcasting). */
+cnnlStatus_t CNNL_WIN_API cnnlGetFloorModTruncWorkspaceSize(cnnlHandle_t handle,
+                                                            const cnnlTensorDescriptor_t input_desc,
+                                                            const cnnlTensorDescriptor_t other_desc,
+                                                            const cnnlTensorDescriptor_t output_desc, size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlFloorModTrunc(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                            const void *input, const cnnlTensorDescriptor_t other_desc,
+                                            const void *other, const cnnlTensorDescriptor_t output_desc, void *output,
+                                            void *workspace, size_t workspace_size);
 /* The product of input_num inputs (broadcasting). */
 cnnlStatus_t CNNL_WIN_API cnnlMulN(cnnlHandle_t handle, const cnnlTensorDescriptor_t inputs_desc[],
                                    const void *const inputs[], int input_num, const cnnlTensorDescriptor_t output_desc,
@@ -1331,6 +1340,12 @@ cnnlStatus_t CNNL_WIN_API cnnlErf_v2(cnnlHandle_t handle, cnnlComputationPrefere
 cnnlStatus_t CNNL_WIN_API cnnlErfinv(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
                                      const cnnlTensorDescriptor_t x_desc, const void *x,
                                      const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlExpm1(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                    const cnnlTensorDescriptor_t x_desc, const void *x,
+                                    const cnnlTensorDescriptor_t y_desc, void *y);
+cnnlStatus_t CNNL_WIN_API cnnlLog1p(cnnlHandle_t handle, cnnlComputationPreference_t prefer,
+                                    const cnnlTensorDescriptor_t x_desc, const void *x,
+                                    const cnnlTensorDescriptor_t y_desc, void *y);
 cnnlStatus_t CNNL_WIN_API cnnlLog(cnnlHandle_t handle, cnnlLogBase_t base, const cnnlTensorDescriptor_t x_desc,
                                   const void *x, const cnnlTensorDescriptor_t y_desc, void *y);
 cnnlStatus_t CNNL_WIN_API cnnlTrunc(cnnlHandle_t handle, const cnnlTensorDescriptor_t x_desc, const void *x,
