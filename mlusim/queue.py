@@ -188,6 +188,9 @@ class Queue:
         # order and saves the two thread wake-ups a synchronous call would cost (see wait_idle).
         self._pending: deque = deque()
         self._tokens: SimpleQueue = SimpleQueue()
+        # A token is put only when none is outstanding: the worker runs everything pending per token, so a burst of
+        # enqueues costs one wake-up instead of one per command (set and cleared under _submit_lock).
+        self._wake_outstanding = False
         self._submit_lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._fault: Optional[QueueFault] = None
@@ -247,7 +250,9 @@ class Queue:
             position = self.submitted
             self.submitted += 1
             self._pending.append(command)
-            self._tokens.put(True)
+            if not self._wake_outstanding:
+                self._wake_outstanding = True
+                self._tokens.put(True)
         return position
 
     def _reset_after_fork(self) -> None:
@@ -257,6 +262,7 @@ class Queue:
         self._submit_lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._tokens = SimpleQueue()
+        self._wake_outstanding = False
         self._worker = None
         self._interrupters = []
         dropped = list(self._pending)
@@ -292,6 +298,8 @@ class Queue:
             token = tokens.get()
             if self.lost is not None:
                 return
+            with self._submit_lock:  # what is queued from now on puts a new token; what came before runs below
+                self._wake_outstanding = False
             with self._run_lock:  # run everything pending: fewer hand-overs of the lock between threads
                 while self._run_next():
                     pass
