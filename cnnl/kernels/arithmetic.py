@@ -52,7 +52,7 @@ def _run(block, out, inputs, dtypes=NUMERIC_DTYPES):
 
 def _addc_block(divide, value, out, x, t1, t2):
     kind = compute_dtype(out.dtype)
-    result = compute_buffer(out)
+    result = compute_buffer(out, (x, t2))  # addcdiv_ / addcmul_: out is x (or t2) itself
     with np.errstate(all="ignore"):
         np.multiply(load(t1), _scalar(value, kind), out=result)
         (np.divide if divide else np.multiply)(result, load(t2), out=result)
@@ -182,7 +182,7 @@ def divide(op, a, b, out):
 # ---- product of N, affine transform, clip ------------------------------------------------------------------------
 
 def _product_block(out, *inputs):
-    result = compute_buffer(out)
+    result = compute_buffer(out, inputs[1:])
     with np.errstate(all="ignore"):
         np.copyto(result, load(inputs[0]))
         for x in inputs[1:]:

@@ -21,10 +21,14 @@ def store(values, out_block):
         cast_block(values, out_block)
 
 
-def compute_buffer(out_block):
-    """Where to compute a result for `out_block`: the block itself when it is stored in its compute dtype."""
+def compute_buffer(out_block, read_after_first_write=()):
+    """Where to compute a result for `out_block`: the block itself when it is stored in its compute dtype and none
+    of `read_after_first_write` (operands a multi-pass computation still reads once it has written its buffer)
+    shares memory with it: an in-place call (out the very view of an input) must not overwrite that input early."""
     target = compute_dtype(out_block.dtype)
-    return out_block if out_block.dtype == target else np.empty(out_block.shape, target)
+    if out_block.dtype != target or any(np.may_share_memory(out_block, a) for a in read_after_first_write):
+        return np.empty(out_block.shape, target)
+    return out_block
 
 
 def readonly_contiguous(values):

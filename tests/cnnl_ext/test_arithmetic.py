@@ -52,6 +52,26 @@ def test_addcmul_addcdiv_broadcast(handle, code, divide):
     assert_close(out.read(), expected, NUMPY[code], scale=scale)
 
 
+@pytest.mark.parametrize("divide", [False, True])
+@pytest.mark.parametrize("code", FLOATS)
+def test_addcmul_addcdiv_in_place(handle, code, divide):
+    # output at the very address of input (torch's addcdiv_) or of tensor2: no operand is overwritten before it is read
+    rng = np.random.default_rng(11)
+    xv, t1v = random_values(rng, (3, 5), code), random_values(rng, (3, 5), code)
+    t2v = (np.abs(as_float64(random_values(rng, (3, 5), code))) + 0.5).astype(NUMPY[code])
+    a, b, c = (as_float64(v) for v in (xv, t1v, t2v))
+    expected = a - 0.5 * b / c if divide else a - 0.5 * b * c
+    scale = np.abs(a) + np.abs(0.5 * b * (1 / c if divide else c))
+    x, t1, t2 = tensor(xv, code), tensor(t1v, code), tensor(t2v, code)
+    _addcmul(handle, x, t1, t2, x, -0.5, divide)
+    sync(handle)
+    assert_close(x.read(), expected, NUMPY[code], scale=scale)
+    x, t2 = tensor(xv, code), tensor(t2v, code)
+    _addcmul(handle, x, t1, t2, t2, -0.5, divide)
+    sync(handle)
+    assert_close(t2.read(), expected, NUMPY[code], scale=scale)
+
+
 @pytest.mark.parametrize("code", FLOATS)
 def test_lerp_matches_torch_formula(handle, code):
     rng = np.random.default_rng(7)
@@ -149,6 +169,15 @@ def test_mul_n_broadcasts_three_inputs(handle, code):
     if NUMPY[code].kind in "iu":
         expected = (values[0].astype(np.int64) * values[1] * values[2]).astype(NUMPY[code])
     assert_close(out.read(), expected, NUMPY[code])
+
+
+def test_mul_n_into_its_second_input(handle):
+    rng = np.random.default_rng(5)
+    values = [random_values(rng, (4, 3), cnnl.CNNL_DTYPE_FLOAT, -2, 2) for _ in range(3)]
+    inputs = [tensor(v, cnnl.CNNL_DTYPE_FLOAT) for v in values]
+    cnnl.mulN(handle, [t.desc for t in inputs], [t.ptr for t in inputs], inputs[1].desc, inputs[1].ptr)
+    sync(handle)
+    assert_close(inputs[1].read(), as_float64(values[0]) * values[1] * values[2], np.float32)
 
 
 @pytest.mark.parametrize("mode", [HOST, DEVICE])

@@ -98,6 +98,27 @@ def test_in_place_and_out_forms():
         torch.add(ints, ints, alpha=0.5)
 
 
+@pytest.mark.parametrize("name", ["addcdiv", "addcmul"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+def test_addcdiv_addcmul_in_place_match_cpu(name, dtype):
+    # in place the output is the input itself (or tensor2): the result must not overwrite an operand still to be read
+    # (addcdiv_ is AdamW's step, through _foreach_addcdiv_)
+    a, t1 = _values((4, 6), dtype, 1), _values((4, 6), dtype, 2)
+    t2 = _values((4, 6), dtype, 3).abs() + 1
+    with fallback.mode("error"):
+        d = a.to("mlu")
+        getattr(d, name + "_")(t1.to("mlu"), t2.to("mlu"), value=-0.03)
+        _check(d, getattr(a.clone(), name + "_")(t1, t2, value=-0.03))
+        d2 = t2.to("mlu")
+        getattr(torch, name)(a.to("mlu"), t1.to("mlu"), d2, value=0.5, out=d2)  # out is tensor2
+        _check(d2, getattr(torch, name)(a, t1, t2, value=0.5))
+        params = [a.to("mlu"), a[:2].to("mlu")]
+        getattr(torch, f"_foreach_{name}_")(params, [t1.to("mlu"), t1[:2].to("mlu")], [t2.to("mlu"), t2[:2].to("mlu")],
+                                            [-0.03, 2.0])
+        _check(params[0], getattr(a.clone(), name + "_")(t1, t2, value=-0.03))
+        _check(params[1], getattr(a[:2].clone(), name + "_")(t1[:2], t2[:2], value=2.0))
+
+
 def test_strided_operands_and_special_values():
     a = torch.randn(6, 4)
     d = a.to("mlu")
