@@ -216,14 +216,18 @@ def test_the_adding_an_op_example_of_the_docs_works(monkeypatch):
     monkeypatch.setattr(_core, "REGISTERED", {})
     try:
         exec(compile(example, "docs/torch.md", "exec"), {})
-        x = torch.tensor([1.5, -2.0, 0.0], device="mlu")
+        x = torch.arange(12.0).reshape(1, 2, 2, 3)
+        d = x.to("mlu")
         with fallback.mode("error"):
-            y = -x
+            y = torch.nn.functional.pad(d, (1, 2, 1, 0), mode="replicate")
             z = torch.empty(0, device="mlu")
-            torch.neg(x, out=z)
-        assert y.cpu().tolist() == z.cpu().tolist() == [-1.5, 2.0, -0.0]
-        assert list(_core.REGISTERED) == ["aten::neg", "aten::neg.out"]
+            torch.ops.aten.replication_pad2d.out(d.transpose(2, 3), [0, 1, 2, 0], out=z)  # strided, into out=
+        assert torch.equal(y.cpu(), torch.nn.functional.pad(x, (1, 2, 1, 0), mode="replicate"))
+        assert torch.equal(z.cpu(), torch.nn.functional.pad(x.transpose(2, 3), (0, 1, 2, 0), mode="replicate"))
+        with pytest.raises(RuntimeError, match="padding size is expected to be 4"):
+            torch.ops.aten.replication_pad2d.out(d, [1, 1], out=z)  # torch's own error, from the CPU fallback
+        assert list(_core.REGISTERED) == ["aten::replication_pad2d.out"]
     finally:
         library._destroy()
-    with fallback.mode("error"), pytest.raises(NotImplementedError, match="aten::neg"):
-        -x  # the example's registration is gone again
+    with fallback.mode("error"), pytest.raises(NotImplementedError, match="aten::replication_pad2d.out"):
+        torch.nn.functional.pad(d, (1, 2, 1, 0), mode="replicate")  # the example's registration is gone again
