@@ -841,11 +841,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 // scaled_dot_product_attention asks a DispatchStub, not an aten op, which implementation to take: the answer for mlu
 // comes from aten::_fused_sdp_choice, whose mlu kernel (ops/attention.py) picks cnnl's flash attention or torch's math.
+// The stub asks that kernel directly (a redispatch to PrivateUse1), as CUDA's stub is a plain function: through the
+// whole dispatcher, tracing (make_fx, AOTAutograd under torch.compile) would record the choice, an int, as a node
+// of the graph, which the partitioner refuses.
 namespace mlu {
 int64_t fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                          const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
                          std::optional<double> scale, bool enable_gqa) {
-  return at::_fused_sdp_choice(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa);
+  return at::_ops::_fused_sdp_choice::redispatch(c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), query, key,
+                                                 value, attn_mask, dropout_p, is_causal, scale, enable_gqa);
 }
 }  // namespace mlu
 

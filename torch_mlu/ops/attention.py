@@ -29,18 +29,23 @@ def _four_d(t: torch.Tensor) -> torch.Tensor:
     return t.unsqueeze(1) if t.dim() == 3 else t
 
 
+def _four_d_shape(t: torch.Tensor) -> tuple:
+    """_four_d(t).shape, from the metadata alone (the choice runs on traced fake tensors too: no op may run)."""
+    return (t.shape[0], 1, *t.shape[1:]) if t.dim() == 3 else tuple(t.shape)
+
+
 def _servable(query, key, value, attn_mask, enable_gqa: bool) -> bool:
     tensors = (query, key, value)
     if any(t.device.type != "mlu" or t.dim() != query.dim() or t.dtype != query.dtype for t in tensors):
         return False
     if query.dim() not in (3, 4):
         return False
-    query, key, value = _four_d(query), _four_d(key), _four_d(value)
-    if query.dtype not in SUPPORTED or max(query.shape[-1], value.shape[-1]) > MAX_HEAD_DIM:
+    q_shape, k_shape, v_shape = _four_d_shape(query), _four_d_shape(key), _four_d_shape(value)
+    if query.dtype not in SUPPORTED or max(q_shape[-1], v_shape[-1]) > MAX_HEAD_DIM:
         return False
-    if query.shape[-1] != key.shape[-1] or key.shape[:3] != value.shape[:3] or query.shape[0] != key.shape[0]:
+    if q_shape[-1] != k_shape[-1] or k_shape[:3] != v_shape[:3] or q_shape[0] != k_shape[0]:
         return False
-    heads_q, heads_k = query.shape[1], key.shape[1]
+    heads_q, heads_k = q_shape[1], k_shape[1]
     if heads_q != heads_k and not (enable_gqa and heads_k and heads_q % heads_k == 0):
         return False
     if attn_mask is not None:  # an additive bias without a gradient, broadcasting over [batch, heads, q, k]
@@ -48,7 +53,7 @@ def _servable(query, key, value, attn_mask, enable_gqa: bool) -> bool:
             return False
         if not attn_mask.is_floating_point() or attn_mask.dtype not in TORCH_TO_CNNL:
             return False
-        full = (query.shape[0], heads_q, query.shape[2], key.shape[2])
+        full = (q_shape[0], heads_q, q_shape[2], k_shape[2])
         shape = (1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape)
         if any(n not in (1, m) for n, m in zip(shape, full)):
             return False
