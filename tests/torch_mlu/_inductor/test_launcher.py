@@ -48,6 +48,7 @@ def test_kernels_run_on_the_current_stream(commands):
     compiled = torch.compile(lambda x: x.exp() * 2)
     x = torch.randn(100, device="mlu")
     compiled(x)
+    torch.mlu.synchronize()  # hooks see commands as they finish: the first call's kernel must not land in the list
     stream = torch.mlu.Stream()
     commands.clear()
     with torch.mlu.stream(stream):
