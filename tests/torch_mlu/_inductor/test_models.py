@@ -2,7 +2,6 @@
 (attention through SDPA, layer norm, GELU), and a compiled function queues fewer commands than eager."""
 import copy
 
-import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -45,14 +44,6 @@ class Block(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
-def _eager_conv_available() -> bool:
-    try:
-        F.conv2d(torch.ones(1, 1, 3, 3, device="mlu"), torch.ones(1, 1, 1, 1, device="mlu"))
-        return True
-    except (NotImplementedError, RuntimeError):
-        return False
-
-
 def check_forward_and_gradients(model_cls, shape, tol=1e-4):
     torch.manual_seed(0)
     reference = model_cls()
@@ -72,7 +63,6 @@ def test_mlp_forward_and_gradients():
     check_forward_and_gradients(MLP, (7, 12))
 
 
-@pytest.mark.skipif(not _eager_conv_available(), reason="the eager mlu convolution (torch_mlu.ops) is not there yet")
 def test_small_cnn_forward_and_gradients():
     check_forward_and_gradients(SmallCNN, (2, 3, 8, 8))
 
