@@ -33,7 +33,10 @@ def is_null(pointer) -> bool:
 
 
 def self_overlapping(dims, strides) -> bool:
-    """True when two different indices of (dims, strides) address the same element (e.g. a 0 stride)."""
+    """True when two different indices of (dims, strides) address the same element (e.g. a 0 stride). An empty
+    tensor has no elements, so none of them overlap."""
+    if 0 in dims:
+        return False
     axes = sorted((s, d) for d, s in zip(dims, strides) if d > 1)
     reach = 1  # elements covered by the axes taken so far
     for stride, dim in axes:

@@ -53,6 +53,14 @@ def test_overlapping_output_strides_are_bad_param(handle):
         cnnl.copy(handle, src.desc, src.ptr, dst.desc, dst.ptr)
 
 
+def test_an_empty_output_with_zero_strides_is_no_overlap(handle):
+    """torch makes empty outputs with 0 strides (the gradient of linalg.vecdot): no elements, nothing overlaps."""
+    src = tensor(np.ones((0, 3), np.float32))
+    dst = empty([0, 3], strides=[1, 0])
+    cnnl.copy(handle, src.desc, src.ptr, dst.desc, dst.ptr)
+    sync(handle)
+
+
 def transpose_desc(permute):
     desc = cnnl.createTransposeDescriptor()
     cnnl.setTransposeDescriptor(desc, permute)

@@ -78,6 +78,12 @@ EXPECTATIONS: dict[str, list[Expectation]] = {
     "nn.functional.scaled_dot_product_attention": [
         Expectation(UNCHECKED, RANDOM_REASON + " (dropout_p > 0)", BOTH,
                     lambda sample: sample.kwargs.get("dropout_p", 0) > 0)],
+    # dropout_p is the tenth positional argument after the query (key, value, embed_dim, num_heads, in_proj_weight,
+    # in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, ...); it draws only in training mode
+    "nn.functional.multi_head_attention_forward": [
+        Expectation(UNCHECKED, RANDOM_REASON + " (training with dropout_p > 0)", BOTH,
+                    lambda sample: sample.kwargs.get("training", True) and len(sample.args) > 9
+                    and sample.args[9] > 0)],
 }
 
 
