@@ -95,6 +95,11 @@ def test_python_blocks_run_as_pasted(tmp_path):
         result = subprocess.run([sys.executable, "-c", _RUNNER, mode, *arguments], cwd=tmp_path, env=env,
                                 capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout + result.stderr
+    if any(re.search(r"^import torch\b", path.read_text(), re.M) for _, path, _ in launched):
+        # the backend's C++ part is built here once, not by rank processes racing under their reply timeouts (as
+        # tests/torch_mlu/distributed does)
+        torch_mlu_distributed = pytest.importorskip("torch_mlu.distributed")
+        torch_mlu_distributed.native()
     for label, path, ranks in launched:
         result = subprocess.run([sys.executable, "-m", "mlusim.launcher", "-n", ranks.group(1), str(path)],
                                 cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
