@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from importlib.metadata import entry_points
 from typing import IO, Optional
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,12 +50,12 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def rank_environment(rank: int, world: int, cncl_environment: dict, devices: Optional[int],
+def rank_environment(rank: int, world: int, services_environment: dict, devices: Optional[int],
                      master_port: Optional[int] = None) -> dict:
     """The environment of one rank."""
     env = dict(os.environ)
     env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
-               PYTHONUNBUFFERED="1", **cncl_environment)
+               PYTHONUNBUFFERED="1", **services_environment)
     env.setdefault("MLUSIM_SHARED_GDRAM", "1")  # buffers allocated before cnclInitComms can go zero-copy too
     env.setdefault("MASTER_ADDR", "127.0.0.1")
     if master_port is not None:
@@ -77,14 +78,23 @@ def _exit_status(code: int) -> int:
     return 128 - code if code < 0 else code
 
 
+#: entry-point group of the job services: classes whose instance gives every rank of a job some environment
+#: (`rank_environment() -> dict`) and cleans up after the job (`finish()`); cncl registers its JobSession here, so
+#: the launcher serves cncl jobs without importing cncl
+JOB_SERVICES = "mlusim.job_services"
+
+
+def job_services() -> list:
+    """One fresh instance of every installed job service."""
+    return [entry.load()() for entry in entry_points(group=JOB_SERVICES)]
+
+
 class Job:
     """The ranks of one `mlusim run`."""
 
     def __init__(self, options: argparse.Namespace):
-        from cncl.jobs import JobSession  # a front end: the launcher serves cncl jobs
-
         self.options = options
-        self.cncl = JobSession()
+        self.services = job_services()
         self.processes: list[subprocess.Popen] = []
         self.forwarders: list[threading.Thread] = []
         self.lock = threading.Lock()
@@ -93,8 +103,11 @@ class Job:
         options = self.options
         command = [sys.executable] + (["-m", options.target] if options.module else [options.target]) + options.args
         port = free_port()
+        services_environment = {}
+        for service in self.services:
+            services_environment.update(service.rank_environment())
         for rank in range(options.nproc):
-            env = rank_environment(rank, options.nproc, self.cncl.rank_environment(), options.devices_per_rank, port)
+            env = rank_environment(rank, options.nproc, services_environment, options.devices_per_rank, port)
             process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             self.processes.append(process)
             prefix = b"" if options.no_prefix else f"[rank {rank}] ".encode()
@@ -160,7 +173,8 @@ def main(argv: list[str]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        job.cncl.sweep_shared_memory()
+        for service in job.services:
+            service.finish()
 
 
 if __name__ == "__main__":

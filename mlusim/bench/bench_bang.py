@@ -20,7 +20,7 @@ import cnrt  # noqa: E402
 import mlusim.device  # noqa: E402
 from mlusim.bench.common import format_rows, median_time, row  # noqa: E402
 from mlusim import bang  # noqa: E402
-from mlusim.samples.vector_add import union1_dim, vector_add  # noqa: E402
+from cnrt.samples.vector_add import union1_dim, vector_add  # noqa: E402
 
 
 @bang.kernel

@@ -14,7 +14,7 @@ import cnrt
 from mlusim import device as devices
 from mlusim import sanitizer
 from mlusim.bench.common import format_rows, median_time, row
-from mlusim.samples.vector_add import union1_dim, vector_add
+from cnrt.samples.vector_add import union1_dim, vector_add
 
 TOOLS = "racecheck,memcheck"
 ROUNDS = 5

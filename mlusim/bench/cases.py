@@ -414,8 +414,8 @@ def memcpy(direction: str) -> Build:
 
 
 def bang_vector_add(arena, shape, dtype):
-    """The Union1 vector-add kernel of mlusim.samples.vector_add over every core of the board."""
-    from mlusim.samples.vector_add import union1_dim, vector_add
+    """The Union1 vector-add kernel of cnrt.samples.vector_add over every core of the board."""
+    from cnrt.samples.vector_add import union1_dim, vector_add
     n = shape[0]
     (x, xv), (y, yv), z = arena.random((n,), dtype), arena.random((n,), dtype), arena.empty((n,), dtype)
     dim = union1_dim()

@@ -1,4 +1,4 @@
-"""The sample kernels (mlusim.samples) against numpy, and the intrinsics in float32, half and bfloat16."""
+"""The sample kernels (cnrt.samples) against numpy, and the intrinsics in float32, half and bfloat16."""
 
 import ml_dtypes
 import numpy as np
@@ -10,7 +10,7 @@ from mlusim import bang
 
 from .conftest import from_device, to_device
 
-from mlusim.samples import sram_reduction, tiled_matmul, vector_add
+from cnrt.samples import sram_reduction, tiled_matmul, vector_add
 
 
 @settings(max_examples=5, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -111,7 +111,7 @@ def test_debug_mode_runs_python_with_the_same_checks(queue, capsys):
 
 
 def test_work_counts_and_modelled_time(queue):
-    from mlusim.samples.vector_add import run, vector_add
+    from cnrt.samples.vector_add import run, vector_add
     n = 1 << 16
     run(np.ones(n, np.float32), np.ones(n, np.float32), queue)
     record = vector_add.last_launch

@@ -8,7 +8,7 @@ import numpy as np
 import cncl
 import cnrt
 from mlusim import device as devices
-from mlusim.samples.vector_add import union1_dim
+from cnrt.samples.vector_add import union1_dim
 
 from .helpers import upload
 from .kernels import SLOT, cluster_sum, scale_slices

@@ -2,13 +2,13 @@
 
 A (M x K) and B (K x N) are row-major float32 in GDRAM. Task t computes the TM x TN tile (t // (N/TN), t % (N/TN))
 of C: for each K-slice it loads a TM x TK tile of A into NRAM and a TK x TN tile of B into WRAM with strided
-copies, multiplies with bang.matmul and accumulates in NRAM. Run: python -m mlusim.samples.tiled_matmul
+copies, multiplies with bang.matmul and accumulates in NRAM. Run: python -m cnrt.samples.tiled_matmul
 """
 import numpy as np
 
 import cnrt
 from mlusim import bang
-from mlusim.samples import queue_for
+from cnrt.samples import queue_for
 
 TM, TK, TN = 32, 64, 32
 

@@ -1,13 +1,13 @@
 """Vector add as a Union1 BANG kernel over every core of the board: z = x + y.
 
 Each task takes a contiguous share of the vector and streams it through NRAM in tiles:
-GDRAM -> NRAM (x, y), __bang_add, NRAM -> GDRAM (z). Run: python -m mlusim.samples.vector_add
+GDRAM -> NRAM (x, y), __bang_add, NRAM -> GDRAM (z). Run: python -m cnrt.samples.vector_add
 """
 import numpy as np
 
 import cnrt
 from mlusim import bang
-from mlusim.samples import queue_for
+from cnrt.samples import queue_for
 
 TILE = 32 * 1024  # float32 elements per NRAM tile (3 tiles = 384 KiB of NRAM)
 

@@ -1,4 +1,4 @@
-"""BANG sample programs (like the samples of a Neuware install): `python -m mlusim.samples.vector_add`."""
+"""BANG sample programs (like the samples of a Neuware install): `python -m cnrt.samples.vector_add`."""
 import contextlib
 
 

@@ -2,13 +2,13 @@
 
 Each core sums its share in NRAM tiles, writes its partial sum into the cluster's SRAM, and after sync_cluster
 core 0 of each cluster adds the cluster's partials and writes one value per cluster to GDRAM; the host adds the
-cluster values. Run: python -m mlusim.samples.sram_reduction
+cluster values. Run: python -m cnrt.samples.sram_reduction
 """
 import numpy as np
 
 import cnrt
 from mlusim import bang
-from mlusim.samples import queue_for
+from cnrt.samples import queue_for
 
 TILE = 16 * 1024
 PARTIALS = 64  # SRAM slots: one per core of the cluster, padded to a 64-byte aligned vector
