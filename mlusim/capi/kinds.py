@@ -55,14 +55,16 @@ class Kind:
         pass
 
     def emit(self, g, param: str, ctype: CType) -> None:
-        raise NotImplementedError
+        """The code computing the Python argument from the C parameter (input kinds)."""
+        raise BindingError(f"parameter {param}: {type(self).__name__} is an output kind, it computes no argument")
 
     # outputs
     def emit_check(self, g, param: str, ctype: CType) -> None:
         g.pre.append(f"if not {g.c(param)}: raise _null({param!r})")
 
     def emit_store(self, g, param: str, ctype: CType, value: str) -> None:
-        raise NotImplementedError
+        """The code storing the Python result `value` through the C parameter (output kinds)."""
+        raise BindingError(f"parameter {param}: {type(self).__name__} is an input kind, it stores no result")
 
 
 def _needs(condition: bool, param: str, ctype: CType, what: str) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .unsupported import Unsupported
+
 #: Compute dtype of each storage dtype: 16-bit floats are computed in float32 (Inductor's upcast).
 _COMPUTE = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
 
@@ -49,7 +51,7 @@ def numba_scalar(dtype: torch.dtype) -> str:
     try:
         return _SCALAR[dtype]
     except KeyError:
-        raise NotImplementedError(f"the mlu numba code generator has no dtype {dtype}") from None
+        raise Unsupported(f"the mlu numba code generator has no dtype {dtype}") from None
 
 
 def storage(dtype: torch.dtype):
@@ -57,7 +59,7 @@ def storage(dtype: torch.dtype):
     try:
         return STORAGE[dtype]
     except KeyError:
-        raise NotImplementedError(f"the mlu numba code generator has no dtype {dtype}") from None
+        raise Unsupported(f"the mlu numba code generator has no dtype {dtype}") from None
 
 
 def array_type(dtype: torch.dtype) -> str:

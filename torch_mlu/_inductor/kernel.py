@@ -42,6 +42,7 @@ from torch.utils._sympy.symbol import SymT, free_symbol_is_type, symbol_is_type
 from . import dtypes as D
 from .overrides import NumbaOverrides, dtype_of
 from .printer import pexpr
+from .unsupported import Unsupported
 
 #: Static reduction ranges up to this many elements are persistent reductions (per-row scratch for values reused
 #: across stages; 64K elements = 256-512 KiB per kept value and host thread).
@@ -173,7 +174,7 @@ class NumbaKernel(SIMDKernel):
             self.serial = True
             line = f"{element} = {D.store_expr(f'{D.load_expr(element, dtype)} + {value}', dtype)}"
         else:
-            raise NotImplementedError(f"store mode {mode}")
+            raise Unsupported(f"store mode {mode}")
         self.stores.writeline(DeferredLine(name, line))
         if not self.inside_reduction:
             self.outside_loop_vars.add(value)
@@ -298,7 +299,7 @@ class NumbaKernel(SIMDKernel):
             return self._result(f"{out}({acc})", dtype)
         if reduction_type in ("argmax", "argmin"):
             if isinstance(value, tuple):
-                raise NotImplementedError("argreduce over a logical index")
+                raise Unsupported("argreduce over a logical index")
             if compute == torch.bool:
                 scalar = "np.int64"
             best = self._accumulator(f"{scalar}(0)")
@@ -324,7 +325,7 @@ class NumbaKernel(SIMDKernel):
             self.compute.writeline(f"{acc_max}, {acc_sum} = h.online_softmax_update({acc_max}, {acc_sum}, "
                                    f"{scalar}({value}))")
             return self._result(f"{out}({acc_max})", dtype), self._result(f"{out}({acc_sum})", dtype)
-        raise NotImplementedError(f"reduction {reduction_type}")
+        raise Unsupported(f"reduction {reduction_type}")
 
     def _welford_reduce(self, value, compute: torch.dtype, dtype: torch.dtype):
         out = D.numba_scalar(D.compute_dtype(dtype))
@@ -426,9 +427,9 @@ class NumbaKernel(SIMDKernel):
             elif isinstance(arg, SizeArg):
                 params.append((arg.name, "size", None))
             elif isinstance(arg, WorkspaceArg):
-                raise NotImplementedError("kernel workspaces")
+                raise Unsupported("kernel workspaces")
             else:
-                raise NotImplementedError(f"kernel argument {arg!r}")
+                raise Unsupported(f"kernel argument {arg!r}")
         return params, list(call_args)
 
     def codegen_kernel(self, name: Optional[str] = None) -> str:
@@ -563,5 +564,5 @@ class NumbaKernel(SIMDKernel):
         }
 
     def codegen_nan_check(self) -> None:
-        raise NotImplementedError("nan checks in mlu kernels")
+        raise Unsupported("nan checks in mlu kernels")
 

@@ -22,6 +22,7 @@ from torch._inductor.utils import get_bounds_index_expr
 from torch._inductor.virtualized import V, ops
 
 from . import dtypes as D
+from .unsupported import Unsupported
 
 #: Special functions of Inductor's pointwise set that the numba code generator implements.
 IMPLEMENTED_SPECIAL = frozenset({"fma", "mul_rn", "ndtr"})
@@ -150,7 +151,7 @@ class NumbaOverrides(OpOverrides):
     @staticmethod
     def to_dtype_bitcast(x, dtype: torch.dtype, src_dtype: torch.dtype) -> str:
         if src_dtype.itemsize != dtype.itemsize:
-            raise NotImplementedError(f"bitcast {src_dtype} -> {dtype}")
+            raise Unsupported(f"bitcast {src_dtype} -> {dtype}")
         bits = {2: "np.uint16", 4: "np.uint32", 8: "np.uint64"}
         # source value -> its bit pattern as an unsigned integer
         if src_dtype == torch.float16:
@@ -571,7 +572,7 @@ class NumbaOverrides(OpOverrides):
 
 def _unsupported(name: str):
     def fail(*args, **kwargs):
-        raise NotImplementedError(f"the mlu numba code generator has no '{name}'")
+        raise Unsupported(f"the mlu numba code generator has no '{name}'")
     fail.__name__ = name
     return staticmethod(fail)
 

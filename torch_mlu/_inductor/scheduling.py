@@ -18,6 +18,7 @@ from torch.utils._ordered_set import OrderedSet
 
 from .kernel import NumbaKernel
 from .runtime import helpers
+from .unsupported import Unsupported
 
 #: what the numba kernels can do (everything else: Inductor falls back to the eager op)
 FEATURES = OrderedSet([BackendFeature.INPLACE_BUFFERS, BackendFeature.TUPLE_REDUCTION])
@@ -75,7 +76,7 @@ class MLUScheduling(SIMDScheduling):
         function = function.replace(f"def {name}(", f"{decorator}\ndef {name}(", 1)
         source = f"{MODULE_HEADER}\n\n{function}"
         if "'''" in source:
-            raise NotImplementedError("kernel source with a triple quote")
+            raise Unsupported("kernel source with a triple quote")
         origins, detailed = get_kernel_metadata(node_schedule, wrapper)
         wrapper.add_import_once("from torch_mlu._inductor.runtime.launcher import compile_kernel as mlu_kernel")
         escaped = source.replace("\\", "\\\\")
