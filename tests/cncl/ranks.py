@@ -16,6 +16,20 @@ TEST_ENV = {"MLUSIM_CNCL_SLOT_BYTES": "4096", "MLUSIM_CNCL_TIMEOUT": "20", "MLUS
 REPLY_TIMEOUT = 60.0
 
 
+
+def collect_replies(connections, what: str, timeout: float) -> list:
+    """Every rank's ("ok", value) reply to `what`, in rank order; AssertionError naming a rank that failed or did
+    not answer within `timeout` seconds (shared with tests/torch_mlu/distributed/ranks.py)."""
+    results = []
+    for rank, connection in enumerate(connections):
+        if not connection.poll(timeout):
+            raise AssertionError(f"rank {rank} did not answer {what} within {timeout} s")
+        status, value = connection.recv()
+        if status != "ok":
+            raise AssertionError(f"rank {rank} failed in {what}:\n{value}")
+        results.append(value)
+    return results
+
 class Rank:
     """What a task sees: its rank, the clique size, its communicator, a queue, and buffer helpers."""
 
@@ -106,15 +120,7 @@ class ProcessClique:
         self._collect("initComms")
 
     def _collect(self, what: str) -> list:
-        results = []
-        for rank, connection in enumerate(self.connections):
-            if not connection.poll(REPLY_TIMEOUT):
-                raise AssertionError(f"rank {rank} did not answer {what} within {REPLY_TIMEOUT} s")
-            status, value = connection.recv()
-            if status != "ok":
-                raise AssertionError(f"rank {rank} failed in {what}:\n{value}")
-            results.append(value)
-        return results
+        return collect_replies(self.connections, what, REPLY_TIMEOUT)
 
     def send(self, name: str, *args) -> None:
         """Start a task on every rank without waiting."""

@@ -9,6 +9,8 @@ import os
 import socket
 import traceback
 
+from tests.cncl.ranks import collect_replies
+
 #: what the rank processes run with: small cncl slots (so small tests cross message windows), short timeouts
 ENV = {"MLUSIM_CNCL_SLOT_BYTES": "4096", "MLUSIM_CNCL_TIMEOUT": "30", "MLUSIM_DEVICE_COUNT": "1",
        "MLUSIM_MEMORY": "512MiB", "MLUSIM_TORCH_FALLBACK": "silent", "MASTER_ADDR": "127.0.0.1",
@@ -73,15 +75,7 @@ class Ranks:
             raise
 
     def _collect(self, what: str) -> list:
-        results = []
-        for rank, connection in enumerate(self.connections):
-            if not connection.poll(REPLY_TIMEOUT):
-                raise AssertionError(f"rank {rank} did not answer {what} within {REPLY_TIMEOUT} s")
-            status, value = connection.recv()
-            if status != "ok":
-                raise AssertionError(f"rank {rank} failed in {what}:\n{value}")
-            results.append(value)
-        return results
+        return collect_replies(self.connections, what, REPLY_TIMEOUT)
 
     def run(self, name: str, *args) -> list:
         """Run tasks.<name>(rank, world, *args) on every rank; their results in rank order."""
