@@ -30,7 +30,8 @@ def _lookup(table, op, what):
 
 
 def _check_scale(name, value, dtype):
-    if is_int(dtype) and float(value) != int(value):
+    # an int is integral however large (float() of 2**53 + 1 is not that int)
+    if is_int(dtype) and not isinstance(value, (int, np.integer)) and float(value) != int(value):
         raise ValueError(f"{name}={value}: integer tensors need integral scaling factors")
 
 

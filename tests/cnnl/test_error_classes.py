@@ -112,3 +112,10 @@ def test_op_tensor_workspace_size_v2(handle):
                                          0, c.desc, None)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="a"):
         cnnl.getOpTensorWorkspaceSize_v2(handle, op, 1, a.desc, 1.5, 1, b.desc, None, 0, c.desc, None)
+
+
+def test_integer_scalars_beyond_float_precision_are_integral(handle):
+    """2**53 + 1 is an integer a float cannot hold: it scales an integer op as the int it is (found by hypothesis)."""
+    desc, a, b, c = _op(I32)
+    cnnl.opTensor(handle, desc, 0, a.desc, a.ptr, 1, b.desc, b.ptr, None, 0, 2**53 + 1, c.desc, c.ptr)
+    sync(handle)
