@@ -11,6 +11,8 @@ torch or a changed source builds a fresh one beside the old.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -90,17 +92,37 @@ def _build(directory: Path, source: Path = SOURCE, name: str = NAME):
     return module
 
 
+@contextlib.contextmanager
+def _exclusive(directory: Path):
+    """Hold an exclusive lock on `directory`'s build: the ranks of a launched job that all import torch_mlu at once
+    build it one at a time (cpp_extension's own baton let two concurrent builds abort a rank under load)."""
+    directory = _writable(directory)
+    with open(directory.with_name(directory.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield directory
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _built(directory: Path, name: str) -> Path | None:
+    library = _library(directory, name)
+    return library if (directory / READY).exists() and library.exists() else None
+
+
 def load(source: Path = SOURCE, name: str = NAME):
     """The extension module built from `source` (default: the device's csrc/mlu.cpp; torch_mlu.distributed builds
-    its own): the cached build when there is one, else a fresh build (serialised across processes by
-    cpp_extension's lock file in the build directory)."""
+    its own): the cached build when there is one, else a fresh build, one process at a time."""
     if name in sys.modules:
         return sys.modules[name]
     directory = build_directory(source)
-    library = _library(directory, name)
-    if (directory / READY).exists() and library.exists():
-        return _import(library, name)
     fallback = Path(tempfile.gettempdir()) / f"mlusim-torch-{os.getuid()}" / directory.name
-    if (fallback / READY).exists() and _library(fallback, name).exists():
-        return _import(_library(fallback, name), name)
-    return _build(directory, source, name)
+    for candidate in (directory, fallback):
+        library = _built(candidate, name)
+        if library is not None:
+            return _import(library, name)
+    with _exclusive(directory) as writable:
+        library = _built(writable, name)
+        if library is not None:
+            return _import(library, name)
+        return _build(writable, source, name)

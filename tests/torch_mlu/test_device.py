@@ -1,5 +1,6 @@
 """The "mlu" device: a real PrivateUse1 backend (device type, .mlu(), data_ptr = simulated address, printing),
 torch.mlu's device management, the metadata-only kernels and the autoload entry point."""
+import threading
 import subprocess
 import sys
 
@@ -187,3 +188,32 @@ def test_the_cpp_build_is_cached_per_torch_version_and_source(tmp_path, monkeypa
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     assert _extension._writable(blocked / "sub").is_dir()  # unwritable: a per-user directory under the temp dir
+
+
+def test_concurrent_first_imports_build_the_cpp_part_once(tmp_path, monkeypatch):
+    """Ranks of a launched job import torch_mlu at once: the second waits for the first's build and loads it."""
+    from torch_mlu import _extension
+    monkeypatch.setenv("MLUSIM_TORCH_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "part.cpp"
+    source.write_text("// an extension source\n")
+    built, imported = [], []
+
+    def build(directory, source, name):
+        built.append(directory)
+        _extension._library(directory, name).write_text("")
+        (directory / _extension.READY).write_text("0 s\n")
+        return "built"
+
+    monkeypatch.setattr(_extension, "_build", build)
+    monkeypatch.setattr(_extension, "_import", lambda path, name: imported.append(path) or "imported")
+    directory = _extension.build_directory(source)
+    results = []
+    with _extension._exclusive(directory):
+        waiter = threading.Thread(target=lambda: results.append(_extension.load(source, "part_ext")))
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive(), "load() did not wait for the build in progress"
+        build(directory, source, "part_ext")
+    waiter.join(10)
+    assert results == ["imported"] and len(built) == 1
+    assert imported == [_extension._library(directory, "part_ext")]
