@@ -1,8 +1,8 @@
 """The "mlu" device: a real PrivateUse1 backend (device type, .mlu(), data_ptr = simulated address, printing),
 torch.mlu's device management, the metadata-only kernels and the autoload entry point."""
-import threading
 import subprocess
 import sys
+import threading
 
 import pytest
 import torch
