@@ -185,7 +185,7 @@ def step_rows(report, repeats: int, block: dict) -> list[dict]:
                 unit="ms", higher_is_better=True, note="forward + backward + SGD; host time")]
     eager_us, _, eager_commands = _modelled(training_step, eager_model, optimizers[0], batch)
     compiled_us, _, compiled_commands = _modelled(training_step, compiled, optimizers[1], batch)
-    rows.append(row(f"transformer step modelled MLU time (us)", compiled_us, eager_us, None, unit="us",
+    rows.append(row("transformer step modelled MLU time (us)", compiled_us, eager_us, None, unit="us",
                     higher_is_better=True, note=f"{compiled_commands} commands vs {eager_commands}"))
     for r in rows:
         report(format_rows([r])[1])

@@ -8,7 +8,7 @@ import cnnl
 import cnrt
 
 from ..cnnl_kernels.tolerances import assert_close
-from .helpers import (ALL, FLOATS, NUMERIC, NUMPY, as_float64, empty, random_values, raises_status,
+from .helpers import (ALL, NUMERIC, NUMPY, as_float64, empty, random_values, raises_status,
                       strided_layouts, sync, tensor)
 
 OPS = {cnnl.CNNL_OP_TENSOR_ADD: np.add, cnnl.CNNL_OP_TENSOR_SUB: np.subtract, cnnl.CNNL_OP_TENSOR_MUL: np.multiply}

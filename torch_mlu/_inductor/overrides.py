@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import sympy
 import torch
 from torch._inductor.codegen.common import CSEVariable, OpOverrides, pointwise_overrides_data
 from torch._inductor.utils import get_bounds_index_expr
-from torch._inductor.virtualized import V, ops
+from torch._inductor.virtualized import V
 
 from . import dtypes as D
 from .unsupported import Unsupported
