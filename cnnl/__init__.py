@@ -4,40 +4,57 @@ Names follow the one rule of docs/architecture.md: `cnnlOpTensor` is `cnnl.opTen
 parameters are returned; arrays with their counts are one sequence; host scalars are Python numbers; device
 pointers are ints. A failure raises `CnnlError` whose `.code` is the cnnlStatus_t value. Every op validates its
 arguments at the call and enqueues one command on the handle's queue.
+
+The op modules (and their kernels, and numba) are imported on first use of one of their functions or descriptor
+types (`cnnl/function_index.py`): `import cnnl` loads only the handle, tensor descriptors, enums and statuses.
+`dir(cnnl)`, `hasattr` and `from cnnl import *` see every function.
 """
+import importlib as _importlib
+import os as _os
+import threading as _threading
+
 from . import status as _status
 from . import handle, tensor  # noqa: F401  (register the API functions)
-from .ops import activation, binary, cast, fill, matmul, movement, reduce, scan, select, topk, unary  # noqa: F401
-from .ops import batch_norm, convolution, indexing, layer_norm, losses, pooling, random, softmax  # noqa: F401
-from .ops import advanced_indexing, arithmetic, bias, creation, padding, placement, special, statistics  # noqa: F401
-from .ops import frozen_batch_norm, optimizers, thresholds, unique, view_backward  # noqa: F401
-# part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
-from .ops import cdist, ctc_loss, deform_conv, flash_attention, im2col, interpolate, linalg, losses_v2  # noqa: F401
-from .ops import nms, pooling_nd, random_sampling, rotary, sync_batch_norm, trigon  # noqa: F401
+from ._function_index import FUNCTION_MODULES as _FUNCTION_MODULES
 from .dtypes import CAST_NAMES as _CAST_NAMES
 from .enums import *  # noqa: F401,F403
 from .handle import Handle as cnnlHandle_t  # noqa: F401
-from .ops.activation import ActivationDescriptor as cnnlActivationDescriptor_t  # noqa: F401
-from .ops.binary import OpTensorDescriptor as cnnlOpTensorDescriptor_t  # noqa: F401
-from .ops.convolution import ConvolutionDescriptor as cnnlConvolutionDescriptor_t  # noqa: F401
-from .ops.ctc_loss import CTCLossDescriptor as cnnlCTCLossDescriptor_t  # noqa: F401
-from .ops.deform_conv import DCNDescriptor as cnnlDCNDescriptor_t  # noqa: F401
-from .ops.flash_attention import FlashAttentionDescriptor as cnnlFlashAttentionDescriptor_t  # noqa: F401
-from .ops.interpolate import InterpDescriptor as cnnlInterpDescriptor_t  # noqa: F401
-from .ops.nms import NmsDescriptor as cnnlNmsDescriptor_t  # noqa: F401
-from .ops.rotary import RotaryEmbeddingDescriptor as cnnlRotaryEmbeddingDescriptor_t  # noqa: F401
-from .ops.trigon import TrigonDescriptor as cnnlTrigonDescriptor_t  # noqa: F401
-from .ops.matmul import MatMulAlgo as cnnlMatMulAlgo_t  # noqa: F401
-from .ops.matmul import MatMulDescriptor as cnnlMatMulDescriptor_t  # noqa: F401
-from .ops.matmul import MatMulHeuristicResult as cnnlMatMulHeuristicResult_t  # noqa: F401
-from .ops.pooling import PoolingDescriptor as cnnlPoolingDescriptor_t  # noqa: F401
-from .ops.random import RandGenerator as cnnlRandGenerator_t  # noqa: F401
-from .ops.movement import TransposeDescriptor as cnnlTransposeDescriptor_t  # noqa: F401
-from .ops.reduce import ReduceDescriptor as cnnlReduceDescriptor_t  # noqa: F401
-from .ops.statistics import StdVarMeanDescriptor as cnnlStdVarMeanDescriptor_t  # noqa: F401
-from .ops.unique import UniqueDescriptor as cnnlUniqueDescriptor_t  # noqa: F401
 from .status import CnnlError, api as _api  # noqa: F401
 from .tensor import TensorDescriptor as cnnlTensorDescriptor_t  # noqa: F401
+
+#: the op modules (cnnl.ops.<name>), imported on first use; importing one registers its functions with the API
+OP_MODULES = (
+    "activation", "binary", "cast", "fill", "matmul", "movement", "reduce", "scan", "select", "topk", "unary",
+    "batch_norm", "convolution", "indexing", "layer_norm", "losses", "pooling", "random", "softmax",
+    "advanced_indexing", "arithmetic", "bias", "creation", "padding", "placement", "special", "statistics",
+    "frozen_batch_norm", "optimizers", "thresholds", "unique", "view_backward",
+    # part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
+    "cdist", "ctc_loss", "deform_conv", "flash_attention", "im2col", "interpolate", "linalg", "losses_v2",
+    "nms", "pooling_nd", "random_sampling", "rotary", "sync_batch_norm", "trigon",
+)
+
+#: C descriptor type -> (op module, class)
+DESCRIPTOR_TYPES = {
+    "cnnlActivationDescriptor_t": ("activation", "ActivationDescriptor"),
+    "cnnlOpTensorDescriptor_t": ("binary", "OpTensorDescriptor"),
+    "cnnlConvolutionDescriptor_t": ("convolution", "ConvolutionDescriptor"),
+    "cnnlCTCLossDescriptor_t": ("ctc_loss", "CTCLossDescriptor"),
+    "cnnlDCNDescriptor_t": ("deform_conv", "DCNDescriptor"),
+    "cnnlFlashAttentionDescriptor_t": ("flash_attention", "FlashAttentionDescriptor"),
+    "cnnlInterpDescriptor_t": ("interpolate", "InterpDescriptor"),
+    "cnnlNmsDescriptor_t": ("nms", "NmsDescriptor"),
+    "cnnlRotaryEmbeddingDescriptor_t": ("rotary", "RotaryEmbeddingDescriptor"),
+    "cnnlTrigonDescriptor_t": ("trigon", "TrigonDescriptor"),
+    "cnnlMatMulAlgo_t": ("matmul", "MatMulAlgo"),
+    "cnnlMatMulDescriptor_t": ("matmul", "MatMulDescriptor"),
+    "cnnlMatMulHeuristicResult_t": ("matmul", "MatMulHeuristicResult"),
+    "cnnlPoolingDescriptor_t": ("pooling", "PoolingDescriptor"),
+    "cnnlRandGenerator_t": ("random", "RandGenerator"),
+    "cnnlTransposeDescriptor_t": ("movement", "TransposeDescriptor"),
+    "cnnlReduceDescriptor_t": ("reduce", "ReduceDescriptor"),
+    "cnnlStdVarMeanDescriptor_t": ("statistics", "StdVarMeanDescriptor"),
+    "cnnlUniqueDescriptor_t": ("unique", "UniqueDescriptor"),
+}
 
 globals().update(_CAST_NAMES)
 globals().update({name: value for name, value in vars(_status).items() if name.startswith("CNNL_STATUS_")})
@@ -45,3 +62,70 @@ globals().update({name: value for name, value in vars(_status).items() if name.s
 _api.export(globals())
 
 cnnlStatus_t = int
+
+_loading = _threading.RLock()
+_all_loaded = False
+
+
+def _load_module(module: str) -> None:
+    """Import cnnl.ops.<module> and put what it registered (and its descriptor types) into this namespace."""
+    with _loading:
+        imported = _importlib.import_module(f"{__name__}.ops.{module}")
+        globals()[module] = imported  # cnnl.<module> as before (a function of the same name takes it over below)
+        _api.export(globals())
+        for c_type, (owner, cls) in DESCRIPTOR_TYPES.items():
+            if owner == module:
+                globals()[c_type] = getattr(imported, cls)
+
+
+def _load(name=None) -> None:
+    """Register the functions of the module that defines `name` (all modules for None or a name the index does not
+    know: the index only saves imports, it never hides a function)."""
+    global _all_loaded
+    if _all_loaded:
+        return
+    module = _FUNCTION_MODULES.get(name) if name is not None else None
+    if module is not None:
+        _load_module(module)
+        return
+    with _loading:
+        for module in OP_MODULES:
+            _load_module(module)
+        _all_loaded = True
+        _api.defer(None)
+
+
+_api.defer(_load)
+
+
+def _submodules() -> frozenset:
+    global _SUBMODULES
+    if _SUBMODULES is None:
+        _SUBMODULES = frozenset(entry.name.removesuffix(".py") for entry in _os.scandir(__path__[0])
+                                if entry.name.endswith(".py") or entry.is_dir())
+    return _SUBMODULES
+
+
+_SUBMODULES = None
+
+
+def __getattr__(name: str):
+    if name == "__all__":  # `from cnnl import *`: every public name
+        _load()
+        return [key for key in globals() if not key.startswith("_")]
+    if name.startswith("__") or name in _submodules():  # `from . import checks` asks before importing it
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in DESCRIPTOR_TYPES:
+        _load_module(DESCRIPTOR_TYPES[name][0])
+    elif name in OP_MODULES:
+        _load_module(name)
+    else:
+        _load(name)
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_FUNCTION_MODULES) | set(DESCRIPTOR_TYPES) | set(OP_MODULES))

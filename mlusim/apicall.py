@@ -42,7 +42,30 @@ class ApiFamily:
         self.error = error
         self.translate = translate
         self.on_error = on_error or (lambda code: None)
-        self.functions: dict[str, Callable] = {}
+        self._registered: dict[str, Callable] = {}
+        #: a package that imports its modules on first use sets this (`defer`): load(name) imports the module that
+        #: registers `name`, load(None) all of them
+        self._load: Optional[Callable[[Optional[str]], None]] = None
+
+    @property
+    def functions(self) -> dict[str, Callable]:
+        """Every function of the library under all its names (a deferring package imports all its modules first)."""
+        if self._load is not None:
+            self._load(None)
+        return self._registered
+
+    def lookup(self, name: str) -> Optional[Callable]:
+        """The function registered under `name`, importing only the module that registers it; None if none does."""
+        function = self._registered.get(name)
+        if function is None and self._load is not None:
+            self._load(name)
+            function = self._registered.get(name)
+        return function
+
+    def defer(self, load: Optional[Callable[[Optional[str]], None]]) -> None:
+        """Let a package import its modules on first use: `load(name)` registers the functions of the module that
+        defines `name` (anything else: all modules), `load(None)` all; None once everything is registered."""
+        self._load = load
 
     def __call__(self, c_name: str, *more_c_names: str):
         """Decorator: `@api("cnrtMalloc")` wraps a function and registers it under its C names and their Python
@@ -77,9 +100,9 @@ class ApiFamily:
             for name in (c_name, *more_c_names):
                 names.update((name, self.python_name(name)))
             for name in names:
-                if name in self.functions and self.functions[name] is not call:
+                if name in self._registered and self._registered[name] is not call:
                     raise RuntimeError(f"{name} registered twice")
-                self.functions[name] = call
+                self._registered[name] = call
             return call
 
         return wrap
@@ -91,8 +114,8 @@ class ApiFamily:
         return rest[:1].lower() + rest[1:]
 
     def export(self, namespace: dict) -> None:
-        """Put every registered function into a module namespace under all its names."""
-        namespace.update(self.functions)
+        """Put every function registered so far into a module namespace under all its names."""
+        namespace.update(self._registered)
 
 
 def arity_fault(function, c_name: str, args: tuple, kwargs: dict) -> Optional[ArgumentFault]:

@@ -13,15 +13,54 @@ or has the wrong semantics (16-bit float conversion, activations). Few numba ker
 Modules: dtypes, parallel, halfbits, cast, staging, elementwise, binary, unary, activation, reduce, scan, topk,
 movement, matmul.
 """
-from .activation import MODES as ACTIVATION_MODES, activation_backward, activation_forward
-from .binary import BINARY_OPS, COMPARE_OPS, LOGICAL_OPS, OP_TENSOR_OPS, binary, compare, logical, logical_not, op_tensor
-from .cast import cast
-from .matmul import matmul, matmul_shape
-from .movement import concat, copy, fill, select, split, strided_slice, transpose
-from .reduce import REDUCE_OPS, argmax, argmin, reduce, reduced_shape
-from .scan import cumsum
-from .topk import topk
-from .unary import UNARY_OPS, unary
+import importlib as _importlib
+import sys as _sys
+import types as _types
+
+#: exported name -> (submodule, its name there); a submodule is imported on first use of one of its names, so an op
+#: that needs no numba kernel (a float32 opTensor) does not import numba
+_EXPORTS = {
+    "ACTIVATION_MODES": ("activation", "MODES"), "activation_backward": ("activation", "activation_backward"),
+    "activation_forward": ("activation", "activation_forward"),
+    **{name: ("binary", name) for name in ("BINARY_OPS", "COMPARE_OPS", "LOGICAL_OPS", "OP_TENSOR_OPS", "binary",
+                                           "compare", "logical", "logical_not", "op_tensor")},
+    "cast": ("cast", "cast"),
+    "matmul": ("matmul", "matmul"), "matmul_shape": ("matmul", "matmul_shape"),
+    **{name: ("movement", name) for name in ("concat", "copy", "fill", "select", "split", "strided_slice",
+                                             "transpose")},
+    **{name: ("reduce", name) for name in ("REDUCE_OPS", "argmax", "argmin", "reduce", "reduced_shape")},
+    "cumsum": ("scan", "cumsum"),
+    "topk": ("topk", "topk"),
+    "UNARY_OPS": ("unary", "UNARY_OPS"), "unary": ("unary", "unary"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _EXPORTS[name]
+    value = getattr(_importlib.import_module(f"{__name__}.{module}"), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Kernels(_types.ModuleType):
+    """Importing a submodule binds it on its package under its name; where that name is one of the exports (`cast`,
+    `binary`, `reduce`, ...: the function of the same name), the export is bound instead, as the eager imports did."""
+
+    def __setattr__(self, name, value):
+        export = _EXPORTS.get(name)
+        if export is not None and isinstance(value, _types.ModuleType) and value.__name__ == f"{__name__}.{export[0]}":
+            value = getattr(value, export[1])
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Kernels
+
 
 __all__ = [
     "ACTIVATION_MODES", "BINARY_OPS", "COMPARE_OPS", "LOGICAL_OPS", "OP_TENSOR_OPS", "REDUCE_OPS", "UNARY_OPS",

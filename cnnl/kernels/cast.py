@@ -13,7 +13,6 @@ Rules:
 import numpy as np
 
 from .dtypes import ALL_DTYPES, BFLOAT16, BOOL, FLOAT32, FLOAT64, check_dtype, is_float, is_half, is_int
-from .halfbits import float64_to_float32_round_to_odd, narrow_bits, widen_bits
 from .parallel import align_ndim, check_broadcast, detach_inputs, run_blocked
 
 
@@ -31,6 +30,7 @@ def readonly_flat(array):
 
 def _half_to_float32(src, into=None):
     """float16/bfloat16 `src` as float32, written into `into` when it is a C-contiguous float32 array."""
+    from .halfbits import widen_bits  # numba's import waits for the first 16-bit float (see cnnl/__init__.py)
     result = into if into is not None and into.dtype == FLOAT32 and into.flags.c_contiguous else np.empty(src.shape, FLOAT32)
     widen_bits(readonly_flat(src.view(np.uint16)), result.reshape(-1).view(np.uint32), src.dtype == BFLOAT16)
     return result
@@ -38,6 +38,7 @@ def _half_to_float32(src, into=None):
 
 def _float32_into_half(values, dst):
     """Round float32 `values` (same shape as dst) into the float16/bfloat16 array `dst`."""
+    from .halfbits import narrow_bits
     bits = readonly_flat(values).view(np.uint32)
     to_bfloat16 = dst.dtype == BFLOAT16
     if dst.flags.c_contiguous:
@@ -50,6 +51,7 @@ def _float32_into_half(values, dst):
 
 def _as_float32_for_half(src):
     """float32 values whose RNE rounding to a 16-bit float is the correct rounding of `src`."""
+    from .halfbits import float64_to_float32_round_to_odd
     if src.dtype == FLOAT32:
         return src
     if is_half(src.dtype):

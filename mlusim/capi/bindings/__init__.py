@@ -50,7 +50,7 @@ def python_function(library: str, name: str) -> Callable:
     extension = EXTENSIONS.get(name)
     if extension is not None and extension[1] == library:
         return extension[0]
-    function = family(library).api.functions.get(name)
+    function = family(library).api.lookup(name)
     if function is None:
         raise BindingError(f"{name} is declared in the {library} headers but no Python function implements it")
     return function
