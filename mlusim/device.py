@@ -203,6 +203,11 @@ def configure(config: Optional[Config] = None, **overrides) -> list[Device]:
         return list(_devices)
 
 
+def configured() -> bool:
+    """Whether the device table exists (a runtime call brought up the devices)."""
+    return _config is not None
+
+
 def current_config() -> Config:
     with _table_lock:
         if _config is None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from . import cdecl
 from .cdecl import CALLBACK_PREFIX
 
-LIBRARY_NAMES = ("cnrt", "cnnl", "cncl")
+LIBRARY_NAMES = ("cnrt", "cnnl", "cncl", "cndev", "cndrv")
 CACHE_ENV = "MLUSIM_CAPI_CACHE"
 
 #: C added to every library: fork handlers that make fork() from C safe for the embedded interpreter. A fork by

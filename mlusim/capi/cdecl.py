@@ -21,6 +21,8 @@ LIBRARIES = {
     "cnrt": (("cnrt.h", "mlusim.h"), ()),
     "cnnl": (("cnnl.h",), ("cnrt",)),
     "cncl": (("cncl.h",), ("cnrt",)),
+    "cndev": (("cndev.h",), ()),
+    "cndrv": (("cn_api.h",), ()),
 }
 
 #: The name prefix of the Python callback behind each exported C function (see build.py).

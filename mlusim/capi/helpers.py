@@ -110,7 +110,8 @@ class Helpers:
             "_callback": self._callback, "_kernel": kernels.lookup, "_kernel_args": self._kernel_args,
             "_address": _address, "_fill_struct": self._fill_struct, "_store_array": self._store_array,
             "_store_host_int": self._store_host_int, "_cstr": self._cstr, "_error_string": self._error_string,
-            "_transient": self._transient, "_status": _status,
+            "_transient": self._transient, "_status": _status, "_store_text": self._store_text,
+            "_host_buffer": self._host_buffer,
         }
 
     # ---- inputs ---------------------------------------------------------------------------------------------
@@ -167,14 +168,17 @@ class Helpers:
         return kernels.read_arguments(self.ffi, kernel, c, param)
 
     # ---- outputs --------------------------------------------------------------------------------------------
-    def _fill_struct(self, c, value, ctype) -> None:
-        """Zero the struct, then set each C field from the Python object's attribute of the same name (case
-        ignored)."""
+    def _fill_struct(self, c, value, ctype, keep=()) -> None:
+        """Zero the struct (but its `keep` fields, which the caller set), then set each C field from the Python
+        object's attribute of the same name (case ignored)."""
         ffi = self.ffi
         pointer = ffi.cast(ctype, c)
         item = ffi.typeof(pointer).item
         size = ffi.sizeof(item)
+        kept = {name: getattr(pointer, name) for name in keep}
         ffi.memmove(pointer, bytes(size), size)
+        for name, field_value in kept.items():
+            setattr(pointer, name, field_value)
         source = attributes(value)
         for name, field in item.fields:
             if name.lower() in source:
@@ -187,6 +191,21 @@ class Helpers:
         target = self.ffi.cast(ctype, c)
         for index, value in enumerate(values):
             target[index] = handles.to_c(value) if handle_elements else value
+
+    def _store_text(self, c, text, capacity, param, capacity_param) -> None:
+        raw = str(text).encode()
+        if not isinstance(capacity, int) or capacity <= len(raw):
+            raise ArgumentFault(f"{text!r} needs {len(raw) + 1} bytes with its NUL; {capacity_param} is {capacity}",
+                                capacity_param)
+        self.ffi.memmove(self.ffi.cast("char *", c), raw + b"\0", len(raw) + 1)
+
+    def _host_buffer(self, c, size, param):
+        size = _count(size, param)
+        if not c:
+            if size:
+                raise NullPointerFault(f"NULL host buffer of {size} bytes", param, 0)
+            return None
+        return self.host_view(c, size)
 
     def _store_host_int(self, c, value, size, param, size_param) -> None:
         if size not in (1, 2, 4, 8):

@@ -22,6 +22,11 @@ return value (outputs in C order = the returned tuple). The rest is annotated pe
     StructIn(convert)             a const struct pointer converted by `convert(ffi, pointer)` (NULL = None)
     OutArray(count_out="dimNb")   an output array written from a Python sequence, its length into `count_out`
     OutHostInt("size", "written") an output host integer of `size` bytes
+    OutStruct(keep=("version",))  an output struct whose listed fields the caller set and the call keeps (CNDev's
+                                  IN `version` field)
+    OutString()                   a `const char **`: set to a NUL-terminated string that stays valid
+    OutText("len")                a `char *` buffer of `len` bytes: a NUL-terminated string (longer: an error)
+    HostBuffer("bytes")           `bytes` of host memory as a writable byte view (a copy's host side)
 
 Every kind emits Python source for the wrapper `marshal.py` compiles per function, so a call runs straight-line
 code with no per-parameter dispatch. Pointers and handles arrive as integers (see build.py): a NULL is 0, and a
@@ -329,6 +334,22 @@ class HostPointer(Kind):
         g.pre.append(f"{g.a(param)} = _host_pointer({g.c(param)})")
 
 
+class HostBuffer(Kind):
+    """`size` bytes of host memory as a uint8 view (read or written by the call); NULL = None unless size > 0."""
+
+    def __init__(self, size: str):
+        self.size = size
+
+    def uses(self):
+        return (self.size,)
+
+    def validate(self, param, ctype):
+        _needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a host buffer")
+
+    def emit(self, g, param, ctype):
+        g.pre.append(f"{g.a(param)} = _host_buffer({g.c(param)}, {g.a(self.size)}, {param!r})")
+
+
 class Callback(Kind):
     """A C function pointer, as a Python callable that calls it with its (opaque) argument; NULL = None."""
 
@@ -426,6 +447,50 @@ class Out(Kind):
             g.post.append(f"_fill_struct({c}, {value}, {g.pointer_type(ctype)})")
         else:
             g.post.append(f"_ffi.cast({g.pointer_type(ctype)}, {c})[0] = {value}")
+
+
+class OutStruct(Out):
+    """An output struct whose `keep` fields are inputs the caller set (CNDev's `version`): they survive the fill."""
+
+    def __init__(self, keep: tuple = ()):
+        self.keep = tuple(keep)
+
+    def validate(self, param, ctype):
+        _needs(ctype.pointers == 1 and ctype.category == "struct", param, ctype, "an output struct")
+
+    def emit_store(self, g, param, ctype, value):
+        g.post.append(f"_fill_struct({g.c(param)}, {value}, {g.pointer_type(ctype)}, {self.keep!r})")
+
+
+class OutString(Kind):
+    """A `const char **` output: set to a NUL-terminated copy of the Python string that stays valid."""
+
+    output = True
+
+    def validate(self, param, ctype):
+        _needs(ctype.pointers == 2 and ctype.base == "char", param, ctype, "a string output")
+
+    def emit_store(self, g, param, ctype, value):
+        g.post.append(f"_ffi.cast('char **', {g.c(param)})[0] = _cstr({value})")
+
+
+class OutText(Kind):
+    """A `char *` buffer of `capacity` bytes (a parameter): the Python string, NUL-terminated; a string that does
+    not fit is the library's bad-argument error and nothing is written."""
+
+    output = True
+
+    def __init__(self, capacity: str):
+        self.capacity = capacity
+
+    def uses(self):
+        return (self.capacity,)
+
+    def validate(self, param, ctype):
+        _needs(ctype.pointers == 1 and ctype.base == "char" and not ctype.const_base, param, ctype, "a text output")
+
+    def emit_store(self, g, param, ctype, value):
+        g.post.append(f"_store_text({g.c(param)}, {value}, {g.a(self.capacity)}, {param!r}, {self.capacity!r})")
 
 
 class OutArray(Kind):

@@ -1,9 +1,11 @@
 """`mlusim neuware`: a Neuware-like tree for C and C++ projects, and the compiler/linker flags of the C ABI.
 
-    mlusim neuware DIR        DIR/include/{cnrt,cnnl,cncl,mlusim}.h, DIR/lib64/lib{cnrt,cnnl,cncl}.so,
+    mlusim neuware DIR        DIR/include/{cnrt,cnnl,cncl,cndev,cn_api,mlusim}.h,
+                              DIR/lib64/lib{cnrt,cnnl,cncl,cndev,cndrv}.so,
                               DIR/version.txt: NEUWARE_HOME=DIR makes a CMake or Makefile project find them
     mlusim neuware --cflags   -I<include directory>
-    mlusim neuware --libs     -L<library directory> -Wl,-rpath,<library directory> -lcnnl -lcncl -lcnrt
+    mlusim neuware --libs     -L<library directory> -Wl,-rpath,<library directory> -lcnnl -lcncl -lcndev -lcndrv
+                              -lcnrt
 
 The libraries are built on first use and cached (see build.py); the tree holds copies, so it stays usable.
 """
@@ -16,19 +18,26 @@ from typing import Optional, Sequence
 
 from . import build, cdecl
 
-LIBRARY_LINK_ORDER = ("cnnl", "cncl", "cnrt")
+LIBRARY_LINK_ORDER = ("cnnl", "cncl", "cndev", "cndrv", "cnrt")
 
 
 def versions() -> dict:
     """library -> its version string, from the headers' macros."""
     macros = {}
-    for header in ("cnrt.h", "cnnl.h", "cncl.h"):
+    for header in ("cnrt.h", "cnnl.h", "cncl.h", "cn_api.h"):
         macros.update(cdecl.header_macros(header))
     return {
         "cnrt": "{CNRT_MAJOR_VERSION}.{CNRT_MINOR_VERSION}.{CNRT_PATCH_VERSION}".format(**macros),
         "cnnl": "{CNNL_MAJOR}.{CNNL_MINOR}.{CNNL_PATCHLEVEL}".format(**macros),
         "cncl": "{CNCL_MAJOR_VERSION}.{CNCL_MINOR_VERSION}.{CNCL_PATCH_VERSION}".format(**macros),
+        "cndrv": "{CN_MAJOR_VERSION}.{CN_MINOR_VERSION}.{CN_PATCH_VERSION}".format(**macros),
+        "cndev": "{}.{}.{}".format(*_cndev_version()),
     }
+
+
+def _cndev_version() -> tuple:
+    from cndev import LIB_VERSION
+    return LIB_VERSION
 
 
 def _version_text() -> str:

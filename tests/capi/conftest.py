@@ -20,7 +20,7 @@ from mlusim.capi import build, cdecl  # noqa: E402
 
 PROGRAMS = Path(__file__).parent / "programs"
 REPOSITORY = Path(__file__).resolve().parents[2]
-LINK_LIBRARIES = ("-lcnnl", "-lcncl", "-lcnrt")
+LINK_LIBRARIES = ("-lcnnl", "-lcncl", "-lcndev", "-lcndrv", "-lcnrt")
 
 
 def compiler(cxx: bool) -> str:

@@ -9,13 +9,15 @@ import cffi
 import pytest
 
 import cncl
+import cndev
+import cndrv
 import cnnl
 import cnrt
 from mlusim.capi import bindings, build, cdecl, helpers, marshal
 
 from .conftest import compiler
 
-PACKAGES = {"cnrt": cnrt, "cnnl": cnnl, "cncl": cncl}
+PACKAGES = {"cnrt": cnrt, "cnnl": cnnl, "cncl": cncl, "cndev": cndev, "cndrv": cndrv}
 
 #: Registered Python API functions with no C counterpart, and why. (None today.)
 NOT_IN_C: dict = {}
@@ -26,6 +28,7 @@ RELEASE_NOTHING = {
     "cnrtFree": "device memory, not a handle",
     "cnrtFreeHost": "host memory, not a handle",
     "cnrtMemFreeAsync": "device memory, not a handle",
+    "cnFree": "device memory, not a handle",
 }
 
 
@@ -75,7 +78,8 @@ def test_every_declaration_binds_to_its_python_function(library, parsed):
 
 @pytest.mark.parametrize("library", list(PACKAGES))
 def test_enum_constants_match_the_python_package(library, parsed):
-    prefixes = {"cnrt": ("cnrt", "CNRT_"), "cnnl": ("CNNL_",), "cncl": ("cncl", "CNCL_")}[library]
+    prefixes = {"cnrt": ("cnrt", "CNRT_"), "cnnl": ("CNNL_",), "cncl": ("cncl", "CNCL_"), "cndev": ("CNDEV_",),
+                "cndrv": ("CN_",)}[library]
     header = {**parsed[library].enums, **parsed[library].macros}
     text = "".join(cdecl.header_text(h) for h in cdecl.LIBRARIES[library][0])
     for name in ("cnrtQueuePerThread", "cnrtQueueLegacy"):  # handle-valued macros: ((cnrtQueue_t)N)
@@ -100,7 +104,7 @@ def test_destroying_functions_release_their_handles(library, parsed):
 
 
 @pytest.mark.parametrize("cxx", [False, True])
-@pytest.mark.parametrize("header", ["cnrt.h", "cnnl.h", "cncl.h", "mlusim.h"])
+@pytest.mark.parametrize("header", ["cnrt.h", "cnnl.h", "cncl.h", "mlusim.h", "cndev.h", "cn_api.h"])
 def test_header_compiles_alone(header, cxx, tmp_path):
     source = tmp_path / ("use.cpp" if cxx else "use.c")
     source.write_text(f"#include <{header}>\n#include <{header}>\nint main(void) {{ return 0; }}\n")
@@ -129,10 +133,17 @@ def test_library_directory_is_cached(library_dir):
     ("cnrtDeviceProp_t", lambda: cnrt.getDeviceProperties(0)),
     ("cnrtPointerAttributes_t", lambda: cnrt.pointerGetAttributes(0)),
     ("struct cnclCliqueId", lambda: cncl.getCliqueId()),
-], ids=["cnrtDeviceProp_t", "cnrtPointerAttributes_t", "cnclCliqueId"])
+    *((name, (lambda make=make: (cndev.init(0), make())[1])) for name, make in (
+        ("cndevCardInfo_t", cndev.getDeviceCount), ("cndevCardName_t", lambda: cndev.getCardName(0)),
+        ("cndevMemoryInfoV2_t", lambda: cndev.getMemoryUsageV2(0)),
+        ("cndevCardCoreCount_t", lambda: cndev.getCoreCount(0)),
+        ("cndevCardClusterCount_t", lambda: cndev.getClusterCount(0)), ("cndevUUID_t", lambda: cndev.getUUID(0)),
+        ("cndevPCIeInfoV2_t", lambda: cndev.getPCIeInfoV2(0)), ("cndevLibVersionInfo_t", cndev.getLibVersion),
+        ("cndevVersionInfo_t", lambda: cndev.getVersionInfo(0)))),
+], ids=lambda value: value if isinstance(value, str) else "")
 def test_every_field_of_a_returned_struct_reaches_c(c_type, make, parsed):
     """Output structs are filled by field name: no field of the Python result may be left behind."""
-    library = "cncl" if "cncl" in c_type else "cnrt"
+    library = "cncl" if "cncl" in c_type else ("cndev" if c_type.startswith("cndev") else "cnrt")
     ffi = cffi.FFI()
     if parsed[library].included_decls.strip():
         ffi.cdef(parsed[library].included_decls)

@@ -22,12 +22,12 @@ def neuware(library_dir, tmp_path_factory) -> Path:
 
 
 def test_tree_layout(neuware):
-    for header in ("cnrt.h", "cnnl.h", "cncl.h", "mlusim.h"):
+    for header in ("cnrt.h", "cnnl.h", "cncl.h", "mlusim.h", "cndev.h", "cn_api.h"):
         assert (neuware / "include" / header).is_file()
-    for library in ("cnrt", "cnnl", "cncl"):
+    for library in ("cnrt", "cnnl", "cncl", "cndev", "cndrv"):
         assert (neuware / "lib64" / f"lib{library}.so").is_file()
     version = (neuware / "version.txt").read_text()
-    assert "cnrt 6.14.1" in version and "cncl 1.25.0" in version
+    assert "cnrt 6.14.1" in version and "cncl 1.25.0" in version and "cndrv 2.15.5" in version
 
 
 def test_cmake_project_builds_and_runs_against_the_tree(neuware, tmp_path):

@@ -1,20 +1,23 @@
 """The floors of docs/architecture.md: imports point down only. The hardware core (mlusim, but its front ends)
-imports no API package; cnrt imports neither cnnl nor cncl; cnnl and cncl do not import each other; only front ends
-import torch_mlu. Checked on the source's import statements, including imports inside functions."""
+imports no API package; cnrt imports neither cnnl nor cncl (nor cndev, cndrv); cnnl and cncl do not import each
+other; cndev and cndrv (beside cnrt, over it) import neither each other nor the op libraries; only front ends import
+torch_mlu. Checked on the source's import statements, including imports inside functions."""
 import ast
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-API_PACKAGES = {"cnrt", "cnnl", "cncl", "torch_mlu"}
+API_PACKAGES = {"cnrt", "cnnl", "cncl", "cndev", "cndrv", "torch_mlu"}
 #: Parts of the mlusim package that are front ends (floor 4): they may import the API packages.
 FRONT_ENDS = ("mlusim/cli.py", "mlusim/bench/", "mlusim/capi/", "mlusim/pytest_plugin.py")
 FORBIDDEN = {
     "mlusim": API_PACKAGES,
-    "cnrt": {"cnnl", "cncl", "torch_mlu"},
+    "cnrt": {"cnnl", "cncl", "cndev", "cndrv", "torch_mlu"},
     "cnnl": {"cncl", "torch_mlu"},
     "cncl": {"cnnl", "torch_mlu"},
+    "cndev": {"cnnl", "cncl", "cndrv", "torch_mlu"},  # CNDev and CNDrv sit beside CNRT and may use it
+    "cndrv": {"cnnl", "cncl", "cndev", "torch_mlu"},
 }
 
 

@@ -25,6 +25,12 @@ def family(library: str) -> failures.Family:
     if library == "cncl":
         import cncl
         return failures.Family("cncl", cncl._api, "cnclResult_t", cncl.CNCL_RET_ERR_INTERNAL)
+    if library == "cndev":
+        import cndev
+        return failures.Family("cndev", cndev._api, "cndevRet_t", cndev.CNDEV_ERROR_UNKNOWN)
+    if library == "cndrv":
+        import cndrv
+        return failures.Family("cndrv", cndrv._api, "CNresult", cndrv.CN_ERROR_UNKNOWN)
     raise KeyError(library)
 
 

@@ -1,0 +1,14 @@
+"""cndev.h and cn_api.h from C (programs/cndev_cndrv.c): CNDev's device queries and CNDrv's devices, contexts and
+memory agree with cnrt.h on the same simulated devices, and bad calls get their status codes."""
+
+
+def test_cndev_and_cndrv_program(programs):
+    result = programs.run("cndev_cndrv.c")
+    assert "0 failure(s)" in result.stdout
+
+
+def test_two_devices(programs):
+    """Device ordinals and handles past the first device (MLUSIM_DEVICES=2)."""
+    from .conftest import clean_environment
+    result = programs.run("cndev_cndrv.c", env=clean_environment(MLUSIM_DEVICES="2"))
+    assert "0 failure(s)" in result.stdout
