@@ -13,12 +13,14 @@ from .contexts import Context as CNcontext  # noqa: F401
 from .devices import LIB_VERSION  # noqa: F401
 from .status import CndrvError, api as _api  # noqa: F401
 
-for _name in dir(status):
-    if _name.startswith("CN_"):
-        globals()[_name] = getattr(status, _name)
+for _module in (status, contexts):
+    for _name in dir(_module):
+        if _name.startswith("CN_"):
+            globals()[_name] = getattr(_module, _name)
+globals().update(devices.DEVICE_ATTRIBUTES)
 
 _api.export(globals())
 
 CNresult = CNdev = CNaddr = int
 CN_MAJOR_VERSION, CN_MINOR_VERSION, CN_PATCH_VERSION = LIB_VERSION
-del _name
+del _module, _name

@@ -18,8 +18,8 @@ from mlusim.validate import as_int
 from .devices import device_arg
 from .status import CN_CONTEXT_ERROR_INVALID, CndrvError, api, require_init, runtime_errors
 
-SCHED_FLAGS = (0, 1, 2, 3)  # CN_CTX_SCHED_SYNC_SPIN, _WAIT, _YIELD, _AUTO
-CN_CTX_SCHED_SYNC_AUTO = 3
+CN_CTX_SCHED_SYNC_SPIN, CN_CTX_SCHED_SYNC_WAIT, CN_CTX_SCHED_SYNC_YIELD, CN_CTX_SCHED_SYNC_AUTO = range(4)
+SCHED_FLAGS = (CN_CTX_SCHED_SYNC_SPIN, CN_CTX_SCHED_SYNC_WAIT, CN_CTX_SCHED_SYNC_YIELD, CN_CTX_SCHED_SYNC_AUTO)
 
 
 class Context:
