@@ -113,8 +113,10 @@ def __getattr__(name: str):
     if name == "__all__":  # `from cnnl import *`: every public name
         _load()
         return [key for key in globals() if not key.startswith("_")]
-    if name.startswith("__") or name in _submodules():  # `from . import checks` asks before importing it
+    if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _submodules():  # cnnl.kernels, cnnl.ops, `from . import checks` (which asks before importing)
+        return _importlib.import_module(f"{__name__}.{name}")
     if name in DESCRIPTOR_TYPES:
         _load_module(DESCRIPTOR_TYPES[name][0])
     elif name in OP_MODULES:
