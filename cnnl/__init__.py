@@ -11,7 +11,6 @@ types (`cnnl/function_index.py`): `import cnnl` loads only the handle, tensor de
 """
 import importlib as _importlib
 import os as _os
-import threading as _threading
 
 from . import status as _status
 from . import handle, tensor  # noqa: F401  (register the API functions)
@@ -63,19 +62,19 @@ _api.export(globals())
 
 cnnlStatus_t = int
 
-_loading = _threading.RLock()
 _all_loaded = False
 
 
 def _load_module(module: str) -> None:
-    """Import cnnl.ops.<module> and put what it registered (and its descriptor types) into this namespace."""
-    with _loading:
-        imported = _importlib.import_module(f"{__name__}.ops.{module}")
-        globals()[module] = imported  # cnnl.<module> as before (a function of the same name takes it over below)
-        _api.export(globals())
-        for c_type, (owner, cls) in DESCRIPTOR_TYPES.items():
-            if owner == module:
-                globals()[c_type] = getattr(imported, cls)
+    """Import cnnl.ops.<module> and put what it registered (and its descriptor types) into this namespace. No lock
+    of our own: imports are thread-safe and doing this twice is harmless, while a lock held across an import could
+    deadlock against a thread importing an op module directly."""
+    imported = _importlib.import_module(f"{__name__}.ops.{module}")
+    globals()[module] = imported  # cnnl.<module> as before (a function of the same name takes it over below)
+    _api.export(globals())
+    for c_type, (owner, cls) in DESCRIPTOR_TYPES.items():
+        if owner == module:
+            globals()[c_type] = getattr(imported, cls)
 
 
 def _load(name=None) -> None:
@@ -88,11 +87,10 @@ def _load(name=None) -> None:
     if module is not None:
         _load_module(module)
         return
-    with _loading:
-        for module in OP_MODULES:
-            _load_module(module)
-        _all_loaded = True
-        _api.defer(None)
+    for module in OP_MODULES:
+        _load_module(module)
+    _all_loaded = True
+    _api.defer(None)
 
 
 _api.defer(_load)

@@ -118,3 +118,27 @@ cnnl._FUNCTION_MODULES.pop('transpose_v2')
 facts = {'found': callable(cnnl.transpose_v2), 'every_op_loaded': cnnl._all_loaded}
 """)
     assert facts == {"found": True, "every_op_loaded": True}
+
+
+def test_threads_loading_modules_at_once():
+    """First uses from several threads at once, one importing an op module directly: all resolve, none hangs."""
+    facts = _fresh("""
+import importlib, threading
+import cnnl
+names = ['cnnlSoftmaxForward', 'cnnlMatMul', 'cnnlPoolingForward', 'cnnlBatchNormForwardInference',
+         'cnnlConvolutionForward', 'cnnlTranspose_v2', 'cnnlReduce', 'cnnlCreateActivationDescriptor']
+found, errors = [], []
+def first_use(name):
+    try:
+        found.append(callable(getattr(cnnl, name)))
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=first_use, args=(name,)) for name in names]
+threads.append(threading.Thread(target=importlib.import_module, args=('cnnl.ops.batch_norm',)))
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join(120)
+facts = {'found': found, 'errors': errors, 'alive': sum(thread.is_alive() for thread in threads)}
+""")
+    assert facts == {"found": [True] * 8, "errors": [], "alive": 0}
