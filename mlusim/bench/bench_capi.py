@@ -206,7 +206,8 @@ def _run_python() -> dict:
     return result
 
 
-_FIRST_CALLS = {"cnrt": "cnrtGetDeviceCount", "cnnl": "cnnlCreate", "cncl": "cnclGetLibVersion"}
+_FIRST_CALLS = {"cnrt": "cnrtGetDeviceCount", "cnnl": "cnnlCreate", "cncl": "cnclGetLibVersion", "cndev": "cndevInit",
+                "cndrv": "cnInit"}
 
 
 def _startup_rows(cache: str, startup: dict) -> list[dict]:

@@ -22,7 +22,7 @@ from typing import Optional
 
 from mlusim.capi import cdecl
 
-LIBRARIES = ("cnrt", "cnnl", "cncl")
+LIBRARIES = ("cnrt", "cnnl", "cncl", "cndev", "cndrv")
 
 _PROGRAM = r"""
 #include <stdio.h>
@@ -30,6 +30,8 @@ _PROGRAM = r"""
 #include <time.h>
 #include <cnnl.h>
 #include <cncl.h>
+#include <cndev.h>
+#include <cn_api.h>
 
 static double now(void) {
   struct timespec t;
@@ -41,6 +43,8 @@ static int first_call(const char *library) {
   if (!strcmp(library, "cnrt")) { unsigned int count; return cnrtGetDeviceCount(&count); }
   if (!strcmp(library, "cnnl")) { cnnlHandle_t handle; return cnnlCreate(&handle); }
   if (!strcmp(library, "cncl")) { int major, minor, patch; return cnclGetLibVersion(&major, &minor, &patch); }
+  if (!strcmp(library, "cndev")) return cndevInit(0);
+  if (!strcmp(library, "cndrv")) return cnInit(0);
   return -1;
 }
 
@@ -84,7 +88,8 @@ int main(int argc, char **argv) {
 """
 
 #: what the embedded interpreter of a C program imports (to list the files a cold start reads)
-_IMPORTS = "import mlusim.capi.runtime, mlusim.capi.bindings, cnrt, cnnl, cncl, cnnl.ops.binary, cnnl.kernels.halfbits"
+_IMPORTS = ("import _cffi_backend, mlusim.capi.runtime, mlusim.capi.bindings, cnrt, cnnl, cncl, cndev, cndrv, "
+            "cnnl.ops.binary, cnnl.kernels.halfbits")
 
 _LIST_FILES = f"""
 import importlib.util, sys
@@ -120,7 +125,7 @@ def compile_program(directory: Path, libraries: Path) -> Path:
     source, program = directory / "startup.c", directory / "startup"
     source.write_text(_PROGRAM)
     subprocess.run([compiler, "-O1", f"-I{cdecl.INCLUDE_DIR}", str(source), "-o", str(program), f"-L{libraries}",
-                    f"-Wl,-rpath,{libraries}", "-lcnnl", "-lcncl", "-lcnrt"], check=True, capture_output=True,
+                    f"-Wl,-rpath,{libraries}", "-lcnnl", "-lcncl", "-lcndev", "-lcndrv", "-lcnrt"], check=True, capture_output=True,
                    text=True)
     return program
 
