@@ -268,6 +268,35 @@ for _name, _op in (("bitwise_and", cnnl.CNNL_CYCLE_BAND_OP), ("bitwise_or", cnnl
     _make()
 
 
+# The operator forms (a << b, a >>= b) are ops of their own in aten, with CPU kernels of their own: the same
+# shifts for integers (torch's kernels are shared); any other dtype gets the CPU kernel's own error.
+for _operator, _function in (("__lshift__", "bitwise_left_shift"), ("__rshift__", "bitwise_right_shift")):
+    def _make_operator(operator=_operator, function=_function):
+        in_place = "__i" + operator[2:]
+        for overload_name in ("Scalar", "Tensor"):
+            overload, in_place_overload = (getattr(getattr(aten, operator), overload_name),
+                                           getattr(getattr(aten, in_place), overload_name))
+
+            def kernel(self, other, _overload=overload):
+                if self.dtype not in INTEGERS - {torch.bool} or (
+                        isinstance(other, torch.Tensor) and other.dtype not in INTEGERS - {torch.bool}):
+                    return fallback(_overload, self, other)
+                return getattr(torch, function)(self, other)
+
+            def in_place_kernel(self, other, _overload=in_place_overload):
+                if self.dtype not in INTEGERS - {torch.bool} or (
+                        isinstance(other, torch.Tensor) and other.dtype not in INTEGERS - {torch.bool}):
+                    return fallback(_overload, self, other)
+                return getattr(self, function + "_")(other)
+
+            kernel.__name__, in_place_kernel.__name__ = f"{operator}_{overload_name}", f"{in_place}_{overload_name}"
+            kernel.__doc__ = f"aten::{operator}.{overload_name}(self, other): torch.{function} (integers)."
+            in_place_kernel.__doc__ = f"aten::{in_place}.{overload_name}(self, other): {function}_ (integers)."
+            register(f"aten::{operator}.{overload_name}")(kernel)
+            register(f"aten::{in_place}.{overload_name}")(in_place_kernel)
+    _make_operator()
+
+
 @register("aten::bitwise_not.out")
 def bitwise_not_out(self, *, out):
     """aten::bitwise_not.out(self, *, out) (integers and bool)."""
