@@ -1,5 +1,5 @@
 """Pooling on channel-last arrays x (N, H, W, C): max (with input-plane indices), average (padding counted or not),
-their backward passes, and adaptive average pooling (`cnnlPooling*`, `cnnlAdaptivePooling*`).
+their backward passes, and adaptive average and max pooling (`cnnlPooling*`, `cnnlAdaptivePooling*`).
 
 Windows: `kernel`, `strides`, `dilations` per spatial axis and (before, after) `pads`. With ceil mode an extra
 window is kept when it starts inside the input or its leading padding (PyTorch's rule); positions past the
@@ -560,6 +560,13 @@ def adaptive_avg_forward(x, out):
     """out (N, Ho, Wo, C) = the adaptive average pooling of x (N, H, W, C)."""
     axes = [_adaptive_axis(n, o, False) for n, o in zip(x.shape[1:3], out.shape[1:3])]
     _windowed(x, out, axes, _SUM)
+
+
+def adaptive_max_forward(x, out, indices=None):
+    """out (N, Ho, Wo, C) = the adaptive max pooling of x (N, H, W, C), NaN propagating; `indices` (optional)
+    receives the argmax positions h * W + w (the first maximum of each bin)."""
+    axes = [_adaptive_axis(n, o, False) for n, o in zip(x.shape[1:3], out.shape[1:3])]
+    _windowed(x, out, axes, _MAX_PROPAGATE, indices=indices)
 
 
 def adaptive_avg_backward(dy, dx):

@@ -7,7 +7,9 @@ Tensors are 4-D NHWC or NCHW (5-D NDHWC or NCDHW with a 3-D descriptor of cnnlSe
 AVERAGE_COUNT_EXCLUDE_PADDING (numerics in `cnnl.kernels.pool`). Max indices are INT16, INT32 or INT64 flat
 positions h * W + w in the input plane (INT16 only when the plane has at most 32767 positions).
 cnnlPoolingBackward of MAX takes the indices as its `y` (an integer tensor) or, given the pooled values (a float
-`y`), finds the maxima again from `x`. Adaptive pooling supports the average modes.
+`y`), finds the maxima again from `x`. Adaptive pooling supports the average modes and MAX; adaptive MAX writes
+the argmax positions (the same h * W + w, first maximum winning, NaN propagating: PyTorch's adaptive_max_pool2d) to
+its index tensor, which it requires, and its backward takes them back (index_desc, index).
 """
 from __future__ import annotations
 
@@ -265,17 +267,26 @@ def _adaptive_pair(op, x_desc, y_desc, mode, x_arg, y_arg):
     if len(x.dims) != 4:
         raise NotSupportedFault(f"adaptive pooling of {len(x.dims)}-D tensors is not supported (4-D only)", x_arg)
     mode = as_enum(mode, "mode", E.POOLING_MODES, "cnnlPoolingMode_t")
-    if mode not in _AVERAGE:
-        raise NotSupportedFault("adaptive pooling supports the average modes", "mode")
+    if mode not in _AVERAGE and mode != E.CNNL_POOLING_MAX:
+        raise NotSupportedFault("adaptive pooling supports the average modes and MAX", "mode")
     xd, yd = N.channel_last_dims(x), N.channel_last_dims(y)
     if xd[0] != yd[0] or xd[-1] != yd[-1]:
         raise ArgumentFault(f"batch and channels of {list(y.dims)} differ from {x_arg}'s {list(x.dims)}", y_arg)
-    return x, y
+    return x, y, mode
 
 
-def _no_index(index_desc, index) -> None:
-    if index_desc is not None or not is_null(index):
-        raise NotSupportedFault("average adaptive pooling has no indices; pass NULL", "index_desc")
+def _adaptive_index(mode, index_desc, index, x: TensorDescriptor, y: TensorDescriptor):
+    """The index descriptor of an adaptive MAX pooling (required), None for the average modes (which take none)."""
+    if mode != E.CNNL_POOLING_MAX:
+        if index_desc is not None or not is_null(index):
+            raise NotSupportedFault("average adaptive pooling has no indices; pass NULL", "index_desc")
+        return None
+    if index_desc is None:
+        raise ArgumentFault("adaptive MAX pooling needs an index tensor for the argmax positions", "index_desc")
+    found = _index(index_desc, x, y, "index_desc")
+    if found.layout != y.layout:
+        raise ArgumentFault(f"layout {found.layout} differs from the pooled tensor's {y.layout}", "index_desc")
+    return found
 
 
 @api("cnnlGetAdaptivePoolingForwardWorkspaceSize")
@@ -289,18 +300,23 @@ def getAdaptivePoolingForwardWorkspaceSize(handle, input_desc, mode, output_desc
 def _adaptive_forward(c_name, handle, input_desc, input, mode, workspace, workspace_size, output_desc, output,
                       index_desc, index) -> None:
     with OpCall(c_name, handle) as call:
-        xd, yd = _adaptive_pair(c_name, input_desc, output_desc, mode, "input_desc", "output_desc")
-        _no_index(index_desc, index)
+        xd, yd, mode = _adaptive_pair(c_name, input_desc, output_desc, mode, "input_desc", "output_desc")
+        ind = _adaptive_index(mode, index_desc, index, xd, yd)
         xv = N.channel_last(call.input(xd, input, "input"), xd.layout)
         yv = N.channel_last(call.output(yd, output, "output"), yd.layout)
         call.workspace(workspace, workspace_size, 0, "cnnlGetAdaptivePoolingForwardWorkspaceSize")
-        call.submit(lambda: P.adaptive_avg_forward(xv, yv), flops=xd.size * 2, dtype=xd.dtype)
+        if ind is None:
+            call.submit(lambda: P.adaptive_avg_forward(xv, yv), flops=xd.size * 2, dtype=xd.dtype)
+        else:
+            iv = N.channel_last(call.output(ind, index, "index"), ind.layout)
+            call.submit(lambda: P.adaptive_max_forward(xv, yv, iv), flops=xd.size * 2, dtype=xd.dtype)
 
 
 @api("cnnlAdaptivePoolingForward")
 def adaptivePoolingForward(handle, input_desc, input, mode, output_desc, output, index_desc, index) -> None:
     """cnnlAdaptivePoolingForward(handle, input_desc, input, mode, output_desc, output, index_desc, index):
-    average over bins [floor(i*H/Ho), ceil((i+1)*H/Ho)) of each axis; index_desc and index are NULL."""
+    average (or MAX) over bins [floor(i*H/Ho), ceil((i+1)*H/Ho)) of each axis; index_desc and index are NULL for
+    the average modes, and receive the argmax positions h * W + w (INT16/INT32/INT64) for MAX."""
     _adaptive_forward("cnnlAdaptivePoolingForward", handle, input_desc, input, mode, None, 0, output_desc, output,
                       index_desc, index)
 
@@ -317,10 +333,16 @@ def adaptivePoolingForward_v2(handle, input_desc, input, mode, workspace, worksp
 @api("cnnlAdaptivePoolingBackward")
 def adaptivePoolingBackward(handle, y_desc, y, index_desc, index, mode, dx_desc, dx) -> None:
     """cnnlAdaptivePoolingBackward(handle, y_desc, y, index_desc, index, mode, dx_desc, dx): the gradient of the
-    average adaptive pooling; `y` is the output gradient, index_desc and index are NULL."""
+    adaptive pooling; `y` is the output gradient; index_desc and index are NULL for the average modes, and the
+    forward's argmax positions for MAX (each gradient goes to the position its index names)."""
     with OpCall("cnnlAdaptivePoolingBackward", handle) as call:
-        dxd, dyd = _adaptive_pair("cnnlAdaptivePoolingBackward", dx_desc, y_desc, mode, "dx_desc", "y_desc")
-        _no_index(index_desc, index)
+        dxd, dyd, mode = _adaptive_pair("cnnlAdaptivePoolingBackward", dx_desc, y_desc, mode, "dx_desc", "y_desc")
+        ind = _adaptive_index(mode, index_desc, index, dxd, dyd)
         dyv = N.channel_last(call.input(dyd, y, "y"), dyd.layout)
-        dxv = N.channel_last(call.output(dxd, dx, "dx"), dxd.layout)
-        call.submit(lambda: P.adaptive_avg_backward(dyv, dxv), flops=dxd.size * 2, dtype=dxd.dtype)
+        if ind is None:
+            dxv = N.channel_last(call.output(dxd, dx, "dx"), dxd.layout)
+            call.submit(lambda: P.adaptive_avg_backward(dyv, dxv), flops=dxd.size * 2, dtype=dxd.dtype)
+        else:
+            iv = N.channel_last(call.input(ind, index, "index"), ind.layout)
+            dxv = N.channel_last(call.output(dxd, dx, "dx"), dxd.layout)
+            call.submit(lambda: P.max_pool_backward(dyv, iv, dxv), flops=dxd.size + dyd.size, dtype=dxd.dtype)

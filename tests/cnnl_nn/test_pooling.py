@@ -311,6 +311,57 @@ def test_adaptive_backward_is_the_gradient(handle):
     directional_check(lambda xx: np.sum(adaptive(handle, xx, (3, 4), F64) * dy), x, dxt.read(), rng)
 
 
+def adaptive_max_reference(x, out_hw):
+    """(values, flat argmax h * W + w, first maximum winning) of adaptive max pooling of x (N, H, W, C)."""
+    n, h, w, c = x.shape
+    y, where = np.zeros((n, *out_hw, c)), np.zeros((n, *out_hw, c), np.int64)
+    for i, j in itertools.product(range(out_hw[0]), range(out_hw[1])):
+        r0, r1 = (i * h) // out_hw[0], -((-(i + 1) * h) // out_hw[0])
+        c0, c1 = (j * w) // out_hw[1], -((-(j + 1) * w) // out_hw[1])
+        window = x[:, r0:r1, c0:c1, :].reshape(n, -1, c)
+        best = np.argmax(window, axis=1)
+        y[:, i, j, :] = window.max(axis=1)
+        rows, cols = np.divmod(best, c1 - c0)
+        where[:, i, j, :] = (rows + r0) * w + cols + c0
+    return y, where
+
+
+@pytest.mark.parametrize("code, index_code", [(F32, cnnl.CNNL_DTYPE_INT32), (F16, cnnl.CNNL_DTYPE_INT16),
+                                              (F64, cnnl.CNNL_DTYPE_INT64), (BF16, cnnl.CNNL_DTYPE_INT32)])
+@pytest.mark.parametrize("out_hw", [(1, 1), (3, 2), (5, 7), (2, 4)])
+@pytest.mark.parametrize("layout", [NHWC, NCHW])
+def test_adaptive_max_forward_and_backward(handle, code, index_code, out_hw, layout):
+    rng = np.random.default_rng(11)
+    x = distinct_values(rng, (2, 5, 7, 3), code)
+    want, where = adaptive_max_reference(x, out_hw)
+    xt = placed(layout_of(x, layout), code, layout)
+    shape = layout_of(np.empty((2, *out_hw, 3)), layout).shape
+    yt, it = blank(shape, code, layout), blank(shape, index_code, layout)
+    cnnl.adaptivePoolingForward(handle, xt.desc, xt.ptr, MAX, yt.desc, yt.ptr, it.desc, it.ptr)
+    sync(handle)
+    assert_near(back(yt.read(), layout), want, code)
+    assert np.array_equal(back(it.read(), layout), where)
+    dy = rounded(rng, (2, *out_hw, 3), code)
+    dyt, dxt = placed(layout_of(dy, layout), code, layout), blank(layout_of(x, layout).shape, code, layout)
+    cnnl.adaptivePoolingBackward(handle, dyt.desc, dyt.ptr, it.desc, it.ptr, MAX, dxt.desc, dxt.ptr)
+    sync(handle)
+    expected = np.zeros((2, 5 * 7, 3))
+    for b, k in itertools.product(range(2), range(3)):
+        np.add.at(expected[b, :, k], where[b, ..., k].ravel(), dy[b, ..., k].ravel())
+    assert_near(back(dxt.read(), layout), expected.reshape(x.shape), code)
+
+
+def test_adaptive_max_propagates_nan(handle):
+    x = np.arange(2 * 4 * 4, dtype=np.float64).reshape(1, 4, 4, 2)
+    x[0, 1, 0, 0] = np.nan
+    xt, yt, it = placed(x, F32, NHWC), blank((1, 2, 2, 2), F32, NHWC), blank((1, 2, 2, 2), cnnl.CNNL_DTYPE_INT64,
+                                                                              NHWC)
+    cnnl.adaptivePoolingForward(handle, xt.desc, xt.ptr, MAX, yt.desc, yt.ptr, it.desc, it.ptr)
+    sync(handle)
+    assert np.isnan(yt.read()[0, 0, 0, 0]) and it.read()[0, 0, 0, 0] == 4
+    assert yt.read()[0, 1, 1, 1] == x[0, 3, 3, 1] and it.read()[0, 1, 1, 1] == 15
+
+
 # ---- bad arguments -----------------------------------------------------------------------------------------------
 
 def test_descriptor_rejects():
@@ -364,8 +415,19 @@ def test_forward_rejects(handle):
 
 def test_adaptive_rejects(handle):
     x, y = blank((1, 6, 6, 2), F32, NHWC), blank((1, 3, 3, 2), F32, NHWC)
-    with raises_status(cnnl.CNNL_STATUS_NOT_SUPPORTED, arg="mode"):
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="mode"):
+        cnnl.adaptivePoolingForward(handle, x.desc, x.ptr, 7, y.desc, y.ptr, None, None)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="index_desc"):  # MAX writes indices: it needs them
         cnnl.adaptivePoolingForward(handle, x.desc, x.ptr, MAX, y.desc, y.ptr, None, None)
+    with raises_status(cnnl.CNNL_STATUS_NOT_SUPPORTED, arg="index_desc"):
+        cnnl.adaptivePoolingForward(handle, x.desc, x.ptr, MAX, y.desc, y.ptr, y.desc, y.ptr)  # float indices
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="index_desc"):
+        cnnl.adaptivePoolingBackward(handle, y.desc, y.ptr, blank((1, 3, 2, 2), cnnl.CNNL_DTYPE_INT32, NHWC).desc, y.ptr, MAX, x.desc,
+                                     x.ptr)
+    big, small = blank((1, 200, 200, 1), F32, NHWC), blank((1, 2, 2, 1), F32, NHWC)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="index_desc"):  # 40000 positions do not fit INT16
+        cnnl.adaptivePoolingForward(handle, big.desc, big.ptr, MAX, small.desc, small.ptr,
+                                    blank((1, 2, 2, 1), cnnl.CNNL_DTYPE_INT16, NHWC).desc, small.ptr)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="output_desc"):
         cnnl.adaptivePoolingForward(handle, x.desc, x.ptr, AVG_IN, blank((1, 3, 3, 3), F32, NHWC).desc, y.ptr,
                                     None, None)

@@ -1,7 +1,7 @@
 """Pooling over cnnl, forward and backward: max pooling with indices (cnnlPoolingForwardWithIndex; its backward
 reads the indices) and average pooling (cnnlPoolingForward) in 2-D and 3-D, adaptive average pooling 2-D
-(cnnlAdaptivePoolingForward_v2 / Backward), and adaptive max pooling when the output size divides the input's (a
-max pooling with window = stride = input / output; other sizes run on the CPU fallback, cnnl has no adaptive max).
+(cnnlAdaptivePoolingForward_v2 / Backward) and adaptive max pooling 2-D with indices (cnnlAdaptivePoolingForward /
+Backward in MAX mode).
 
 Unbatched inputs ([C, H, W]) get a batch of 1. Channels-last inputs are described NHWC (NDHWC) over the same
 memory, and their results are channels-last too, as torch's.
@@ -333,29 +333,62 @@ def adaptive_avg_pool2d_backward(grad_output, self):
     return dx.squeeze(0) if unbatched else dx
 
 
-def _divides(self, sizes) -> bool:
-    return all(n % s == 0 for n, s in zip(self.shape[-len(sizes):], sizes)) and all(s > 0 for s in sizes)
+def _adaptive_max_input(self, output_size):
+    """(batched input, output sizes, unbatched) when the mlu kernel serves the call, else None (the CPU fallback
+    then gives torch's own result or error: wrong ranks, empty planes, negative sizes)."""
+    if not _native(self) or self.dim() not in (3, 4) or any(n == 0 for n in self.shape[1:]):
+        return None
+    sizes = _expand(output_size, 2, "output_size")
+    if any(s <= 0 for s in sizes):
+        return None
+    unbatched = self.dim() == 3
+    return (self.unsqueeze(0) if unbatched else self), sizes, unbatched
 
 
 @register("aten::adaptive_max_pool2d.out")
 def adaptive_max_pool2d_out(self, output_size, *, out, indices):
-    """aten::adaptive_max_pool2d.out(self, output_size, *, out, indices): a max pooling with window = stride =
-    input / output when the sizes divide (else the CPU fallback)."""
-    sizes = _expand(output_size, 2, "output_size")
-    if not _native(self) or self.dim() not in (3, 4) or not _divides(self, sizes):
+    """aten::adaptive_max_pool2d.out(self, output_size, *, out, indices) (cnnlAdaptivePoolingForward, MAX mode;
+    indices are h * W + w)."""
+    check_same_device(self, out, indices)
+    found = _adaptive_max_input(self, output_size)
+    if found is None:
         return fallback(aten.adaptive_max_pool2d.out, self, output_size, out=out, indices=indices)
-    window = [n // s for n, s in zip(self.shape[-2:], sizes)]
-    return max_pool2d_with_indices_out(self, window, window, 0, 1, False, out=out, indices=indices)
+    x, sizes, unbatched = found
+    channel_last = _channel_last(x)
+    shape = (*x.shape[:2], *sizes)
+    values, index = _empty(shape, x, channel_last), _empty(shape, x, channel_last, torch.int64)
+    if values.numel():
+        cnnl.adaptivePoolingForward(handle(values), feature_desc(x, channel_last), x.data_ptr(), MAX,
+                                    feature_desc(values, channel_last), values.data_ptr(),
+                                    feature_desc(index, channel_last), index.data_ptr())
+    for result, target in ((values, out), (index, indices)):
+        resize_out(target, result.shape[1:] if unbatched else result.shape)
+        target.copy_(result.squeeze(0) if unbatched else result)
+    return out, indices
 
 
 @register("aten::adaptive_max_pool2d_backward.grad_input")
 def adaptive_max_pool2d_backward_out(grad_output, self, indices, *, grad_input):
-    """aten::adaptive_max_pool2d_backward.grad_input(grad_output, self, indices, *, grad_input)."""
-    sizes = list(grad_output.shape[-2:])
-    if not _native(self, grad_output) or self.dim() not in (3, 4) or not _divides(self, sizes):
+    """aten::adaptive_max_pool2d_backward.grad_input(grad_output, self, indices, *, grad_input)
+    (cnnlAdaptivePoolingBackward, MAX mode, with the forward's indices)."""
+    check_same_device(grad_output, self, indices, grad_input)
+    found = _adaptive_max_input(self, list(grad_output.shape[-2:]))
+    if found is None or not _native(grad_output) or grad_output.dtype != self.dtype \
+            or indices.dtype != torch.int64 or indices.shape != grad_output.shape:
         return fallback(aten.adaptive_max_pool2d_backward.grad_input, grad_output, self, indices,
                         grad_input=grad_input)
-    window = [n // s for n, s in zip(self.shape[-2:], sizes)]
-    return max_pool2d_with_indices_backward_out(grad_output, self, window, window, [0, 0], [1, 1], False, indices,
-                                                grad_input=grad_input)
+    x, _, unbatched = found
+    dy = grad_output.unsqueeze(0) if unbatched else grad_output
+    where = indices.unsqueeze(0) if unbatched else indices
+    channel_last = _channel_last(x)
+    fmt = torch.channels_last if channel_last else torch.contiguous_format
+    dy, where = dy.contiguous(memory_format=fmt), where.contiguous(memory_format=fmt)
+    dx = _empty(x.shape, x, channel_last)
+    if dx.numel():
+        cnnl.adaptivePoolingBackward(handle(dx), feature_desc(dy, channel_last), dy.data_ptr(),
+                                     feature_desc(where, channel_last), where.data_ptr(), MAX,
+                                     feature_desc(dx, channel_last), dx.data_ptr())
+    resize_out(grad_input, self.shape)
+    grad_input.copy_(dx.squeeze(0) if unbatched else dx)
+    return grad_input
 
