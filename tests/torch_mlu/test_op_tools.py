@@ -112,6 +112,8 @@ def test_fallback_report_names_the_op_and_the_call_site():
     assert entry.calls == 1 and entry.reached_from == {"aten::i0"}
     assert entry.first_site.startswith(__file__)
     assert list(report.entries) == ["aten::i0.out"]
+    assert (report.calls, report.calls_falling_back, report.native_share()) == (2, 1, 0.5)
+    assert report.table_lines()[-1] == "1 of 2 aten calls ran natively (50.0%)"
 
 
 def test_environment_variable_runs_the_tools_around_an_unchanged_script(tmp_path):

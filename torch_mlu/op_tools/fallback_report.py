@@ -46,15 +46,24 @@ class FallbackReport(Tool):
     def __init__(self, path=None):
         self.path = Path(path) if path is not None else None
         self.entries: dict[str, FallbackEntry] = {}
+        #: intercepted aten calls, and those of them that ran (wholly or in part) on the CPU fallback
+        self.calls = 0
+        self.calls_falling_back = 0
+
+    def native_share(self) -> float:
+        """The share of the intercepted aten calls that ran natively, with no CPU fallback (1.0 with none seen)."""
+        return 1.0 - self.calls_falling_back / self.calls if self.calls else 1.0
 
     def before(self, call: OpCall) -> None:
         call.notes["fallbacks"] = fallback.counts()
 
     def after(self, call: OpCall) -> None:
+        self.calls += 1
         before = call.notes.get("fallbacks", {})
         after = fallback.counts()
         if after == before:
             return
+        self.calls_falling_back += 1
         for name, count in after.items():
             new = count - before.get(name, 0)
             if new <= 0:
@@ -67,14 +76,16 @@ class FallbackReport(Tool):
             entry.reached_from.add(call.name)
 
     def table_lines(self) -> list[str]:
+        summary = (f"{self.calls - self.calls_falling_back} of {self.calls} aten calls ran natively "
+                   f"({100 * self.native_share():.1f}%)")
         if not self.entries:
-            return ["fallback report: no op ran on the CPU fallback"]
+            return [f"fallback report: no op ran on the CPU fallback; {summary}"]
         header = f"{'fell back to the CPU':<40} {'calls':>7} {'host ms':>10}  reached from / first call site"
         lines = [header, "-" * len(header)]
         for entry in sorted(self.entries.values(), key=lambda e: -e.host_us):
             lines.append(f"{entry.op[:40]:<40} {entry.calls:>7} {entry.host_us / 1e3:>10.3f}  "
                          f"{', '.join(sorted(entry.reached_from))} / {entry.first_site}")
-        return lines
+        return lines + [summary]
 
     def finish(self) -> None:
         if self.path is not None:
