@@ -20,6 +20,7 @@ SUITES = {
     "nn-ext": "bench_cnnl_nn_ext",
     "capi": "bench_capi",
     "torch": "bench_torch",
+    "ops-torch": "bench_ops_torch",
     "dist": "bench_dist",
     "sanitizer": "bench_sanitizer",
     "compile": "bench_compile",
