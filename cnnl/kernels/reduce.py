@@ -54,17 +54,28 @@ def _float64_sum(values):
     return total
 
 
-def _long_sums(values):
-    """float64 sums along the last axis of `values` (float32/float64, last axis contiguous), one kernel per row;
-    None when the layout does not fit."""
+@njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
+def _float64_sum_of_squares(values):
+    """Sum of squares of a contiguous float32/float64 vector in float64 (as _float64_sum; no squared temporary)."""
+    total = 0.0
+    for i in range(values.size):
+        value = np.float64(values[i])
+        total += value * value
+    return total
+
+
+def _long_sums(values, squares=False):
+    """float64 sums (of squares when `squares`) along the last axis of `values` (float32/float64, last axis
+    contiguous), one kernel per row; None when the layout does not fit."""
     if values.dtype not in (FLOAT32, FLOAT64) or values.ndim > 2 or values.strides[-1] != values.itemsize:
         return None
+    kernel = _float64_sum_of_squares if squares else _float64_sum
     rows = values.reshape(-1, values.shape[-1])
     result = np.empty(rows.shape[0], FLOAT64)
     for r in range(rows.shape[0]):
         row = rows[r].view()
         row.flags.writeable = False  # one numba specialisation per dtype
-        result[r] = _float64_sum(row)
+        result[r] = kernel(row)
     return result.reshape(values.shape[:-1])
 
 
@@ -160,8 +171,8 @@ def _reduce_chunked(op, axes, out, indices, x, staged):
 
     def reduce_chunk(start):
         values = load(rows[..., start:start + chunk])
-        if op in ("sum", "mean"):
-            sums = _long_sums(values)
+        if op in ("sum", "mean", "norm2"):
+            sums = _long_sums(values, squares=op == "norm2")
             if sums is not None:
                 return sums, None
         result, index = _partial(op, values, accumulator, indices is not None)
