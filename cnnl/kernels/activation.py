@@ -4,8 +4,8 @@ Modes: relu, relu6, sigmoid, tanh, gelu (erf form), gelu_tanh (tanh approximatio
 the negative slope), elu (`coef` is alpha), hardswish. Forward: y = alpha*f(x) + beta*y. Backward:
 dx = alpha*f'(x)*dy + beta*dx. beta == 0 never reads the output. Each value is evaluated in float64 inside the
 kernel and rounded to the compute dtype (float32 for half/bfloat16/float32), then once more to the storage dtype.
-NaN inputs propagate through the forward. (Computed in float32, sigmoid, tanh, silu and gelu take a faster path
-of numpy's SIMD ufuncs instead: see "float32 fast path".) Derivatives follow PyTorch's CPU kernels, which test the inputs with
+NaN inputs propagate through the forward. (Computed in float32, sigmoid, tanh, silu and gelu, forward and backward,
+take a faster path of numpy's SIMD ufuncs and vectorised float32 loops instead: see "float32 fast path".) Derivatives follow PyTorch's CPU kernels, which test the inputs with
 comparisons that a NaN fails: relu'(0) = 0, relu6' is 1 only on (0, 6), hardswish'(x) = (2x+3)/6 on (-3, 3), 0 at
 -3 and below, 1 at 3 and above; at a NaN input relu, relu6, elu and hardswish pass the gradient (1), leaky_relu
 scales it by its slope, and the smooth functions give NaN.
@@ -213,6 +213,60 @@ def _fast_float32(mode, x, out):
 _FAST_MODES = frozenset(_MODE_INDEX[name] for name in ("sigmoid", "tanh", "silu", "gelu", "gelu_tanh"))
 
 
+@njit(nogil=True, cache=True, error_model="numpy")
+def _backward_float32(mode, x, y, dy, aux, out):
+    """out = f'(x) * dy with no transcendental call (vectorises; float32, float64 for the short formulas of sigmoid
+    and tanh, whose 1 - y cancels), given `aux`: sigmoid(x) for silu,
+    exp(-x^2 / 2) for gelu, tanh(k (x + 0.044715 x^3)) for gelu_tanh (unread for sigmoid and tanh, which use y)."""
+    one, half = np.float32(1.0), np.float32(0.5)
+    if mode == 2:  # sigmoid (in float64: 1 - y cancels near y = 1)
+        for i in range(out.size):
+            v = np.float64(y[i])
+            out[i] = np.float64(dy[i]) * v * (1.0 - v)
+    elif mode == 3:  # tanh (in float64: 1 - y^2 cancels near |y| = 1)
+        for i in range(out.size):
+            v = np.float64(y[i])
+            out[i] = np.float64(dy[i]) * (1.0 - v * v)
+    elif mode == 6:  # silu
+        for i in range(out.size):
+            s = aux[i]
+            out[i] = dy[i] * s * (one + x[i] * (one - s))
+    elif mode == 4:  # gelu: Phi(x) + x phi(x)
+        for i in range(out.size):
+            v = x[i]
+            t = one / (one + np.float32(_P * _SQRT_HALF) * abs(v))
+            tail = t * (np.float32(_A1) + t * (np.float32(_A2) + t * (np.float32(_A3) + t * (
+                np.float32(_A4) + t * np.float32(_A5))))) * aux[i]
+            cdf = half * (np.float32(2.0) - tail if v >= 0 else tail)
+            out[i] = dy[i] * (cdf + v * aux[i] * np.float32(_INV_SQRT_2PI))
+    else:  # gelu_tanh
+        for i in range(out.size):
+            v, t = x[i], aux[i]
+            inner = np.float32(_GELU_K) * (one + np.float32(3 * 0.044715) * v * v)
+            out[i] = dy[i] * (half * (one + t) + half * v * (one - t * t) * inner)
+
+
+def _backward_aux(mode, x):
+    """The transcendental part of a float32 backward (see _backward_float32), by numpy's SIMD ufuncs."""
+    with np.errstate(all="ignore"):
+        if mode == _MODE_INDEX["silu"]:
+            aux = np.empty(x.size, np.float32)
+            _sigmoid_into(x, aux)
+            return aux
+        if mode == _MODE_INDEX["gelu"]:
+            aux = np.multiply(x, x)
+            aux *= np.float32(-0.5)
+            return np.exp(aux, out=aux)
+        if mode == _MODE_INDEX["gelu_tanh"]:
+            aux = np.multiply(x, x)
+            aux *= np.float32(0.044715)
+            aux += np.float32(1.0)
+            aux *= x
+            aux *= np.float32(_GELU_K)
+            return np.tanh(aux, out=aux)
+        return x
+
+
 def _forward_block(mode, coef, alpha, beta, out, x):
     if mode in _FAST_MODES and alpha == 1.0 and beta == 0.0 and compute_dtype(out.dtype) == np.float32:
         values = _flat_input(x, out.shape)
@@ -225,6 +279,14 @@ def _forward_block(mode, coef, alpha, beta, out, x):
 
 
 def _backward_block(mode, coef, alpha, beta, out, x, y, dy):
+    if mode in _FAST_MODES and alpha == 1.0 and beta == 0.0 and compute_dtype(out.dtype) == np.float32:
+        xs, ys, dys = (_flat_input(a, out.shape) for a in (x, y, dy))
+        aux = _backward_aux(mode, xs)
+        buffer, is_out = _flat_output(out)
+        _backward_float32(mode, xs, ys, dys, aux, buffer)
+        if not is_out:
+            store(buffer.reshape(out.shape), out)
+        return
     _run_kernel(backward_kernel, out, beta, [x, y, dy], (mode, coef, alpha, beta))
 
 

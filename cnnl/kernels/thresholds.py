@@ -10,7 +10,9 @@ Comparisons and results are in the compute dtype (float32 for half/bfloat16), st
 import functools
 
 import numpy as np
+from numba import njit
 
+from .cast import readonly_flat
 from .dtypes import NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype
 from .elementwise import run_elementwise
 from .staging import load, store
@@ -28,7 +30,24 @@ def threshold(x, threshold_value, value, out):
     run_elementwise(functools.partial(_threshold_block, threshold_value, value), out, [x], staged=True)
 
 
+@njit(nogil=True, cache=True)
+def _threshold_backward_loop(x, dy, threshold_value, out):
+    for i in range(out.size):
+        out[i] = 0 if x[i] <= threshold_value else dy[i]
+
+
+def _direct(out, *inputs):
+    """True when every operand is C-contiguous, of out's shape and stored in its (floating) compute dtype: one
+    vectorised loop over the flat arrays then does the whole block (ReLU's backward in every training step)."""
+    return out.dtype.kind == "f" and compute_dtype(out.dtype) == out.dtype and all(
+        a.shape == out.shape and a.flags.c_contiguous and a.dtype == out.dtype for a in (out, *inputs))
+
+
 def _threshold_backward_block(threshold_value, out, x, dy):
+    if _direct(out, x, dy):
+        _threshold_backward_loop(readonly_flat(x), readonly_flat(dy), out.dtype.type(threshold_value),
+                                 out.reshape(-1))
+        return
     gradient = load(dy)
     store(np.where(load(x) <= threshold_value, 0, gradient).astype(compute_dtype(out.dtype), copy=False), out)
 
@@ -37,7 +56,8 @@ def threshold_backward(x, dy, threshold_value, out):
     """out = 0 where x <= threshold_value, else dy."""
     check_same_dtype(x=x, dy=dy, out=out)
     check_dtype("x", x, NUMERIC_DTYPES)
-    run_elementwise(functools.partial(_threshold_backward_block, threshold_value), out, [x, dy], staged=True)
+    run_elementwise(functools.partial(_threshold_backward_block, threshold_value), out, [x, dy],
+                    staged=not _direct(out, x, dy))
 
 
 def _hardtanh_block(low, high, out, x):
