@@ -175,11 +175,26 @@ def _gelu_from_gauss(x, gauss, out):
         out[i] = half * v * (np.float32(2.0) - tail if v >= 0 else tail)
 
 
+@njit(nogil=True, cache=True)
+def _negative_magnitude(x, out):
+    for i in range(x.size):
+        out[i] = -abs(x[i])
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def _sigmoid_from_exp(x, e, out):
+    """out = sigmoid(x) given e = exp(-|x|): 1 / (1 + e) for x >= 0, e / (1 + e) below (never overflows)."""
+    one = np.float32(1.0)
+    for i in range(x.size):
+        v = e[i]
+        out[i] = (one if x[i] >= 0 else v) / (one + v)
+
+
 def _sigmoid_into(x, out):
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    out += np.float32(1.0)
-    np.reciprocal(out, out=out)
+    e = np.empty(x.size, np.float32)  # (out may be x itself: x's signs are read last)
+    _negative_magnitude(x, e)
+    np.exp(e, out=e)
+    _sigmoid_from_exp(x, e, out)
 
 
 def _fast_float32(mode, x, out):
