@@ -1,10 +1,13 @@
 """Binary elementwise math with torch's promotion and broadcasting: maximum, minimum (cnnlMaximum / cnnlMinimum,
-NaN propagating as torch), the clamp family (maximum then minimum: NaN stays NaN, min > max gives max, as torch),
+NaN propagating as torch), the clamp family (maximum then minimum: NaN stays NaN, min > max gives max, as torch;
+number bounds of a floating tensor in one pass, cnnlClip_v2),
 pow (cnnlPow) in its Tensor/Tensor, Tensor/Scalar and Scalar/Tensor forms, atan2 (cnnlAtan2), floor division,
 truncated division, remainder and fmod (cnnlFloorDiv_v2, cnnlFloorDivTrunc, cnnlFloorMod, cnnlFloorModTrunc;
 div's rounding modes),
 the bitwise ops (cnnlBitCompute_v2), lerp (cnnlLerp), addcmul and addcdiv (cnnlAddcmul / cnnlAddcdiv)."""
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -91,7 +94,15 @@ def _clamp(self, low, high, out: torch.Tensor, overload, args) -> torch.Tensor:
     shape = _shape(self, *bounds)
     target = Destination(out, shape, dtype, (self, *bounds))
     result = target.target
-    if result.numel():
+    if result.numel() and dtype == self.dtype and dtype in FLOATS and not _tensors(*bounds) and all(
+            abs(float(b)) <= torch.finfo(dtype).max or not math.isfinite(float(b)) for b in bounds):
+        # number bounds of a floating tensor: one pass (cnnlClip_v2, the bounds rounded to the tensor's type; the
+        # result is stored in that type, and rounding is monotonic, so this is min(max(x, low), high) as torch's;
+        # a bound beyond the type's range, which torch's CPU kernel refuses, keeps the two-op path)
+        cnnl.clip_v2(handle(result), cnnl.CNNL_POINTER_MODE_HOST, desc(self), self.data_ptr(),
+                     None if low is None else float(low), None if high is None else float(high), desc(result),
+                     result.data_ptr())
+    elif result.numel():
         x = on_device(self, dtype, device)
         if low is not None:
             extreme(cnnl.maximum, x, on_device(low, dtype, device), result)
