@@ -188,6 +188,32 @@ def _reduce_chunked(op, axes, out, indices, x, staged):
         np.copyto(indices, index.reshape(indices.shape), casting="unsafe")
 
 
+_LEADING_OPS = {"sum": np.sum, "mean": np.sum, "max": np.max, "min": np.min}
+
+
+def _leading_rows(x, axes):
+    """x as a 2-D (reduced, kept) view when the reduced axes are its leading axes and it is C-contiguous, else None.
+    (Cutting such an x into column blocks, as the generic path does, makes every block a strided matrix that numpy
+    reduces ~3x slower than whole rows.)"""
+    k = len(axes)
+    if axes != tuple(range(k)) or k == x.ndim or not x.flags.c_contiguous:
+        return None
+    return x.reshape(math.prod(x.shape[:k]), -1)
+
+
+def _reduce_leading(op, rows, out, count):
+    """out = op over the rows of `rows` (reduced, kept): ranges of whole rows reduced in parallel (numpy's row-wise
+    accumulation, contiguous), then the partial results combined."""
+    function, accumulator = _LEADING_OPS[op], _accumulator(rows.dtype)
+    pieces = min(4 * thread_count(), rows.shape[0])
+    cuts = np.linspace(0, rows.shape[0], pieces + 1).astype(np.int64)
+    kwargs = {"dtype": accumulator} if function is np.sum else {}
+    partials = map_parallel(lambda bounds: function(rows[bounds[0]:bounds[1]], axis=0, **kwargs),
+                            [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a])
+    result = function(np.stack(partials), axis=0, **kwargs)
+    _store_result(_finish(op, result, count), out)
+
+
 def _check_output(name, array, shape, dtype=None):
     if array.shape != shape:
         raise ValueError(f"{name}: shape {array.shape}, expected keepdims shape {shape}")
@@ -225,6 +251,11 @@ def reduce(op, x, out, axes, indices=None):
     if math.prod(shape) < thread_count() and x.size >= 2 * STAGED_BLOCK:
         _reduce_chunked(op, axes, out, indices, x, staged)
         return
+    if indices is None and not staged and op in _LEADING_OPS and x.size >= 2 * STAGED_BLOCK:
+        rows = _leading_rows(x, axes)
+        if rows is not None:
+            _reduce_leading(op, rows, out, count)
+            return
     operands = [a for a in (out, indices) if a is not None] + [x]
     block = functools.partial(_reduce_rows_block, op, axes, count)
 
