@@ -24,6 +24,16 @@ def _finish(values, out, alpha, beta):
 
 def _forward_block(log, alpha, beta, x, out):
     values = load(x, compute_dtype(x.dtype))
+    if alpha == 1 and beta == 0 and out.dtype == values.dtype:
+        # straight into out: no temporary for the shifted values and no copy at the end (out may be x itself:
+        # every pass reads and writes the same position)
+        np.subtract(values, values.max(axis=-1, keepdims=True), out=out)
+        if log:
+            out -= np.log(np.exp(out).sum(axis=-1, keepdims=True))
+        else:
+            np.exp(out, out=out)
+            out /= out.sum(axis=-1, keepdims=True)
+        return
     shifted = values - values.max(axis=-1, keepdims=True)
     if log:
         total = np.exp(shifted).sum(axis=-1, keepdims=True)
