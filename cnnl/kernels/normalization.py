@@ -4,12 +4,14 @@ backward), the numerics of `cnnlBatchNorm*`, `cnnlLayerNorm*`, `cnnlRmsNorm*`, `
 Every one normalises rows of a matrix: x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps) (RMS norm: no
 mean, rstd = 1 / sqrt(mean(x^2) + eps)); variances are biased (divided by the row length). The backward of a row
 normalisation with upstream gradient g = dy * weight is dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) (RMS
-norm without the mean(g) term). Statistics accumulate in float32 (float64 for double) with numpy's pairwise sums;
-half and bfloat16 are computed in float32 and rounded once. Row blocks run on the kernel thread pool.
+norm without the mean(g) term). Statistics accumulate in float32 (float64 for double) with numpy's pairwise sums
+(the forward of C-contiguous rows: one vectorised numba loop per row summing in float64); half and bfloat16 are
+computed in float32 and rounded once. Row blocks run on the kernel thread pool.
 """
 import math
 
 import numpy as np
+from numba import njit
 
 from .dtypes import compute_dtype
 from .parallel import STAGED_BLOCK, detach_inputs, map_parallel, run_blocked
@@ -55,6 +57,43 @@ def _stats(values, centered, eps):
     return mean, 1.0 / np.sqrt(variance + values.dtype.type(eps)), centred
 
 
+@njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"}, error_model="numpy")
+def _normalise_rows(x, y, weight, bias, centered, eps, means, rstds):
+    """y[r] = (x[r] - mean) * rstd (* weight + bias: `weight` / `bias` of no elements are not applied) for the C-
+    contiguous rows of x (at least one element each); row statistics summed in float64, in two passes (as the
+    numpy path: mean first, then the centred squares, each squared in the compute dtype). Vectorises; NaN and inf
+    propagate."""
+    rows, cols = x.shape
+    for r in range(rows):
+        row = x[r]
+        mean = 0.0
+        if centered:
+            for j in range(cols):
+                mean += np.float64(row[j])
+            mean /= cols
+        means[r] = mean
+        m = means[r]  # rounded to the compute dtype, as the numpy path's statistics
+        squares = 0.0
+        for j in range(cols):
+            d = row[j] - m
+            squares += np.float64(d * d)  # squared in the compute dtype: overflows to inf where torch's does
+        rstds[r] = 1.0 / np.sqrt(squares / cols + eps)
+        s = rstds[r]
+        out = y[r]
+        if weight.size and bias.size:
+            for j in range(cols):
+                out[j] = (row[j] - m) * s * weight[j] + bias[j]
+        elif weight.size:
+            for j in range(cols):
+                out[j] = (row[j] - m) * s * weight[j]
+        elif bias.size:
+            for j in range(cols):
+                out[j] = (row[j] - m) * s + bias[j]
+        else:
+            for j in range(cols):
+                out[j] = (row[j] - m) * s
+
+
 def rows_forward(x, y, rows, eps, centered, weight=None, bias=None, mean_out=None, rstd_out=None):
     """Normalise each of `rows` rows of x into y, then y = y * weight + bias (weight and bias span a row, or None);
     the row means and rstds go to `mean_out` / `rstd_out` (each `rows` elements, or None)."""
@@ -65,8 +104,15 @@ def rows_forward(x, y, rows, eps, centered, weight=None, bias=None, mean_out=Non
     b = None if bias is None else load(bias, dtype).reshape(1, -1)
     means, rstds = np.empty((rows, 1), dtype), np.empty((rows, 1), dtype)
 
+    none = np.empty(0, dtype)
+    w_row, b_row = (none if v is None else np.ascontiguousarray(v.reshape(-1)) for v in (w, b))
+
     def run(block):
-        mean, rstd, centred = _stats(load(source[block], dtype), centered, eps)
+        values, into = load(source[block], dtype), target.matrix[block]
+        if values.shape[1] and values.flags.c_contiguous and into.flags.c_contiguous:
+            _normalise_rows(values, into, w_row, b_row, centered, float(eps), means[block, 0], rstds[block, 0])
+            return
+        mean, rstd, centred = _stats(values, centered, eps)
         result = centred * rstd
         if w is not None:
             result *= w
