@@ -190,6 +190,41 @@ def _sigmoid_from_exp(x, e, out):
         out[i] = (one if x[i] >= 0 else v) / (one + v)
 
 
+@njit(nogil=True, cache=True)
+def _gauss_argument(x, out):
+    """out = -x^2 / 2 (what exp turns into the gaussian of gelu)."""
+    for i in range(x.size):
+        out[i] = np.float32(-0.5) * x[i] * x[i]
+
+
+@njit(nogil=True, cache=True)
+def _gelu_tanh_argument(x, out):
+    """out = k (x + 0.044715 x^3) (what tanh turns into gelu_tanh's factor)."""
+    for i in range(x.size):
+        v = x[i]
+        out[i] = np.float32(_GELU_K) * v * (np.float32(1.0) + np.float32(0.044715) * v * v)
+
+
+@njit(nogil=True, cache=True)
+def _gelu_tanh_from_tanh(x, t, out):
+    for i in range(x.size):
+        out[i] = np.float32(0.5) * x[i] * (np.float32(1.0) + t[i])
+
+
+def _gaussian(x):
+    """exp(-x^2 / 2) of float32 x (two passes: a vectorised loop and numpy's SIMD exp)."""
+    gauss = np.empty(x.size, np.float32)
+    _gauss_argument(x, gauss)
+    return np.exp(gauss, out=gauss)
+
+
+def _gelu_tanh_factor(x):
+    """tanh(k (x + 0.044715 x^3)) of float32 x."""
+    factor = np.empty(x.size, np.float32)
+    _gelu_tanh_argument(x, factor)
+    return np.tanh(factor, out=factor)
+
+
 def _sigmoid_into(x, out):
     e = np.empty(x.size, np.float32)  # (out may be x itself: x's signs are read last)
     _negative_magnitude(x, e)
@@ -209,20 +244,9 @@ def _fast_float32(mode, x, out):
             _sigmoid_into(x, s)
             np.multiply(x, s, out=out)
         elif mode == _MODE_INDEX["gelu_tanh"]:
-            inner = np.multiply(x, x)
-            inner *= np.float32(0.044715)
-            inner += np.float32(1.0)
-            inner *= x
-            inner *= np.float32(_GELU_K)
-            np.tanh(inner, out=inner)
-            inner += np.float32(1.0)
-            inner *= x
-            np.multiply(inner, np.float32(0.5), out=out)
+            _gelu_tanh_from_tanh(x, _gelu_tanh_factor(x), out)
         else:  # gelu
-            gauss = np.multiply(x, x)
-            gauss *= np.float32(-0.5)
-            np.exp(gauss, out=gauss)
-            _gelu_from_gauss(x, gauss, out)
+            _gelu_from_gauss(x, _gaussian(x), out)
 
 
 _FAST_MODES = frozenset(_MODE_INDEX[name] for name in ("sigmoid", "tanh", "silu", "gelu", "gelu_tanh"))
@@ -269,16 +293,9 @@ def _backward_aux(mode, x):
             _sigmoid_into(x, aux)
             return aux
         if mode == _MODE_INDEX["gelu"]:
-            aux = np.multiply(x, x)
-            aux *= np.float32(-0.5)
-            return np.exp(aux, out=aux)
+            return _gaussian(x)
         if mode == _MODE_INDEX["gelu_tanh"]:
-            aux = np.multiply(x, x)
-            aux *= np.float32(0.044715)
-            aux += np.float32(1.0)
-            aux *= x
-            aux *= np.float32(_GELU_K)
-            return np.tanh(aux, out=aux)
+            return _gelu_tanh_factor(x)
         return x
 
 
