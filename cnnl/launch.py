@@ -103,14 +103,14 @@ class OpCall:
     def _pin(self, desc: TensorDescriptor, pointer, arg: str, access: int) -> Optional[DeviceRange]:
         span = acquire_tensor(desc, pointer, arg)
         if span is not None:
-            self._claim(span, arg, access, None if desc.is_dense else (desc.itemsize, desc.dims, desc.strides))
+            self._claim(span, arg, access, desc.element_layout)
         return span
 
     def input(self, desc: TensorDescriptor, pointer, arg: str) -> np.ndarray:
         """A read-only view of an input tensor."""
         span = self._pin(desc, pointer, arg, Access.READ)
         if span is not None:
-            self.bytes_moved += min(desc.size, desc.span_elements) * desc.itemsize
+            self.bytes_moved += desc.read_bytes
         return tensor_view(desc, span, writable=False)
 
     def output(self, desc: TensorDescriptor, pointer, arg: str, *, read: bool = False) -> np.ndarray:

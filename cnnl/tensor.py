@@ -45,7 +45,8 @@ class TensorDescriptor:
     """cnnlTensorDescriptor_t."""
 
     __slots__ = ("layout", "dtype", "dims", "strides", "onchip_dtype", "destroyed", "ident",
-                 "size", "itemsize", "span_elements", "is_dense", "byte_strides")
+                 "size", "itemsize", "span_elements", "is_dense", "byte_strides", "span_bytes", "read_bytes",
+                 "element_layout")
 
     def __init__(self):
         self.onchip_dtype = E.CNNL_DTYPE_INVALID
@@ -64,6 +65,11 @@ class TensorDescriptor:
         self.span_elements = 1 + sum((d - 1) * s for d, s in zip(dims, strides)) if self.size else 0
         #: True when the elements are contiguous in row-major order (size-1 axes may have any stride)
         self.is_dense = _dense_ignoring_unit_axes(dims, strides)
+        #: bytes from the first to one past the last addressed element, and the bytes a read of it moves
+        self.span_bytes = self.span_elements * self.itemsize
+        self.read_bytes = min(self.size, self.span_elements) * self.itemsize
+        #: (itemsize, dims, strides) of the elements a strided access touches (None when dense: the whole span)
+        self.element_layout = None if self.is_dense else (self.itemsize, dims, strides)
 
     @property
     def is_set(self) -> bool:

@@ -47,13 +47,13 @@ def self_overlapping(dims, strides) -> bool:
 
 
 def span_bytes(desc: TensorDescriptor) -> int:
-    return desc.span_elements * desc.itemsize
+    return desc.span_bytes
 
 
 def acquire_tensor(desc: TensorDescriptor, pointer, arg: str) -> DeviceRange | None:
     """Resolve and pin the bytes `desc` addresses from `pointer`; None for an empty tensor (nothing to touch)."""
-    address = pointer_value(pointer, arg)
-    nbytes = span_bytes(desc)
+    address = pointer if type(pointer) is int else pointer_value(pointer, arg)
+    nbytes = desc.span_bytes
     if nbytes == 0:
         return None
     if address == 0:
@@ -69,7 +69,6 @@ def tensor_view(desc: TensorDescriptor, span: DeviceRange | None, writable: bool
     dtype = D.NUMPY_DTYPES[desc.dtype]
     if span is None:
         return np.empty(desc.dims, dtype)
-    view = np.ndarray(desc.dims, dtype, span.block.data, span.offset, desc.byte_strides)
-    if not writable:
-        view.flags.writeable = False
-    return view
+    block = span.block
+    return np.ndarray(desc.dims, dtype, block.data if writable else block.read_only_data(), span.offset,
+                      desc.byte_strides)

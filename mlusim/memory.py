@@ -65,7 +65,7 @@ class Block:
     (cnrtMemFreeAsync, or cnrtFree inside a host function): later commands of that queue must not use it."""
 
     __slots__ = ("start", "size", "footprint", "data", "freed", "pins", "space", "serial", "freed_by", "released",
-                 "__weakref__")
+                 "readonly", "__weakref__")
 
     def __init__(self, start: int, size: int, data: np.ndarray, space: "AddressSpace", serial: int):
         self.start = start
@@ -78,6 +78,15 @@ class Block:
         self.serial = serial
         self.freed_by = None
         self.released = False
+        self.readonly = None  # a read-only memoryview of `data` (made on first use; see read_only_data)
+
+    def read_only_data(self) -> memoryview:
+        """`data` as a read-only buffer: arrays made over it are read-only from the start (cheaper than making a
+        writable view and clearing its flag)."""
+        readonly = self.readonly
+        if readonly is None:
+            readonly = self.readonly = memoryview(self.data).toreadonly()
+        return readonly
 
     @property
     def device_index(self) -> int:
@@ -113,6 +122,7 @@ class AddressSpace:
         self._starts: list[int] = []
         self._blocks: dict[int, Block] = {}
         self._freed: OrderedDict[int, Block] = OrderedDict()
+        self._last: Block | None = None  # the live block the latest resolve found (None: look it up)
         self.used = 0
 
     # ---- allocation ---------------------------------------------------------------------------------------------
@@ -204,6 +214,7 @@ class AddressSpace:
             return
         block.released = True
         block.data = None
+        block.readonly = None
         self._holes.give(block.start, block.footprint)
         self.used -= block.footprint
         HOST_BUDGET.give(block.footprint)
@@ -255,22 +266,33 @@ class AddressSpace:
     def resolve(self, address: int, nbytes: int, arg: str = "ptr") -> tuple[Block, int]:
         """(block, offset) for the range [address, address + nbytes), which must lie inside one live block."""
         with self._lock:
+            return self._resolve_locked(address, nbytes, arg)
+
+    def _resolve_locked(self, address: int, nbytes: int, arg: str) -> tuple[Block, int]:
+        last = self._last  # the block of the previous lookup: consecutive ops mostly touch the same one
+        if last is not None and not last.freed and last.start <= address:
+            block = last
+        else:
             index = bisect.bisect_right(self._starts, address) - 1
-            if index >= 0:
-                block = self._blocks[self._starts[index]]
-                offset = address - block.start
-                if offset < block.size or (nbytes == 0 and offset <= block.size):
-                    if offset + nbytes > block.size:
-                        raise OutOfBoundsFault(
-                            f"range 0x{address:x}+{nbytes} runs {offset + nbytes - block.size} byte(s) past the end "
-                            f"of block 0x{block.start:x} (size {block.size})", arg, address)
-                    return block, offset
-            self._raise_not_live(address, nbytes, arg)
+            if index < 0:
+                self._raise_not_live(address, nbytes, arg)
+            block = self._last = self._blocks[self._starts[index]]
+        offset = address - block.start
+        if offset < block.size or (nbytes == 0 and offset <= block.size):
+            if offset + nbytes > block.size:
+                raise OutOfBoundsFault(
+                    f"range 0x{address:x}+{nbytes} runs {offset + nbytes - block.size} byte(s) past the end "
+                    f"of block 0x{block.start:x} (size {block.size})", arg, address)
+            return block, offset
+        if block is last:  # past the remembered block: the block that holds it (if any) is found by start
+            self._last = None
+            return self._resolve_locked(address, nbytes, arg)
+        self._raise_not_live(address, nbytes, arg)
 
     def acquire(self, address: int, nbytes: int, arg: str = "ptr") -> tuple[Block, int]:
         """resolve() and pin the block, atomically: queued work keeps it alive until `unpin`."""
         with self._lock:
-            block, offset = self.resolve(address, nbytes, arg)
+            block, offset = self._resolve_locked(address, nbytes, arg)
             block.pins += 1
             return block, offset
 

@@ -140,3 +140,27 @@ def test_in_blocking_mode_a_failing_op_is_execution_failed_at_the_call(monkeypat
     x, y = tensor(np.ones(2, np.float32)), empty([2])
     with raises_status(cnnl.CNNL_STATUS_EXECUTION_FAILED):
         copy(h, x.desc, x.ptr, y.desc, y.ptr)
+
+
+def test_an_op_sees_its_inputs_read_only_and_its_outputs_writable_over_device_memory(handle):
+    """OpCall's views: inputs are read-only views of the device bytes (a kernel writing one fails), outputs
+    writable views whose writes land in device memory."""
+    from cnnl.launch import OpCall
+
+    x, y = tensor(np.arange(4, dtype=np.float32)), empty([4])
+    seen = {}
+
+    def run():
+        seen["input writable"] = source.flags.writeable
+        with pytest.raises(ValueError):
+            source[0] = 7
+        target[...] = source * 2
+
+    with OpCall("cnnlCopy", handle) as call:
+        source = call.input(x.desc, x.ptr, "input")
+        target = call.output(y.desc, y.ptr, "output")
+        call.submit(run, flops=4, dtype=cnnl.CNNL_DTYPE_FLOAT)
+    sync(handle)
+    assert seen == {"input writable": False}
+    np.testing.assert_array_equal(y.read(), np.arange(4) * 2)
+    np.testing.assert_array_equal(x.read(), np.arange(4))

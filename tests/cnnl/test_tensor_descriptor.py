@@ -3,7 +3,7 @@ import pytest
 
 import cnnl
 
-from .helpers import empty, raises_status, tensor
+from .helpers import descriptor, empty, raises_status, tensor
 
 LAYOUT_RANKS = {cnnl.CNNL_LAYOUT_NCHW: 4, cnnl.CNNL_LAYOUT_NHWC: 4, cnnl.CNNL_LAYOUT_HWCN: 4,
                 cnnl.CNNL_LAYOUT_NDHWC: 5, cnnl.CNNL_LAYOUT_NCDHW: 5, cnnl.CNNL_LAYOUT_TNC: 3,
@@ -120,3 +120,19 @@ def test_unset_reset_and_destroyed_descriptors(handle):
         cnnl.destroyTensorDescriptor(src.desc)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="output_desc"):
         cnnl.copy(handle, dst.desc, dst.ptr, "not a descriptor", dst.ptr)
+
+
+def test_the_facts_every_op_call_reads_follow_a_descriptor_that_is_set_again():
+    """A descriptor caches its span, the bytes a read moves and the element layout of a strided access (op calls
+    read them instead of recomputing); setting it again with other dims, strides or dtype renews them all."""
+    desc = descriptor([2, 3])
+    assert (desc.span_bytes, desc.read_bytes, desc.element_layout) == (24, 24, None)
+    cnnl.setTensorDescriptorEx(desc, cnnl.CNNL_LAYOUT_ARRAY, cnnl.CNNL_DTYPE_HALF, [2, 3], [10, 2])
+    assert desc.span_bytes == (1 + 10 + 4) * 2 and desc.read_bytes == 6 * 2
+    assert desc.element_layout == (2, (2, 3), (10, 2))
+    cnnl.setTensorDescriptorEx(desc, cnnl.CNNL_LAYOUT_ARRAY, cnnl.CNNL_DTYPE_DOUBLE, [4], [0])  # broadcast
+    assert (desc.span_bytes, desc.read_bytes, desc.element_layout) == (8, 8, (8, (4,), (0,)))
+    cnnl.setTensorDescriptor(desc, cnnl.CNNL_LAYOUT_ARRAY, cnnl.CNNL_DTYPE_INT8, [0, 5])
+    assert (desc.span_bytes, desc.read_bytes) == (0, 0)
+    cnnl.resetTensorDescriptor(desc)
+    assert (desc.span_bytes, desc.read_bytes) == (0, 0)

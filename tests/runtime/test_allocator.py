@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from mlusim.errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, OutOfBoundsFault,
-                           OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
+from mlusim.errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault,
+                           OutOfBoundsFault, OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
 from mlusim.memory import ALIGNMENT, AddressSpace, footprint
 
 BASE = 1 << 40
@@ -111,3 +111,50 @@ def test_random_alloc_free_sequences_keep_the_invariants(operations):
     for block in live:
         memory.free(block.start)
     assert memory.fragments() == 1 and memory.info()[0] == 256 * 1024
+
+
+def test_lookups_after_the_remembered_block_was_freed_or_passed_find_the_right_block():
+    """resolve remembers the block it found last; a freed block, an address past it or before it is looked up
+    again (never answered from the stale block)."""
+    memory = space()
+    first = memory.allocate(1000)
+    second = memory.allocate(1000)
+    assert memory.resolve(first.start + 10, 4) == (first, 10)
+    assert memory.resolve(second.start + 20, 4) == (second, 20)  # past the remembered block
+    assert memory.resolve(first.start, 4) == (first, 0)  # before it
+    with pytest.raises(OutOfBoundsFault, match="past the end"):
+        memory.resolve(first.start + 999, 2)  # inside the remembered block, running past it
+    memory.free(first.start)
+    with pytest.raises(UseAfterFreeFault):
+        memory.resolve(first.start + 10, 4)
+    reused = memory.allocate(500)  # takes the freed range
+    assert reused.start == first.start
+    assert memory.resolve(first.start + 10, 4) == (reused, 10)
+    with pytest.raises(OutOfBoundsFault):
+        memory.resolve(first.start + 600, 4)  # inside the freed block's range, past the new one's end
+
+
+@given(st.lists(st.tuples(st.sampled_from(["allocate", "free", "resolve"]), st.integers(0, 1 << 30)),
+                max_size=80))
+def test_resolve_agrees_with_a_search_of_the_live_blocks(operations):
+    memory = space(64 * 1024)
+    live = []
+    for action, number in operations:
+        if action == "allocate":
+            try:
+                live.append(memory.allocate(1 + number % 5000))
+            except OutOfMemoryFault:
+                pass
+        elif action == "free" and live:
+            memory.free(live.pop(number % len(live)).start)
+        else:
+            address = BASE + number % (64 * 1024 + 1024)
+            nbytes = number % 64
+            holder = [b for b in live if b.start <= address and address + nbytes <= b.start + b.size
+                      and (address < b.start + b.size or nbytes == 0)]
+            if holder:
+                assert memory.resolve(address, nbytes) == (holder[0], address - holder[0].start)
+            else:
+                with pytest.raises((OutOfBoundsFault, NegativeOffsetFault, UseAfterFreeFault, UnknownAddressFault,
+                                    NullPointerFault)):
+                    memory.resolve(address, nbytes)
