@@ -30,6 +30,13 @@ _queue_ids = itertools.count(1)
 _running = threading.local()
 #: The longest a sync waits for the run lock before it looks at its queue's completed count again.
 _WAIT_SLICE = 0.02
+#: A worker woken again within HOT_SECONDS of finishing its previous batch is being fed a stream of commands (a host
+#: thread issuing small ops one by one): it first sleeps GATHER_SECONDS, without the GIL, so that the commands queued
+#: meanwhile run in one batch. Otherwise every small op costs a thread wake-up and two hand-overs of the GIL
+#: between the host thread and the worker, which cost more than the op. A sync never waits for this: the syncing
+#: thread runs what is pending itself.
+HOT_SECONDS = 0.001
+GATHER_SECONDS = 0.0002
 
 
 def running_queue() -> Optional["Queue"]:
@@ -294,15 +301,19 @@ class Queue:
 
     def _work(self) -> None:
         tokens = self._tokens
+        last_batch_end = 0.0
         while True:
             token = tokens.get()
             if self.lost is not None:
                 return
+            if token is not None and time.perf_counter() - last_batch_end < HOT_SECONDS:
+                time.sleep(GATHER_SECONDS)  # a stream of commands: let it queue more (see HOT_SECONDS)
             with self._submit_lock:  # what is queued from now on puts a new token; what came before runs below
                 self._wake_outstanding = False
             with self._run_lock:  # run everything pending: fewer hand-overs of the lock between threads
                 while self._run_next():
                     pass
+            last_batch_end = time.perf_counter()
             if token is None:  # destroyed, and nothing is left
                 return
 

@@ -235,3 +235,35 @@ def test_a_forked_child_can_use_the_queues_and_pools_its_parent_used():
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     raise AssertionError("the forked child hung")
+
+
+def test_a_sync_never_waits_for_a_worker_that_gathers_a_stream_of_commands(monkeypatch):
+    """A worker woken again soon after its previous batch sleeps a moment so that a stream of small commands runs
+    in batches (mlusim.queue.GATHER_SECONDS); a sync runs the pending work itself instead of waiting for it."""
+    from mlusim import queue as queues
+
+    monkeypatch.setattr(queues, "HOT_SECONDS", 60.0)  # every wake-up after the first counts as a stream
+    monkeypatch.setattr(queues, "GATHER_SECONDS", 3.0)
+    queue = cnrt.queueCreate()
+    seen = []
+    cnrt.invokeHostFunc(queue, seen.append, 0)
+    cnrt.queueSync(queue)
+    time.sleep(0.05)  # the worker has finished its batch (if it ran it) and waits for the next token
+    cnrt.invokeHostFunc(queue, seen.append, 1)  # the worker now gathers for 3 s
+    started = time.perf_counter()
+    cnrt.queueSync(queue)
+    assert time.perf_counter() - started < 1.5
+    assert seen == [0, 1]
+
+
+def test_a_stream_of_commands_runs_without_a_sync():
+    """Gathering only delays a worker: work queued back to back completes on its own, as on the device."""
+    queue = cnrt.queueCreate()
+    done = threading.Event()
+    seen = []
+    for index in range(300):
+        cnrt.invokeHostFunc(queue, seen.append, index)
+    cnrt.invokeHostFunc(queue, lambda _: done.set(), None)
+    assert done.wait(10.0)
+    assert seen == list(range(300))
+    cnrt.queueSync(queue)
