@@ -55,6 +55,7 @@ def reset_all_after_fork() -> None:
     for space in list(_spaces):
         space._lock = threading.RLock()
         space._pin_released = threading.Condition(space._lock)
+        space._pin_waiters = 0
 
 
 class Block:
@@ -113,6 +114,7 @@ class AddressSpace:
         self.poison = poison
         self._lock = threading.RLock()
         self._pin_released = threading.Condition(self._lock)
+        self._pin_waiters = 0  # threads in free() waiting for a block's pins to go (unpin wakes them only then)
         self._serial = 0
         self._reset_state()
         _spaces.add(self)
@@ -179,7 +181,11 @@ class AddressSpace:
                 self._retire(block, (running, running.completed))
                 return block
             while block.pins:
-                self._pin_released.wait()
+                self._pin_waiters += 1
+                try:
+                    self._pin_released.wait()
+                finally:
+                    self._pin_waiters -= 1
             if block.freed:  # freed by another thread while we waited
                 raise DoubleFreeFault(f"0x{address:x} was already freed", arg, address)
             self._retire(block, None)
@@ -240,13 +246,15 @@ class AddressSpace:
         with self._lock:
             block.pins += 1
 
-    def unpin(self, block: Block) -> None:
+    def unpin(self, block: Block, count: int = 1) -> None:
+        """Drop `count` pins of `block` (taken by `acquire` or `pin`)."""
         with self._lock:
-            block.pins -= 1
+            block.pins -= count
             if block.pins == 0:
                 if block.freed:
                     self._release(block)
-                self._pin_released.notify_all()
+                if self._pin_waiters:
+                    self._pin_released.notify_all()
 
     # ---- lookups ------------------------------------------------------------------------------------------------
 

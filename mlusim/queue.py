@@ -398,8 +398,17 @@ class Queue:
                                         f"command of {self.name} (use after free)", None, block.start)
 
     def _unpin(self, command: Command) -> None:
+        # the operands of an op often lie in one block (a caching allocator's segment): its pins go in one step
+        previous, count = None, 0
         for block in command.blocks:
-            block.space.unpin(block)
+            if block is previous:
+                count += 1
+                continue
+            if previous is not None:
+                previous.space.unpin(previous, count)
+            previous, count = block, 1
+        if previous is not None:
+            previous.space.unpin(previous, count)
 
     # ---- completion ---------------------------------------------------------------------------------------------
 

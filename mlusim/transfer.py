@@ -50,7 +50,9 @@ def owning_device(address: int, arg: str):
 
 def acquire(address: int, nbytes: int, arg: str) -> DeviceRange:
     """Resolve and pin [address, address + nbytes)."""
-    owner = owning_device(address, arg)
+    owner = devices.owner_of(address) if address else None
+    if owner is None:
+        owner = owning_device(address, arg)  # raises the fault that names the argument
     block, offset = owner.memory.acquire(address, nbytes, arg)
     return DeviceRange(owner, block, offset, nbytes, address)
 

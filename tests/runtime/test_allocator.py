@@ -158,3 +158,23 @@ def test_resolve_agrees_with_a_search_of_the_live_blocks(operations):
                 with pytest.raises((OutOfBoundsFault, NegativeOffsetFault, UseAfterFreeFault, UnknownAddressFault,
                                     NullPointerFault)):
                     memory.resolve(address, nbytes)
+
+
+def test_a_free_waits_until_every_pin_is_dropped_however_many_go_at_once():
+    """Queued work drops the pins of a block its operands share in one step (unpin with a count): a free waiting
+    for the block goes on only when the last pin is gone."""
+    import threading
+
+    memory = space()
+    block = memory.allocate(4096)
+    for offset in (0, 1024, 2048):
+        assert memory.acquire(block.start + offset, 16) == (block, offset)
+    freed = threading.Event()
+    waiter = threading.Thread(target=lambda: (memory.free(block.start), freed.set()))
+    waiter.start()
+    memory.unpin(block, 2)
+    assert not freed.wait(0.2)
+    memory.unpin(block)
+    assert freed.wait(10)
+    waiter.join(10)
+    assert block.freed and block.pins == 0 and memory.info()[0] == memory.capacity
