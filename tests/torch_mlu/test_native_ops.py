@@ -231,3 +231,29 @@ def test_the_adding_an_op_example_of_the_docs_works(monkeypatch):
         library._destroy()
     with fallback.mode("error"), pytest.raises(NotImplementedError, match="aten::replication_pad2d.out"):
         torch.nn.functional.pad(d, (1, 2, 1, 0), mode="replicate")  # the example's registration is gone again
+
+
+def test_a_loop_of_tiny_ops_stays_right_when_shapes_strides_dtypes_and_forms_change():
+    """The dense fast path (validated once per op and descriptor), the descriptor cache and the address lookups
+    that remember their last block carry nothing over to a call whose shape, strides or dtype differ, nor to the
+    in-place and out= forms; freed outputs are reused by the next op at once."""
+    with fallback.mode("error"):
+        for _ in range(3):
+            for shape, dtype in [((1,), torch.float32), ((1,), torch.float32), ((2, 3), torch.float32),
+                                 ((1,), torch.float64), ((1,), torch.int32), ((2, 3), torch.int64)]:
+                a, b = _values(shape, dtype, 1), _values(shape, dtype, 2)
+                da, db = a.mlu(), b.mlu()
+                for name in ("add", "sub", "mul"):
+                    _check(getattr(torch, name)(da, db), getattr(torch, name)(a, b))
+                odd_a, odd_b = (torch.empty_strided((1,) + shape, (100,) + tuple(da.stride()), dtype=dtype,
+                                                    device="mlu") for _ in range(2))
+                odd_a.copy_(da)  # contiguous, with a stride of 100 on their size-1 axis
+                odd_b.copy_(db)
+                _check(odd_a + odd_b, (a + b).unsqueeze(0))
+                if len(shape) == 2:
+                    _check(da.t() * db.t(), a.t() * b.t())  # strided operands
+                _check(torch.add(da, db, out=torch.empty(0, dtype=dtype, device="mlu")), a + b)
+                target = da.clone()
+                target += db
+                _check(target, a + b)
+                _check(da, a)  # the inputs are untouched

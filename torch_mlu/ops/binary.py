@@ -62,6 +62,10 @@ def _operand(value, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     return value if value.dtype == dtype else value.to(dtype)
 
 
+#: the dtypes add, sub and mul with alpha 1 run natively in, bool aside (cnnlLogicOp)
+_PLAIN_DTYPES = frozenset(TORCH_TO_CNNL) - {torch.bool}
+
+
 def _supported(op, dtype: torch.dtype, alpha) -> bool:
     if dtype == torch.bool:  # bool add is or, mul is and (cnnlLogicOp)
         return op in (ADD, MUL) and alpha in (1, True)
@@ -124,9 +128,9 @@ def _broadcast(self: torch.Tensor, other) -> torch.Size:
 def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor | None = None):
     """The shared body of the Tensor / Scalar / in-place / out= forms."""
     if out is None and alpha == 1 and isinstance(other, torch.Tensor) and isinstance(self, torch.Tensor):
-        dtype, device = self.dtype, self.device  # the common case, checked cheaply
-        if other.dtype == dtype and other.device == device and other.shape == self.shape and \
-                device.type == "mlu" and dtype != torch.bool and _supported(op, dtype, 1):
+        dtype = self.dtype  # the common case, checked cheaply (what _supported(op, dtype, 1) says, as a set)
+        if other.dtype == dtype and dtype in (FLOATING if op == DIV else _PLAIN_DTYPES) and \
+                (device := self.device).type == "mlu" and other.device == device and other.shape == self.shape:
             if op != DIV and self.is_contiguous() and other.is_contiguous():
                 return _dense(op, self, other)
             result = torch.empty(self.shape, dtype=dtype, device=device)
