@@ -36,7 +36,7 @@ _WAIT_SLICE = 0.02
 #: between the host thread and the worker, which cost more than the op. A sync never waits for this: the syncing
 #: thread runs what is pending itself.
 HOT_SECONDS = 0.001
-GATHER_SECONDS = 0.0002
+GATHER_SECONDS = 0.0005
 
 
 def running_queue() -> Optional["Queue"]:
