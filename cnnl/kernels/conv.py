@@ -3,12 +3,15 @@
 Shapes: x (N, *S, C), w (Co, *K, C/groups), y (N, *So, Co), for 1, 2 or 3 spatial axes S; any strides (the API layer
 passes NCHW tensors as transposed views). `pads` is one (before, after) pair per spatial axis.
 
-Method: im2col + GEMM. The padded input's sliding windows are a strided view (N, *So, *K, C) (no copy); blocks of
-output rows copy their windows into a dense (rows, K*C) matrix and multiply it by the (K*C, Co) weight matrix on
-the host BLAS. Blocks run on the kernel thread pool, so the window copies of one block overlap the GEMM of another.
-A 1x1 convolution with stride 1 and no padding is one GEMM on the input itself. Depthwise convolutions (one input
-channel per group) take a direct path: one multiply-add of the whole tensor per kernel position.
-Numerics: half/bfloat16 compute in float32, float32 and float64 in themselves; one rounding into the output.
+Method: im2col + GEMM on the host BLAS. A numba kernel (`conv_columns`) gathers a block of output lines' windows
+into a dense (K*C, positions) matrix (padding read as 0, never materialised); forward multiplies the (Co, K*C)
+weight matrix by it, the filter gradient multiplies dy by its transpose, and the data gradient multiplies the
+transposed weights by dy and sums the columns back into their windows (col2im, numba). Blocks run on the kernel
+thread pool with single-threaded GEMMs, so the copies of one block overlap the GEMM of another; outputs in NCHW or
+NHWC memory are written in place. A 1x1 convolution with stride 1 and no padding is one GEMM on the input. Depthwise
+convolutions (one input channel per group) take a direct path: one multiply-add of the whole tensor per kernel
+position. Numerics: half/bfloat16 compute in float32, float32 and float64 in themselves; one rounding into the
+output.
 """
 import math
 
@@ -16,20 +19,17 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import blas_threads
+from .conv_columns import as_3d, flat_operand, gather_columns, is_dense, scatter_columns
 from .dtypes import compute_dtype
 from .parallel import map_parallel, thread_count
 from .staging import load, store
 
-#: target bytes of one block's window matrix when window copies run apart from the GEMM
-BLOCK_BYTES = 1 << 20
-#: target bytes of one block's window matrix when each pool thread copies and multiplies its own blocks (stays in
-#: L2 while the GEMM reads it)
-FUSED_BLOCK_BYTES = 1 << 19
-#: at most this many output channels per group, the window copies cost as much as the GEMM: copy and multiply
-#: block by block on every core; above it, copy in parallel and run one big multi-threaded GEMM
-FUSED_MAX_CHANNELS = 128
-#: fewest GEMM rows per fused block
-FUSED_MIN_ROWS = 256
+#: target bytes of one block of the im2col matrix: what a thread gathers stays in its L2 cache while its GEMM reads it
+COLUMN_BLOCK_BYTES = 1 << 18
+#: fewest output positions per block (smaller GEMMs run far below the BLAS's peak)
+MIN_BLOCK_POSITIONS = 64
+#: problems of at most this many im2col elements run on the calling thread (handing work to the pool costs more)
+INLINE_COLUMN_ELEMENTS = 1 << 15
 
 
 def output_extent(size, pad_before, pad_after, kernel, stride, dilation):
@@ -66,27 +66,6 @@ def _kernel_offsets(kernel, out_spatial, strides, dilations):
                               for k, d, s, n in zip(position, dilations, strides, out_spatial))
 
 
-def _row_blocks(batch, first_extent, row_elements, itemsize):
-    """(n, start, stop) blocks over the batch and the first output spatial axis, about BLOCK_BYTES each."""
-    step = min(first_extent, max(1, BLOCK_BYTES // max(1, row_elements * itemsize)))
-    return [(n, start, min(start + step, first_extent)) for n in range(batch) for start in range(0, first_extent, step)]
-
-
-def _window_matrix(windows):
-    """The dense (rows, K*C) im2col matrix of a window view (N, *So, *K, C), copied in parallel blocks."""
-    batch, out_spatial = windows.shape[0], windows.shape[1:1 + (windows.ndim - 2) // 2]
-    matrix = np.empty(windows.shape, windows.dtype)
-    row_elements = math.prod(windows.shape[2:])
-    blocks = _row_blocks(batch, out_spatial[0], row_elements, windows.dtype.itemsize)
-
-    def copy(block):
-        n, start, stop = block
-        matrix[n, start:stop] = windows[n, start:stop]
-
-    map_parallel(copy, blocks)
-    return matrix.reshape(batch * math.prod(out_spatial), -1)
-
-
 def _group_slices(groups, channels):
     per = channels // groups
     return [slice(g * per, (g + 1) * per) for g in range(groups)]
@@ -109,9 +88,11 @@ def _epilogue(result, out, alpha, beta, bias):
         store(result, out)
 
 
-def _result_buffer(out, dtype, alpha, beta):
-    """Where the convolution sums go: `out` itself when it is dense and of the compute dtype."""
-    if out.dtype == dtype and out.flags.c_contiguous and beta == 0:
+def _result_buffer(out, dtype, alpha, beta, source):
+    """Where the convolution sums go: `out` itself when it is dense (channel-last or channel-first), of the compute
+    dtype and apart from the `source` the sums read."""
+    if (out.dtype == dtype and beta == 0 and (out.flags.c_contiguous or _channel_first(out) is not None)
+            and not np.may_share_memory(out, source)):
         return out
     return np.empty(out.shape, dtype)
 
@@ -123,66 +104,166 @@ def _no_products(out, dtype, alpha, beta, bias):
         _epilogue(np.zeros(out.shape, dtype), out, alpha, beta, bias)
 
 
+class _Geometry:
+    """One convolution's window geometry in the 3-spatial-axis form of `conv_columns`, with its group split."""
+
+    def __init__(self, in_shape, out_spatial, kernel, pads, strides, dilations, groups):
+        self.batch, self.channels = in_shape[0], in_shape[-1]
+        self.in3, self.out3 = as_3d(in_shape[1:-1]), as_3d(out_spatial)
+        self.kernel3, self.steps3 = as_3d(kernel), as_3d(strides)
+        self.dilations3, self.pads3 = as_3d(dilations), as_3d([before for before, _ in pads], 0)
+        self.positions = math.prod(out_spatial)  # im2col columns of one sample
+        self.lines = self.out3[0] * self.out3[1]  # output lines of one sample (the last spatial axis is a line)
+        self.per_group = self.channels // groups
+        self.columns = math.prod(kernel) * self.per_group  # im2col rows of one group
+        self.groups = groups
+
+    def gather(self, flat, flat_strides, group, sample, line0, line1, cols):
+        gather_columns(flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
+                       self.kernel3, self.steps3, self.dilations3, self.pads3, sample, line0, line1, cols)
+
+    def scatter(self, cols, flat, flat_strides, group, sample):
+        scatter_columns(cols, flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
+                        self.kernel3, self.steps3, self.dilations3, self.pads3, sample)
+
+    def units(self, itemsize, split):
+        """(sample, first line, stop line) work units: whole samples, or (`split`) blocks of lines whose im2col
+        matrix holds about COLUMN_BLOCK_BYTES."""
+        step = self.lines
+        if split:
+            line_bytes = max(1, self.columns * self.out3[2] * itemsize)
+            step = min(self.lines, max(-(-MIN_BLOCK_POSITIONS // self.out3[2]), COLUMN_BLOCK_BYTES // line_bytes))
+        return [(n, start, min(start + step, self.lines))
+                for n in range(self.batch) for start in range(0, self.lines, step)]
+
+    def buffer(self, units, dtype):
+        """An im2col matrix buffer for the largest of `units`."""
+        longest = max(stop - start for _, start, stop in units) * self.out3[2]
+        return np.empty((self.columns, longest), dtype)
+
+    def span(self, line0, line1):
+        """The output positions of lines line0..line1 of a sample."""
+        return slice(line0 * self.out3[2], line1 * self.out3[2])
+
+    def run(self, work, units):
+        """[work(units of one thread)] on the calling thread (small problems) or shared out over the pool, each
+        thread's GEMMs single-threaded so that one thread's copies overlap another's GEMM."""
+        def chunk_work(chunk):
+            with blas_threads.single_threaded_blas():
+                return work(chunk)
+
+        if self.batch * self.positions * self.columns * self.groups <= INLINE_COLUMN_ELEMENTS or thread_count() == 1:
+            return [work(units)]
+        count = min(len(units), 4 * thread_count())
+        bounds = [len(units) * k // count for k in range(count + 1)]
+        return map_parallel(chunk_work, [units[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+
+
+def _channel_first(array):
+    """(N, C, L) view of a (N, *S, C) array whose memory is (N, C, *S) C-contiguous, else None."""
+    moved = np.moveaxis(array, -1, 1)
+    if not moved.flags.c_contiguous:
+        return None
+    return moved.reshape(array.shape[0], array.shape[-1], -1)
+
+
+def _channel_rows(array):
+    """(N, C, L) view of a (N, *S, C) array (copied when its strides do not allow it)."""
+    first = _channel_first(array)
+    if first is not None:
+        return first
+    return np.moveaxis(array.reshape(array.shape[0], -1, array.shape[-1]), -1, 1)
+
+
+def _column_forward(geo, values, wmat, result):
+    """result (N, *So, Co) = wmat @ im2col(values) per group; result is C-contiguous or channel-first."""
+    flat, flat_strides = flat_operand(values, writable=False)
+    target = _channel_rows(result)  # a view (N, Co, L) either way
+    out_per_group = wmat.shape[0] // geo.groups
+    units = geo.units(values.itemsize, split=True)
+
+    def work(chunk):
+        buffer = geo.buffer(units, values.dtype)
+        for n, line0, line1 in chunk:
+            span = geo.span(line0, line1)
+            cols = buffer[:, :span.stop - span.start]
+            for g in range(geo.groups):
+                geo.gather(flat, flat_strides, g, n, line0, line1, cols)
+                go = slice(g * out_per_group, (g + 1) * out_per_group)
+                if target.strides[-1] == target.itemsize:
+                    np.matmul(wmat[go], cols, out=target[n, go, span])
+                else:  # channel-last memory: write the transposed product, rows of Co
+                    np.matmul(cols.T, wmat[go].T, out=target[n, go, span].T)
+
+    geo.run(work, units)
+
+
+def _column_backward_data(geo, grads, wmat, target):
+    """Sum the data gradient into `target` (N, *S, C), zeroed, dense: per sample and group, the columns
+    wmat.T @ dy added back into their windows (col2im)."""
+    flat, flat_strides = flat_operand(target, writable=True)
+    source = _channel_rows(grads)
+    out_per_group = wmat.shape[0] // geo.groups
+    units = geo.units(target.itemsize, split=False)
+
+    def work(chunk):
+        cols = geo.buffer(units, target.dtype)
+        for n, _, _ in chunk:
+            for g in range(geo.groups):
+                go = slice(g * out_per_group, (g + 1) * out_per_group)
+                np.matmul(wmat[go].T, source[n, go], out=cols)
+                geo.scatter(cols, flat, flat_strides, g, n)
+
+    geo.run(work, units)
+
+
+def _column_backward_filter(geo, values, grads, dtype):
+    """The (Co, K * C/groups) weight gradient: per group, dy @ im2col(x).T summed over samples and line blocks."""
+    flat, flat_strides = flat_operand(values, writable=False)
+    source = _channel_rows(grads)
+    channels_out = grads.shape[-1]
+    out_per_group = channels_out // geo.groups
+    units = geo.units(np.dtype(dtype).itemsize, split=True)
+
+    def work(chunk):
+        buffer = geo.buffer(units, dtype)
+        total = np.zeros((channels_out, geo.columns), dtype)
+        product = np.empty((out_per_group, geo.columns), dtype)
+        for n, line0, line1 in chunk:
+            span = geo.span(line0, line1)
+            cols = buffer[:, :span.stop - span.start]
+            for g in range(geo.groups):
+                geo.gather(flat, flat_strides, g, n, line0, line1, cols)
+                go = slice(g * out_per_group, (g + 1) * out_per_group)
+                np.matmul(source[n, go, span], cols.T, out=product)
+                total[go] += product
+        return total
+
+    partials = geo.run(work, units)
+    return partials[0] if len(partials) == 1 else np.sum(partials, axis=0)
+
+
 def conv_forward(x, w, out, pads, strides, dilations, groups, alpha=1.0, beta=0.0, bias=None):
     """out = alpha * conv(x, w) + beta * out + bias; see the module doc for layouts and numerics."""
     dtype = compute_dtype(x.dtype)
     if out.size == 0 or x.size == 0 or w.size == 0 or alpha == 0:  # alpha 0: x and w are not read (as BLAS)
         return _no_products(out, dtype, alpha, beta, bias)
     kernel, out_spatial = w.shape[1:-1], out.shape[1:-1]
-    xp = _padded(x, pads, dtype)
-    result = _result_buffer(out, dtype, alpha, beta)
     channels_in, channels_out = x.shape[-1], w.shape[0]
-    if _is_depthwise(w, groups, channels_in):
+    depthwise = _is_depthwise(w, groups, channels_in)
+    pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(map(any, pads))
+    xp = _padded(x, pads, dtype) if depthwise or pointwise else None
+    result = _result_buffer(out, dtype, alpha, beta, x)
+    if depthwise:
         _depthwise_forward(xp, load(w, dtype), result, kernel, out_spatial, strides, dilations)
     else:
         wmat = _weight_matrix(w, dtype)
-        pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in strides) and xp.flags.c_contiguous
-        if pointwise and groups == 1 and result.flags.c_contiguous:
+        if pointwise and groups == 1 and xp.flags.c_contiguous and result.flags.c_contiguous:
             np.matmul(xp.reshape(-1, channels_in), wmat.T, out=result.reshape(-1, channels_out))
-        elif groups == 1 and channels_out <= FUSED_MAX_CHANNELS and blas_threads.available():
-            _fused_window_gemm(_windows(xp, kernel, out_spatial, strides, dilations), wmat, result)
         else:
-            windows = _windows(xp, kernel, out_spatial, strides, dilations)
-            for gi, go in zip(_group_slices(groups, channels_in), _group_slices(groups, channels_out)):
-                matrix = _window_matrix(windows[..., gi])
-                target = result[..., go]
-                if target.flags.c_contiguous:
-                    np.matmul(matrix, wmat[go].T, out=target.reshape(-1, go.stop - go.start))
-                else:
-                    target[...] = (matrix @ wmat[go].T).reshape(target.shape)
+            _column_forward(_Geometry(x.shape, out_spatial, kernel, pads, strides, dilations, groups),
+                            load(x, dtype), wmat, result)
     _epilogue(result, out, alpha, beta, bias)
-
-
-def _fused_window_gemm(windows, wmat, result):
-    """result (N, *So, Co) = im2col(windows) @ wmat.T, each pool thread copying blocks of output lines (a line is
-    one index of the batch and the first spatial axis) into a small matrix and multiplying it with single-threaded
-    BLAS, so the copies of one core overlap the GEMMs of the other."""
-    batch, first = windows.shape[0], windows.shape[1]
-    out_spatial = result.shape[1:-1]
-    per_line = math.prod(out_spatial[1:]) if len(out_spatial) > 1 else 1
-    columns = wmat.shape[1]
-    total_lines = batch * first
-    lines = max(1, FUSED_BLOCK_BYTES // (per_line * columns * windows.itemsize), -(-FUSED_MIN_ROWS // per_line))
-    lines = min(lines, -(-total_lines // thread_count()))
-    starts = list(range(0, total_lines, lines))
-    flat = result.reshape(-1, result.shape[-1])
-    weights = np.ascontiguousarray(wmat.T)
-
-    def run(chunk):
-        buffer = np.empty((lines * per_line, columns), windows.dtype)
-        with blas_threads.single_threaded_blas():
-            for start in chunk:
-                stop, row, line = min(start + lines, total_lines), 0, start
-                while line < stop:  # the block's lines may span images
-                    n, a = divmod(line, first)
-                    b = min(first, a + stop - line)
-                    count = (b - a) * per_line
-                    buffer[row:row + count].reshape(windows[n, a:b].shape)[...] = windows[n, a:b]
-                    row, line = row + count, line + b - a
-                np.matmul(buffer[:row], weights, out=flat[start * per_line:stop * per_line])
-
-    runs = [list(chunk) for chunk in np.array_split(np.array(starts), thread_count()) if len(chunk)]
-    map_parallel(run, runs)
 
 
 def _depthwise_forward(xp, w, result, kernel, out_spatial, strides, dilations):
@@ -205,38 +286,44 @@ def conv_backward_data(dy, w, dx, pads, strides, dilations, groups, alpha=1.0, b
     if dx.size == 0 or dy.size == 0 or w.size == 0 or alpha == 0:
         return _no_products(dx, dtype, alpha, beta, None)
     kernel, out_spatial = w.shape[1:-1], dy.shape[1:-1]
-    padded_shape = (dx.shape[0],) + tuple(n + b + a for n, (b, a) in zip(dx.shape[1:-1], pads)) + (dx.shape[-1],)
-    grad_padded = np.zeros(padded_shape, dtype)
     dy_values = load(dy, dtype)
-    channels_in, channels_out = dx.shape[-1], w.shape[0]
+    channels_in = dx.shape[-1]
+    if not _is_depthwise(w, groups, channels_in):
+        geo = _Geometry(dx.shape, out_spatial, kernel, pads, strides, dilations, groups)
+        target = _gradient_buffer(dx, dtype, alpha, beta, (dy, w))
+        _column_backward_data(geo, dy_values, _weight_matrix(w, dtype), target)
+        _epilogue(target, dx, alpha, beta, None)
+        return
+    padded_shape = (dx.shape[0],) + tuple(n + b + a for n, (b, a) in zip(dx.shape[1:-1], pads)) + (channels_in,)
+    grad_padded = np.zeros(padded_shape, dtype)
     offsets = [window for _, window in _kernel_offsets(kernel, out_spatial, strides, dilations)]
-    if _is_depthwise(w, groups, channels_in):
-        multiplier = channels_out // channels_in
-        taps = load(w, dtype).reshape(channels_in, multiplier, -1)
+    multiplier = w.shape[0] // channels_in
+    taps = load(w, dtype).reshape(channels_in, multiplier, -1)
 
-        def scatter(n):
-            grad = dy_values[n].reshape(tuple(out_spatial) + (channels_in, multiplier))
-            for index, window in enumerate(offsets):
-                grad_padded[(n,) + window] += np.einsum("...cm,cm->...c", grad, taps[:, :, index])
+    def scatter(n):
+        grad = dy_values[n].reshape(tuple(out_spatial) + (channels_in, multiplier))
+        for index, window in enumerate(offsets):
+            grad_padded[(n,) + window] += np.einsum("...cm,cm->...c", grad, taps[:, :, index])
 
-        map_parallel(scatter, range(dx.shape[0]))
-    else:
-        wmat = _weight_matrix(w, dtype)
-        per_group = channels_in // groups
-        for gi, go in zip(_group_slices(groups, channels_in), _group_slices(groups, channels_out)):
-            cols = dy_values[..., go].reshape(-1, go.stop - go.start) @ wmat[go]
-            cols = cols.reshape(dy.shape[:-1] + (len(offsets), per_group))
-
-            def scatter(n, gi=gi, cols=cols):
-                for index, window in enumerate(offsets):
-                    grad_padded[(n,) + window + (gi,)] += cols[n, ..., index, :]
-
-            map_parallel(scatter, range(dx.shape[0]))
+    map_parallel(scatter, range(dx.shape[0]))
     inner = (slice(None),) + tuple(slice(b, b + n) for n, (b, _) in zip(dx.shape[1:-1], pads)) + (slice(None),)
     result = grad_padded[inner]
     if alpha != 1 or beta != 0:
         result = result.copy()
     _epilogue(result, dx, alpha, beta, None)
+
+
+def _gradient_buffer(dx, dtype, alpha, beta, sources):
+    """A zeroed (N, *S, C) compute-dtype buffer to sum a data gradient into: dx itself when it is dense, of the
+    compute dtype, apart from the `sources` and not blended (alpha 1, beta 0); else a buffer in dx's memory order
+    (channel-first or channel-last), so that storing it is a straight copy."""
+    if (dx.dtype == dtype and alpha == 1 and beta == 0 and is_dense(dx)
+            and not any(np.may_share_memory(dx, source) for source in sources)):
+        dx[...] = 0
+        return dx
+    if _channel_first(dx) is not None:
+        return np.moveaxis(np.zeros((dx.shape[0], dx.shape[-1]) + dx.shape[1:-1], dtype), 1, -1)
+    return np.zeros(dx.shape, dtype)
 
 
 def conv_backward_filter(x, dy, dw, pads, strides, dilations, groups, alpha=1.0, beta=0.0):
@@ -245,17 +332,13 @@ def conv_backward_filter(x, dy, dw, pads, strides, dilations, groups, alpha=1.0,
     if dw.size == 0 or x.size == 0 or dy.size == 0 or alpha == 0:  # an empty batch gives no gradient: beta * dw
         return _no_products(dw, dtype, alpha, beta, None)
     kernel, out_spatial = dw.shape[1:-1], dy.shape[1:-1]
-    xp = _padded(x, pads, dtype)
     dy_values = load(dy, dtype)
-    channels_in, channels_out = x.shape[-1], dw.shape[0]
+    channels_in = x.shape[-1]
     if _is_depthwise(dw, groups, channels_in):
-        result = _depthwise_filter(xp, dy_values, kernel, out_spatial, strides, dilations)
+        result = _depthwise_filter(_padded(x, pads, dtype), dy_values, kernel, out_spatial, strides, dilations)
     else:
-        windows = _windows(xp, kernel, out_spatial, strides, dilations)
-        result = np.empty((channels_out, math.prod(kernel) * (channels_in // groups)), dtype)
-        for gi, go in zip(_group_slices(groups, channels_in), _group_slices(groups, channels_out)):
-            grad = dy_values[..., go].reshape(-1, go.stop - go.start)
-            np.matmul(grad.T, _window_matrix(windows[..., gi]), out=result[go])
+        geo = _Geometry(x.shape, out_spatial, kernel, pads, strides, dilations, groups)
+        result = _column_backward_filter(geo, load(x, dtype), dy_values, dtype)
     _epilogue(result.reshape(dw.shape), dw, alpha, beta, None)
 
 
