@@ -14,7 +14,9 @@ import numpy as np
 from numba import njit
 
 from .dtypes import compute_dtype
-from .parallel import STAGED_BLOCK, detach_inputs, map_parallel, run_blocked
+from .channel_stats import channel_affine, channel_grad_sums, channel_input_grad, channel_moments
+from .parallel import (INLINE_ELEMENTS, STAGED_BLOCK, detach_inputs, map_parallel, run_blocked, same_view,
+                       thread_count)
 from .staging import load, store
 
 
@@ -173,29 +175,71 @@ def _scaled_store(values, out, alpha, beta):
     store(values, out)
 
 
+def _pcq(shape, channel_axis):
+    return math.prod(shape[:channel_axis]), shape[channel_axis], math.prod(shape[channel_axis + 1:])
+
+
+def _channel_view(array, channel_axis, dtype=None):
+    """`array` (in `dtype` when given) as a read-only (P, C, Q) view, P and Q the products of the axes before and
+    after the channel axis (a copy when the strides do not allow the view)."""
+    values = array if dtype is None else load(array, dtype)
+    view = values.reshape(_pcq(values.shape, channel_axis)).view()
+    view.flags.writeable = False
+    return view
+
+
+def _channel_output(out, channel_axis, dtype, alpha, beta, sources):
+    """(P, C, Q) writable array to compute an output into: `out`'s own memory when it is of the compute dtype, not
+    blended (alpha 1, beta 0) and apart from `sources` (or the identical view of one), else a buffer."""
+    shape = _pcq(out.shape, channel_axis)
+    if out.dtype == dtype and alpha == 1 and beta == 0 and not any(
+            np.may_share_memory(out, source) and not same_view(out, source) for source in sources):
+        try:
+            return out.reshape(shape, copy=False)
+        except ValueError:
+            pass
+    return np.empty(out.shape, dtype).reshape(shape)
+
+
+def _over_channels(kernel, channels, elements, channel_last):
+    """kernel(c0, c1) over blocks of channels: on this thread for small tensors, else shared over the pool (one
+    block per thread for `channel_last` memory, where each block sweeps every row)."""
+    if elements <= INLINE_ELEMENTS or channels == 1:
+        map_parallel(lambda block: kernel(*block), [(0, channels)])  # one item: runs on this thread
+        return
+    count = min(channels, (1 if channel_last else 4) * thread_count())
+    bounds = [channels * k // count for k in range(count + 1)]
+    map_parallel(lambda block: kernel(*block), [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+
+
 def batch_norm_training(x, weight, bias, y, channel_axis, eps, momentum, running_mean=None, running_var=None,
                         save_mean=None, save_invstd=None, alpha=1.0, beta=0.0):
     """y = alpha * ((x - mean) * invstd * weight + bias) + beta * y with batch statistics per channel; updates
     running_mean/var = (1 - momentum) * running + momentum * batch (the unbiased variance) when given."""
     dtype = compute_dtype(x.dtype)
     channels = x.shape[channel_axis]
-    axes = tuple(a for a in range(x.ndim) if a != channel_axis)
     count = math.prod(x.shape) // channels if channels else 0
-    shape = _channel_shape(x.ndim, channel_axis, channels)
     if count == 0:  # an empty batch (as torch): no output, running statistics unchanged; saved mean 0, var 0
         if save_mean is not None:
             store(np.zeros(channels), save_mean)
         if save_invstd is not None:
             store(np.full(channels, 1.0 / np.sqrt(eps)), save_invstd)
         return
-    values = load(x, dtype)
-    mean = values.mean(axis=axes, dtype=np.float64)
-    centred = values - mean.astype(dtype).reshape(shape)
-    variance = np.einsum(centred, list(range(x.ndim)), centred, list(range(x.ndim)), [channel_axis],
-                         dtype=np.float64) / max(count, 1)
+    values = _channel_view(x, channel_axis, dtype)
+    mean, mean_cast = np.empty(channels), np.empty(channels, dtype)
+    variance = np.empty(channels)
+    channel_last = values.shape[2] == 1
+    _over_channels(lambda c0, c1: channel_moments(values, c0, c1, mean, mean_cast, variance), channels, x.size,
+                   channel_last)
+    variance /= max(count, 1)
     invstd = 1.0 / np.sqrt(variance + eps)
-    scale = (invstd * load(weight, np.float64).reshape(-1)).astype(dtype).reshape(shape)
-    _scaled_store(centred * scale + load(bias, dtype).reshape(shape), y, alpha, beta)
+    scale = (invstd * load(weight, np.float64).reshape(-1)).astype(dtype)
+    shift = np.ascontiguousarray(load(bias, dtype).reshape(-1))
+    target = _channel_output(y, channel_axis, dtype, alpha, beta, (x,))
+    _over_channels(lambda c0, c1: channel_affine(values, mean_cast, scale, shift, target, c0, c1), channels, x.size,
+                   channel_last)
+    if not np.shares_memory(target, y):
+        _scaled_store(target.reshape(y.shape), y, alpha, beta)
     if running_mean is not None:
         store((1 - momentum) * load(running_mean, np.float64) + momentum * mean, running_mean)
     if running_var is not None:
@@ -231,19 +275,21 @@ def batch_norm_backward(x, dy, weight, save_mean, save_invstd, dx, dweight, dbia
     blended as alpha * gradient + beta * output ((alpha, beta) pairs for dx and for the parameters)."""
     dtype = compute_dtype(x.dtype)
     channels = x.shape[channel_axis]
-    axes = tuple(a for a in range(x.ndim) if a != channel_axis)
     count = x.size // channels if channels else 0
-    shape = _channel_shape(x.ndim, channel_axis, channels)
-    invstd = load(save_invstd, dtype).reshape(shape)
-    x_hat = (load(x, dtype) - load(save_mean, dtype).reshape(shape)) * invstd
-    grads = load(dy, dtype)
-    grad_bias = grads.sum(axis=axes, dtype=np.float64)
-    grad_weight = np.einsum(grads, list(range(x.ndim)), x_hat, list(range(x.ndim)), [channel_axis],
-                            dtype=np.float64)
-    scale = (load(weight, dtype).reshape(shape) * invstd) / dtype.type(max(count, 1))
-    result = scale * (grads * dtype.type(count) - grad_bias.astype(dtype).reshape(shape)
-                      - x_hat * grad_weight.astype(dtype).reshape(shape))
-    _scaled_store(result, dx, *alphas)
+    values, grads = _channel_view(x, channel_axis, dtype), _channel_view(dy, channel_axis, dtype)
+    mean = np.ascontiguousarray(load(save_mean, dtype).reshape(-1))
+    invstd = np.ascontiguousarray(load(save_invstd, dtype).reshape(-1))
+    grad_bias, grad_weight = np.zeros(channels), np.zeros(channels)
+    _over_channels(lambda c0, c1: channel_grad_sums(values, grads, mean, invstd, c0, c1, grad_bias, grad_weight),
+                   channels, x.size, values.shape[2] == 1)
+    scale = (load(weight, dtype).reshape(-1) * invstd) / dtype.type(max(count, 1))
+    target = _channel_output(dx, channel_axis, dtype, *alphas, (x, dy))
+    bias_cast, weight_cast = grad_bias.astype(dtype), grad_weight.astype(dtype)
+    _over_channels(lambda c0, c1: channel_input_grad(values, grads, mean, invstd, scale, dtype.type(count), bias_cast,
+                                                     weight_cast, target, c0, c1),
+                   channels, x.size, values.shape[2] == 1)
+    if not np.shares_memory(target, dx):
+        _scaled_store(target.reshape(dx.shape), dx, *alphas)
     if dweight is not None:
         _scaled_store(grad_weight, dweight, *param_alphas)
     if dbias is not None:
