@@ -254,6 +254,10 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
     acc = np.empty(cols, src.dtype)
     arg = np.empty(cols, np.int64)
     start = -np.inf if op == _MAX_PROPAGATE else np.nan
+    if with_index and not scaled:
+        _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1, count1, first1, shape, width,
+                             op, start, lo, hi)
+        return
     for u in range(lo, hi):
         i = u % rows
         nc = u // rows
@@ -317,6 +321,45 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
             where = n * xs[0] + i * xs[1] + c * xs[3]
             for j in range(cols):
                 index[where, j] = arg[j]
+
+
+@njit(nogil=True, cache=True)
+def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1, count1, first1, shape, width, op,
+                         start, lo, hi):
+    """The width-innermost max with indices of `_window_kernel` (alpha 1, beta 0), one output element at a time
+    with its running maximum in registers (the same taps in the same order, so the same winner)."""
+    rows, cols, channels = shape[1], shape[2], shape[3]
+    for u in range(lo, hi):
+        i = u % rows
+        nc = u // rows
+        c = nc % channels
+        n = nc // channels
+        k0 = count0[i]
+        out = n * ds[0] + i * ds[1] + c * ds[3]
+        where = n * xs[0] + i * xs[1] + c * xs[3]
+        for j in range(cols):
+            k1 = count1[j]
+            if k0 == 0 or k1 == 0:
+                dst[out, j] = -np.inf
+                index[where, j] = first0[i] * width + first1[j]
+                continue
+            best = start
+            arg = tap0[0, i] * width + tap1[0, j]
+            for ka in range(k0):
+                a = tap0[ka, i]
+                r = n * ss[0] + a * ss[1] + c * ss[3]
+                for kb in range(k1):
+                    b = tap1[kb, j]
+                    v = src[r, b]
+                    if op == _MAX_PROPAGATE:
+                        win = (v > best) | ((v != v) & (best == best))
+                    else:
+                        win = (v > best) | ((best != best) & (v == v))
+                    if win:
+                        best = v
+                        arg = a * width + b
+            dst[out, j] = best
+            index[where, j] = arg
 
 
 @njit(nogil=True, cache=True)
