@@ -225,22 +225,22 @@ def _column_backward_filter(geo, values, grads, dtype):
     out_per_group = channels_out // geo.groups
     units = geo.units(np.dtype(dtype).itemsize, split=True)
 
-    def work(chunk):
+    def work(chunk):  # sums the transposed gradient (K * C/groups, Co): the faster GEMM orientation
         buffer = geo.buffer(units, dtype)
-        total = np.zeros((channels_out, geo.columns), dtype)
-        product = np.empty((out_per_group, geo.columns), dtype)
+        total = np.zeros((geo.columns, channels_out), dtype)
+        product = np.empty((geo.columns, out_per_group), dtype)
         for n, line0, line1 in chunk:
             span = geo.span(line0, line1)
             cols = buffer[:, :span.stop - span.start]
             for g in range(geo.groups):
                 geo.gather(flat, flat_strides, g, n, line0, line1, cols)
                 go = slice(g * out_per_group, (g + 1) * out_per_group)
-                np.matmul(source[n, go, span], cols.T, out=product)
-                total[go] += product
+                np.matmul(cols, source[n, go, span].T, out=product)
+                total[:, go] += product
         return total
 
     partials = geo.run(work, units)
-    return partials[0] if len(partials) == 1 else np.sum(partials, axis=0)
+    return (partials[0] if len(partials) == 1 else np.sum(partials, axis=0)).T
 
 
 def conv_forward(x, w, out, pads, strides, dilations, groups, alpha=1.0, beta=0.0, bias=None):

@@ -22,46 +22,113 @@ def _valid_range(offset, step, extent, count):
 
 
 @njit(nogil=True, cache=True)
+def _line_runs(strides, in_shape, out_shape, kernel, steps, pads):
+    """True when a run of output lines reads one contiguous run of input memory per window position: a 2-D (or
+    1-D) window moving by 1 along both axes over rows of unit stride laid end to end, as wide as the output (a
+    stride-1 "same" convolution of NCHW memory)."""
+    return (in_shape[0] == 1 and out_shape[0] == 1 and kernel[0] == 1 and pads[0] == 0 and steps[1] == 1 and steps[2] == 1 and strides[3] == 1
+            and (in_shape[1] == 1 or strides[2] == in_shape[2]) and out_shape[2] == in_shape[2])
+
+
+@njit(nogil=True, cache=True)
+def _inside_lines(first_row, height, line0, line1):
+    """[a, b): the lines of line0..line1 whose input row line + first_row lies in [0, height)."""
+    a = max(line0, -first_row)
+    b = min(line1, height - first_row)
+    return a, max(a, b)
+
+
+@njit(nogil=True, cache=True)
+def _gather_run(src, at, row_stride, height, out_w, line0, line1, first_row, lo, hi, cols, row):
+    """The lines line0..line1 of one row of cols when `_line_runs` holds: one contiguous copy of the input rows
+    they read, then the padding columns of each line set to 0."""
+    a, b = _inside_lines(first_row, height, line0, line1)
+    for o in range((a - line0) * out_w):
+        cols[row, o] = 0
+    for o in range((b - line0) * out_w, (line1 - line0) * out_w):
+        cols[row, o] = 0
+    if a == b:
+        return
+    begin = np.uint64((a - line0) * out_w + lo)
+    end = np.uint64((b - 1 - line0) * out_w + hi)
+    shift = np.uint64(at + (a + first_row) * row_stride - (a - line0) * out_w)  # column o reads src[shift + o]
+    for o in range(begin, end):
+        cols[row, o] = src[shift + o]
+    for line in range(a, b):
+        first = (line - line0) * out_w
+        for o in range(lo):
+            cols[row, first + o] = 0
+        for o in range(hi, out_w):
+            cols[row, first + o] = 0
+
+
+@njit(nogil=True, cache=True)
+def _scatter_run(cols, row, dst, at, row_stride, height, out_w, lines, first_row, lo, hi):
+    """`scatter_columns` of one row of cols when `_line_runs` holds: its padding columns set to 0 (they are
+    dropped), then one contiguous add into the input rows."""
+    a, b = _inside_lines(first_row, height, 0, lines)
+    if a == b:
+        return
+    for line in range(a, b):
+        first = line * out_w
+        for o in range(lo):
+            cols[row, first + o] = 0
+        for o in range(hi, out_w):
+            cols[row, first + o] = 0
+    begin = np.uint64(a * out_w + lo)
+    end = np.uint64((b - 1) * out_w + hi)
+    shift = np.uint64(at + (a + first_row) * row_stride - a * out_w)
+    for o in range(begin, end):
+        dst[shift + o] += cols[row, o]
+
+
+@njit(nogil=True, cache=True)
 def gather_columns(src, src_strides, in_shape, channel0, channels, out_shape, kernel, steps, dilations, pads,
                    sample, line0, line1, cols):
     """cols[k * channels + c, r] = src[sample, window position k of output position r, channel0 + c] (0 in the
     padding) for the output lines line0..line1 (a line: one index of the first two output spatial axes; r counts
-    the positions of those lines, row-major)."""
+    the positions of those lines, row-major). Each row of cols is written front to back."""
     sn, sd, sh, sw, sc = src_strides
     depth, height, width = in_shape
     out_h, out_w = out_shape[1], out_shape[2]
     base = sample * sn + channel0 * sc
     step_w = steps[2] * sw
-    for line in range(line0, line1):
-        od = line // out_h
-        oh = line - od * out_h
-        first = (line - line0) * out_w
-        k = 0
-        for kd in range(kernel[0]):
-            d = od * steps[0] - pads[0] + kd * dilations[0]
-            for kh in range(kernel[1]):
-                h = oh * steps[1] - pads[1] + kh * dilations[1]
-                inside = 0 <= d < depth and 0 <= h < height
-                for kw in range(kernel[2]):
-                    offset = kw * dilations[2] - pads[2]
-                    lo, hi = _valid_range(offset, steps[2], width, out_w)
-                    if not inside:
-                        lo, hi = 0, 0
-                    for c in range(channels):
-                        row = cols[k + c]
+    runs = _line_runs(src_strides, in_shape, out_shape, kernel, steps, pads)
+    k = 0
+    for kd in range(kernel[0]):
+        for kh in range(kernel[1]):
+            for kw in range(kernel[2]):
+                offset = kw * dilations[2] - pads[2]
+                lo, hi = _valid_range(offset, steps[2], width, out_w)
+                for c in range(channels):
+                    row = k + c
+                    if runs:
+                        _gather_run(src, base + c * sc + offset, sh, height, out_w, line0, line1,
+                                    kh * dilations[1] - pads[1], lo, hi, cols, row)
+                        continue
+                    for line in range(line0, line1):
+                        od = line // out_h
+                        oh = line - od * out_h
+                        first = (line - line0) * out_w
+                        d = od * steps[0] - pads[0] + kd * dilations[0]
+                        h = oh * steps[1] - pads[1] + kh * dilations[1]
+                        if not (0 <= d < depth and 0 <= h < height):
+                            for o in range(out_w):
+                                cols[row, first + o] = 0
+                            continue
                         for o in range(lo):
-                            row[first + o] = 0
+                            cols[row, first + o] = 0
                         at = base + d * sd + h * sh + c * sc + offset * sw
-                        if step_w == 1:  # unit stride: a loop LLVM vectorises
-                            shift = at - first
-                            for o in range(first + lo, first + hi):
-                                row[o] = src[shift + o]
+                        if step_w == 1:  # unit stride, unsigned indices (no wraparound test): LLVM vectorises
+                            shift = np.uint64(at - first)
+                            for o in range(np.uint64(first + lo), np.uint64(first + hi)):
+                                cols[row, o] = src[shift + o]
                         else:
                             for o in range(lo, hi):
-                                row[first + o] = src[at + o * step_w]
+                                cols[row, first + o] = src[at + o * step_w]
                         for o in range(hi, out_w):
-                            row[first + o] = 0
-                    k += channels
+                            cols[row, first + o] = 0
+                k += channels
 
 
 @njit(nogil=True, cache=True)
@@ -69,38 +136,42 @@ def scatter_columns(cols, dst, dst_strides, in_shape, channel0, channels, out_sh
                     sample):
     """dst[sample, window position k of output position r, channel0 + c] += cols[k * channels + c, r] over every
     output position of the sample (positions in the padding are dropped): col2im, the transpose of
-    `gather_columns`."""
+    `gather_columns`. Kernel positions are summed in order (the outer loop)."""
     sn, sd, sh, sw, sc = dst_strides
     depth, height, width = in_shape
     out_h, out_w = out_shape[1], out_shape[2]
     base = sample * sn + channel0 * sc
     step_w = steps[2] * sw
-    for line in range(out_shape[0] * out_h):
-        od = line // out_h
-        oh = line - od * out_h
-        first = line * out_w
-        k = 0
-        for kd in range(kernel[0]):
-            d = od * steps[0] - pads[0] + kd * dilations[0]
-            for kh in range(kernel[1]):
-                h = oh * steps[1] - pads[1] + kh * dilations[1]
-                if not (0 <= d < depth and 0 <= h < height):
-                    k += kernel[2] * channels
-                    continue
-                for kw in range(kernel[2]):
-                    offset = kw * dilations[2] - pads[2]
-                    lo, hi = _valid_range(offset, steps[2], width, out_w)
-                    for c in range(channels):
-                        row = cols[k + c]
+    runs = _line_runs(dst_strides, in_shape, out_shape, kernel, steps, pads)
+    k = 0
+    for kd in range(kernel[0]):
+        for kh in range(kernel[1]):
+            for kw in range(kernel[2]):
+                offset = kw * dilations[2] - pads[2]
+                lo, hi = _valid_range(offset, steps[2], width, out_w)
+                for c in range(channels):
+                    row = k + c
+                    if runs:
+                        _scatter_run(cols, row, dst, base + c * sc + offset, sh, height, out_w, out_h,
+                                     kh * dilations[1] - pads[1], lo, hi)
+                        continue
+                    for line in range(out_shape[0] * out_h):
+                        od = line // out_h
+                        oh = line - od * out_h
+                        first = line * out_w
+                        d = od * steps[0] - pads[0] + kd * dilations[0]
+                        h = oh * steps[1] - pads[1] + kh * dilations[1]
+                        if not (0 <= d < depth and 0 <= h < height):
+                            continue
                         at = base + d * sd + h * sh + c * sc + offset * sw
                         if step_w == 1:
-                            shift = at - first
-                            for o in range(first + lo, first + hi):
-                                dst[shift + o] += row[o]
+                            shift = np.uint64(at - first)
+                            for o in range(np.uint64(first + lo), np.uint64(first + hi)):
+                                dst[shift + o] += cols[row, o]
                         else:
                             for o in range(lo, hi):
-                                dst[at + o * step_w] += row[first + o]
-                    k += channels
+                                dst[at + o * step_w] += cols[row, first + o]
+                k += channels
 
 
 def as_3d(values, fill=1):

@@ -1,0 +1,139 @@
+"""The convolution kernels (cnnl/kernels/conv.py over conv_columns.py) against a float64 direct-summation reference:
+forward, data gradient and filter gradient for 1 to 3 spatial axes, groups, strides, dilations, asymmetric pads,
+in channel-last, channel-first (NCHW memory seen channel-last, the API layer's view) and non-dense memory; the
+contiguous-run path of stride-1 "same" convolutions and the thread-pool path of large problems."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from cnnl.kernels import conv
+
+
+def _extent(n, before, after, k, s, d):
+    return (n + before + after - d * (k - 1) - 1) // s + 1
+
+
+def _windows(x_shape, w_shape, pads, strides, dilations):
+    """(output spatial shape, [(kernel position, window slices of the padded input)])."""
+    out = tuple(_extent(n, b, a, k, s, d) for n, (b, a), k, s, d in zip(x_shape[1:-1], pads, w_shape[1:-1], strides,
+                                                                        dilations))
+    positions = []
+    for position in itertools.product(*[range(k) for k in w_shape[1:-1]]):
+        positions.append((position, tuple(slice(p * d, p * d + s * (o - 1) + 1, s)
+                                          for p, d, s, o in zip(position, dilations, strides, out))))
+    return out, positions
+
+
+def reference(x, w, dy, pads, strides, dilations, groups):
+    """float64 (y, dx, dw) of y = conv(x, w) and the gradients of sum(y * dy)."""
+    x, w, dy = x.astype(np.float64), w.astype(np.float64), dy.astype(np.float64)
+    out, positions = _windows(x.shape, w.shape, pads, strides, dilations)
+    padded = np.pad(x, [(0, 0)] + list(pads) + [(0, 0)])
+    grad_padded = np.zeros_like(padded)
+    per_group, out_per_group = w.shape[-1], w.shape[0] // groups
+    y = np.zeros((x.shape[0],) + out + (w.shape[0],))
+    dw = np.zeros_like(w)
+    for g in range(groups):
+        gi, go = slice(g * per_group, (g + 1) * per_group), slice(g * out_per_group, (g + 1) * out_per_group)
+        for position, window in positions:
+            index = (slice(None),) + window + (gi,)
+            taps = w[(go,) + position]  # (Co_g, C_g)
+            y[..., go] += padded[index] @ taps.T
+            grad_padded[index] += dy[..., go] @ taps
+            dw[(go,) + position] += dy[..., go].reshape(-1, out_per_group).T @ padded[index].reshape(-1, per_group)
+    inner = (slice(None),) + tuple(slice(b, b + n) for n, (b, _) in zip(x.shape[1:-1], pads)) + (slice(None),)
+    return y, grad_padded[inner], dw
+
+
+def _in_memory(values, memory):
+    """A (N, *S, C) view of `values` whose memory is channel-last, channel-first, or not dense (every other
+    element of a larger array)."""
+    if memory == "channel_last":
+        return np.ascontiguousarray(values)
+    if memory == "channel_first":
+        return np.moveaxis(np.ascontiguousarray(np.moveaxis(values, -1, 1)), 1, -1)
+    wide = np.zeros(values.shape[:-1] + (2 * values.shape[-1],), values.dtype)
+    wide[..., ::2] = values
+    return wide[..., ::2]
+
+
+def _run(x, w, dy, pads, strides, dilations, groups, memory, dtype):
+    x, w, dy = (_in_memory(a.astype(dtype), memory) for a in (x, w, dy))
+    y = _in_memory(np.full(dy.shape, np.nan, dtype), memory)
+    dx = _in_memory(np.full(x.shape, np.nan, dtype), memory)
+    dw = _in_memory(np.full(w.shape, np.nan, dtype), memory)
+    conv.conv_forward(x, w, y, pads, strides, dilations, groups)
+    conv.conv_backward_data(dy, w, dx, pads, strides, dilations, groups)
+    conv.conv_backward_filter(x, dy, dw, pads, strides, dilations, groups)
+    return y, dx, dw
+
+
+def _check(rng, batch, spatial, channels, out_channels, kernel, pads, strides, dilations, groups, memory,
+           dtype=np.float32):
+    x = rng.standard_normal((batch,) + spatial + (channels,))
+    w = rng.standard_normal((out_channels,) + kernel + (channels // groups,))
+    out = tuple(_extent(n, b, a, k, s, d) for n, (b, a), k, s, d in zip(spatial, pads, kernel, strides, dilations))
+    dy = rng.standard_normal((batch,) + out + (out_channels,))
+    want = reference(x, w, dy, pads, strides, dilations, groups)
+    got = _run(x, w, dy, pads, strides, dilations, groups, memory, dtype)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-11
+    for name, g, r in zip(("y", "dx", "dw"), got, want):
+        scale = 1 + np.abs(r).max()
+        np.testing.assert_allclose(g, r, rtol=0, atol=tolerance * scale * 10, err_msg=name)
+
+
+MEMORIES = ["channel_last", "channel_first", "strided"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_kernels_match_the_reference(data):
+    rank = data.draw(st.integers(1, 3), label="rank")
+    groups = data.draw(st.sampled_from([1, 2]), label="groups")
+    channels = groups * data.draw(st.integers(1, 3))
+    out_channels = groups * data.draw(st.integers(1, 3))
+    kernel = tuple(data.draw(st.integers(1, 3)) for _ in range(rank))
+    dilations = tuple(data.draw(st.integers(1, 2)) for _ in range(rank))
+    pads = tuple((data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))) for _ in range(rank))
+    strides = tuple(data.draw(st.integers(1, 3)) for _ in range(rank))
+    spatial = tuple(data.draw(st.integers(max(1, d * (k - 1) + 1 - b - a), 7))
+                    for k, d, (b, a) in zip(kernel, dilations, pads))
+    memory = data.draw(st.sampled_from(MEMORIES), label="memory")
+    dtype = data.draw(st.sampled_from([np.float32, np.float64]), label="dtype")
+    rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
+    _check(rng, data.draw(st.integers(1, 3)), spatial, channels, out_channels, kernel, pads, strides, dilations,
+           groups, memory, dtype)
+
+
+@pytest.mark.parametrize("memory", MEMORIES)
+@pytest.mark.parametrize("kernel, pads, dilations", [
+    ((3, 3), ((1, 1), (1, 1)), (1, 1)),      # "same": the contiguous-run path in channel-first memory
+    ((5, 3), ((2, 2), (1, 1)), (1, 1)),
+    ((3, 3), ((2, 2), (2, 2)), (2, 2)),      # dilated "same"
+    ((1, 3), ((0, 0), (1, 1)), (1, 1)),
+    ((3, 3), ((1, 2), (2, 0)), (1, 1)),      # as wide as the input, asymmetric
+])
+def test_stride_one_same_convolutions(memory, kernel, pads, dilations):
+    _check(np.random.default_rng(1), 3, (6, 5), 4, 5, kernel, pads, (1, 1), dilations, 1, memory)
+
+
+@pytest.mark.parametrize("memory", ["channel_last", "channel_first"])
+def test_large_problem_on_the_thread_pool(memory):
+    """Enough work for blocks of lines on the pool; a 3-D convolution of depth 1 with depth padding too."""
+    rng = np.random.default_rng(2)
+    _check(rng, 4, (20, 18), 8, 12, (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 2, memory)
+    _check(rng, 2, (1, 14, 16), 6, 7, (3, 3, 3), ((1, 1), (1, 1), (1, 1)), (1, 1, 1), (1, 1, 1), 1, memory)
+
+
+def test_nan_and_inf_reach_only_their_windows():
+    """A NaN in x makes NaN exactly the outputs whose windows hold it; padding is never read as NaN."""
+    x = np.zeros((1, 5, 5, 1), np.float32)
+    x[0, 0, 0, 0] = np.nan
+    w = np.ones((1, 3, 3, 1), np.float32)
+    y = np.empty((1, 5, 5, 1), np.float32)
+    conv.conv_forward(np.moveaxis(np.ascontiguousarray(np.moveaxis(x, -1, 1)), 1, -1), w, y, ((1, 1), (1, 1)),
+                      (1, 1), (1, 1), 1)
+    assert np.isnan(y[0, :2, :2, 0]).all()
+    assert not np.isnan(y[0, 2:, :, 0]).any() and not np.isnan(y[0, :, 2:, 0]).any()
