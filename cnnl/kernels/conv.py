@@ -175,8 +175,9 @@ def _channel_rows(array):
     return np.moveaxis(array.reshape(array.shape[0], -1, array.shape[-1]), -1, 1)
 
 
-def _column_forward(geo, values, wmat, result):
-    """result (N, *So, Co) = wmat @ im2col(values) per group; result is C-contiguous or channel-first."""
+def _column_forward(geo, values, wmat, result, bias=None):
+    """result (N, *So, Co) = wmat @ im2col(values) per group (+ bias (Co,) when given, added to each block while
+    it is in cache); result is C-contiguous or channel-first."""
     flat, flat_strides = flat_operand(values, writable=False)
     target = _channel_rows(result)  # a view (N, Co, L) either way
     out_per_group = wmat.shape[0] // geo.groups
@@ -190,10 +191,13 @@ def _column_forward(geo, values, wmat, result):
             for g in range(geo.groups):
                 geo.gather(flat, flat_strides, g, n, line0, line1, cols)
                 go = slice(g * out_per_group, (g + 1) * out_per_group)
+                block = target[n, go, span]
                 if target.strides[-1] == target.itemsize:
-                    np.matmul(wmat[go], cols, out=target[n, go, span])
+                    np.matmul(wmat[go], cols, out=block)
                 else:  # channel-last memory: write the transposed product, rows of Co
-                    np.matmul(cols.T, wmat[go].T, out=target[n, go, span].T)
+                    np.matmul(cols.T, wmat[go].T, out=block.T)
+                if bias is not None:
+                    block += bias[go, None]
 
     geo.run(work, units)
 
@@ -261,8 +265,11 @@ def conv_forward(x, w, out, pads, strides, dilations, groups, alpha=1.0, beta=0.
         if pointwise and groups == 1 and xp.flags.c_contiguous and result.flags.c_contiguous:
             np.matmul(xp.reshape(-1, channels_in), wmat.T, out=result.reshape(-1, channels_out))
         else:
+            fold = bias is not None and alpha == 1 and beta == 0  # out = conv + bias: add it block by block
             _column_forward(_Geometry(x.shape, out_spatial, kernel, pads, strides, dilations, groups),
-                            load(x, dtype), wmat, result)
+                            load(x, dtype), wmat, result, load(bias, dtype).reshape(-1) if fold else None)
+            if fold:
+                bias = None
     _epilogue(result, out, alpha, beta, bias)
 
 

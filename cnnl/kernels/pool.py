@@ -355,9 +355,8 @@ def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1
                         win = (v > best) | ((v != v) & (best == best))
                     else:
                         win = (v > best) | ((best != best) & (v == v))
-                    if win:
-                        best = v
-                        arg = a * width + b
+                    best = v if win else best  # selects, not branches: which tap wins is data-dependent
+                    arg = a * width + b if win else arg
             dst[out, j] = best
             index[where, j] = arg
 
