@@ -1,8 +1,8 @@
 """The native mlu kernels (aten ops registered for PrivateUse1 over cnnl); every other aten op runs through the
 CPU fallback. `registered()` lists the native ones. How to add an op: docs/torch.md."""
-from . import (activations, attention, binary, convolution, copy, fill, indexing, logic, losses, matmul,  # noqa: F401
-               movement, normalization, pointwise, pooling, random, reduce, shape, softmax, sorting, thresholds,
-               unary)  # (importing them registers the kernels)
+from . import (activations, attention, binary, convolution, copy, fill, foreach, indexing, logic, losses,  # noqa: F401
+               matmul, movement, normalization, pointwise, pooling, random, reduce, shape, softmax, sorting,
+               thresholds, unary)  # (importing them registers the kernels)
 from ._core import REGISTERED, aten, check_same_device, desc, desc_for, empty, fallback, handle, register, workspace  # noqa: F401
 
 
