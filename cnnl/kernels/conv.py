@@ -19,7 +19,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import blas_threads
-from .conv_columns import as_3d, flat_operand, gather_columns, is_dense, scatter_columns
+from .conv_columns import (as_3d, flat_operand, gather_columns, gather_rows, is_dense, scatter_columns,
+                           scatter_rows)
 from .dtypes import compute_dtype
 from .parallel import map_parallel, thread_count
 from .staging import load, store
@@ -126,6 +127,20 @@ class _Geometry:
         scatter_columns(cols, flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
                         self.kernel3, self.steps3, self.dilations3, self.pads3, sample)
 
+    def gather_rows(self, flat, flat_strides, group, sample, line0, line1, rows):
+        gather_rows(flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
+                    self.kernel3, self.steps3, self.dilations3, self.pads3, sample, line0, line1, rows)
+
+    def scatter_rows(self, rows, flat, flat_strides, group, sample):
+        scatter_rows(rows, flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
+                     self.kernel3, self.steps3, self.dilations3, self.pads3, sample)
+
+    @staticmethod
+    def row_layout(flat_strides):
+        """True for channel-innermost memory (NHWC): im2col in (positions, K*C) rows, each window position one
+        contiguous copy of its channels; else (K*C, positions), copies along the last spatial axis."""
+        return flat_strides[4] == 1
+
     def units(self, itemsize, split):
         """(sample, first line, stop line) work units: whole samples, or (`split`) blocks of lines whose im2col
         matrix holds about COLUMN_BLOCK_BYTES."""
@@ -136,10 +151,10 @@ class _Geometry:
         return [(n, start, min(start + step, self.lines))
                 for n in range(self.batch) for start in range(0, self.lines, step)]
 
-    def buffer(self, units, dtype):
-        """An im2col matrix buffer for the largest of `units`."""
+    def buffer(self, units, dtype, row_layout=False):
+        """An im2col matrix buffer for the largest of `units` ((positions, K*C) in the row layout)."""
         longest = max(stop - start for _, start, stop in units) * self.out3[2]
-        return np.empty((self.columns, longest), dtype)
+        return np.empty((longest, self.columns) if row_layout else (self.columns, longest), dtype)
 
     def span(self, line0, line1):
         """The output positions of lines line0..line1 of a sample."""
@@ -179,25 +194,38 @@ def _column_forward(geo, values, wmat, result, bias=None):
     """result (N, *So, Co) = wmat @ im2col(values) per group (+ bias (Co,) when given, added to each block while
     it is in cache); result is C-contiguous or channel-first."""
     flat, flat_strides = flat_operand(values, writable=False)
+    row_layout = geo.row_layout(flat_strides)
     target = _channel_rows(result)  # a view (N, Co, L) either way
+    target_rows = np.moveaxis(target, 1, 2)  # (N, L, Co)
+    channel_first = target.strides[-1] == target.itemsize or target.shape[-1] == 1
     out_per_group = wmat.shape[0] // geo.groups
+    weights_t = [np.ascontiguousarray(wmat[g * out_per_group:(g + 1) * out_per_group].T) for g in range(geo.groups)]
     units = geo.units(values.itemsize, split=True)
 
     def work(chunk):
-        buffer = geo.buffer(units, values.dtype)
+        buffer = geo.buffer(units, values.dtype, row_layout)
         for n, line0, line1 in chunk:
             span = geo.span(line0, line1)
-            cols = buffer[:, :span.stop - span.start]
+            count = span.stop - span.start
             for g in range(geo.groups):
-                geo.gather(flat, flat_strides, g, n, line0, line1, cols)
                 go = slice(g * out_per_group, (g + 1) * out_per_group)
-                block = target[n, go, span]
-                if target.strides[-1] == target.itemsize:
-                    np.matmul(wmat[go], cols, out=block)
-                else:  # channel-last memory: write the transposed product, rows of Co
-                    np.matmul(cols.T, wmat[go].T, out=block.T)
-                if bias is not None:
-                    block += bias[go, None]
+                if row_layout:
+                    rows = buffer[:count]
+                    geo.gather_rows(flat, flat_strides, g, n, line0, line1, rows)
+                    cols = rows.T
+                else:
+                    cols = buffer[:, :count]
+                    geo.gather(flat, flat_strides, g, n, line0, line1, cols)
+                if channel_first:
+                    block = target[n, go, span]  # (Co_g, positions)
+                    np.matmul(weights_t[g].T, cols, out=block)
+                    if bias is not None:
+                        block += bias[go, None]
+                else:  # rows of Co
+                    block = target_rows[n, span, go]
+                    np.matmul(cols.T, weights_t[g], out=block)
+                    if bias is not None:
+                        block += bias[go]
 
     geo.run(work, units)
 
@@ -206,17 +234,23 @@ def _column_backward_data(geo, grads, wmat, target):
     """Sum the data gradient into `target` (N, *S, C), zeroed, dense: per sample and group, the columns
     wmat.T @ dy added back into their windows (col2im)."""
     flat, flat_strides = flat_operand(target, writable=True)
+    row_layout = geo.row_layout(flat_strides)
     source = _channel_rows(grads)
+    source_rows = np.moveaxis(source, 1, 2)
     out_per_group = wmat.shape[0] // geo.groups
     units = geo.units(target.itemsize, split=False)
 
     def work(chunk):
-        cols = geo.buffer(units, target.dtype)
+        cols = geo.buffer(units, target.dtype, row_layout)
         for n, _, _ in chunk:
             for g in range(geo.groups):
                 go = slice(g * out_per_group, (g + 1) * out_per_group)
-                np.matmul(wmat[go].T, source[n, go], out=cols)
-                geo.scatter(cols, flat, flat_strides, g, n)
+                if row_layout:
+                    np.matmul(source_rows[n, :, go], wmat[go], out=cols)
+                    geo.scatter_rows(cols, flat, flat_strides, g, n)
+                else:
+                    np.matmul(wmat[go].T, source[n, go], out=cols)
+                    geo.scatter(cols, flat, flat_strides, g, n)
 
     geo.run(work, units)
 
@@ -224,22 +258,30 @@ def _column_backward_data(geo, grads, wmat, target):
 def _column_backward_filter(geo, values, grads, dtype):
     """The (Co, K * C/groups) weight gradient: per group, dy @ im2col(x).T summed over samples and line blocks."""
     flat, flat_strides = flat_operand(values, writable=False)
+    row_layout = geo.row_layout(flat_strides)
     source = _channel_rows(grads)
+    source_rows = np.moveaxis(source, 1, 2)
     channels_out = grads.shape[-1]
     out_per_group = channels_out // geo.groups
     units = geo.units(np.dtype(dtype).itemsize, split=True)
 
     def work(chunk):  # sums the transposed gradient (K * C/groups, Co): the faster GEMM orientation
-        buffer = geo.buffer(units, dtype)
+        buffer = geo.buffer(units, dtype, row_layout)
         total = np.zeros((geo.columns, channels_out), dtype)
         product = np.empty((geo.columns, out_per_group), dtype)
         for n, line0, line1 in chunk:
             span = geo.span(line0, line1)
-            cols = buffer[:, :span.stop - span.start]
+            count = span.stop - span.start
             for g in range(geo.groups):
-                geo.gather(flat, flat_strides, g, n, line0, line1, cols)
                 go = slice(g * out_per_group, (g + 1) * out_per_group)
-                np.matmul(cols, source[n, go, span].T, out=product)
+                if row_layout:
+                    rows = buffer[:count]
+                    geo.gather_rows(flat, flat_strides, g, n, line0, line1, rows)
+                    np.matmul(rows.T, source_rows[n, span, go], out=product)
+                else:
+                    cols = buffer[:, :count]
+                    geo.gather(flat, flat_strides, g, n, line0, line1, cols)
+                    np.matmul(cols, source[n, go, span].T, out=product)
                 total[:, go] += product
         return total
 

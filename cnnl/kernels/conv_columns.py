@@ -26,8 +26,9 @@ def _line_runs(strides, in_shape, out_shape, kernel, steps, pads):
     """True when a run of output lines reads one contiguous run of input memory per window position: a 2-D (or
     1-D) window moving by 1 along both axes over rows of unit stride laid end to end, as wide as the output (a
     stride-1 "same" convolution of NCHW memory)."""
-    return (in_shape[0] == 1 and out_shape[0] == 1 and kernel[0] == 1 and pads[0] == 0 and steps[1] == 1 and steps[2] == 1 and strides[3] == 1
-            and (in_shape[1] == 1 or strides[2] == in_shape[2]) and out_shape[2] == in_shape[2])
+    return (in_shape[0] == 1 and out_shape[0] == 1 and kernel[0] == 1 and pads[0] == 0 and steps[1] == 1
+            and steps[2] == 1 and strides[3] == 1 and (in_shape[1] == 1 or strides[2] == in_shape[2])
+            and out_shape[2] == in_shape[2])
 
 
 @njit(nogil=True, cache=True)
@@ -172,6 +173,68 @@ def scatter_columns(cols, dst, dst_strides, in_shape, channel0, channels, out_sh
                             for o in range(lo, hi):
                                 dst[at + o * step_w] += cols[row, first + o]
                 k += channels
+
+
+@njit(nogil=True, cache=True)
+def gather_rows(src, src_strides, in_shape, channel0, channels, out_shape, kernel, steps, dilations, pads,
+                sample, line0, line1, rows):
+    """The transposed layout of `gather_columns`, for channel-innermost memory (channel stride 1):
+    rows[r, k * channels + c] = src[sample, window position k of output position r, channel0 + c] (0 in the
+    padding); each window position is one contiguous copy of `channels` elements."""
+    sn, sd, sh, sw, sc = src_strides
+    depth, height, width = in_shape
+    out_h, out_w = out_shape[1], out_shape[2]
+    base = sample * sn + channel0 * sc
+    for line in range(line0, line1):
+        od = line // out_h
+        oh = line - od * out_h
+        for ow in range(out_w):
+            r = (line - line0) * out_w + ow
+            column = 0
+            for kd in range(kernel[0]):
+                d = od * steps[0] - pads[0] + kd * dilations[0]
+                for kh in range(kernel[1]):
+                    h = oh * steps[1] - pads[1] + kh * dilations[1]
+                    for kw in range(kernel[2]):
+                        w = ow * steps[2] - pads[2] + kw * dilations[2]
+                        if 0 <= d < depth and 0 <= h < height and 0 <= w < width:
+                            at = np.uint64(base + d * sd + h * sh + w * sw)  # channels are adjacent (sc 1)
+                            first = np.uint64(column)
+                            for c in range(np.uint64(channels)):
+                                rows[r, first + c] = src[at + c]
+                        else:
+                            for c in range(channels):
+                                rows[r, column + c] = 0
+                        column += channels
+
+
+@njit(nogil=True, cache=True)
+def scatter_rows(rows, dst, dst_strides, in_shape, channel0, channels, out_shape, kernel, steps, dilations, pads,
+                 sample):
+    """col2im of the `gather_rows` layout: dst[sample, window position k of output position r, channel0 + c] +=
+    rows[r, k * channels + c] over every output position of the sample (padding dropped)."""
+    sn, sd, sh, sw, sc = dst_strides
+    depth, height, width = in_shape
+    out_h, out_w = out_shape[1], out_shape[2]
+    base = sample * sn + channel0 * sc
+    for line in range(out_shape[0] * out_h):
+        od = line // out_h
+        oh = line - od * out_h
+        for ow in range(out_w):
+            r = line * out_w + ow
+            column = 0
+            for kd in range(kernel[0]):
+                d = od * steps[0] - pads[0] + kd * dilations[0]
+                for kh in range(kernel[1]):
+                    h = oh * steps[1] - pads[1] + kh * dilations[1]
+                    for kw in range(kernel[2]):
+                        w = ow * steps[2] - pads[2] + kw * dilations[2]
+                        if 0 <= d < depth and 0 <= h < height and 0 <= w < width:
+                            at = np.uint64(base + d * sd + h * sh + w * sw)  # channels are adjacent (sc 1)
+                            first = np.uint64(column)
+                            for c in range(np.uint64(channels)):
+                                dst[at + c] += rows[r, first + c]
+                        column += channels
 
 
 def as_3d(values, fill=1):

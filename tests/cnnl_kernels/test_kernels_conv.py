@@ -137,3 +137,21 @@ def test_nan_and_inf_reach_only_their_windows():
                       (1, 1), (1, 1), 1)
     assert np.isnan(y[0, :2, :2, 0]).all()
     assert not np.isnan(y[0, 2:, :, 0]).any() and not np.isnan(y[0, :, 2:, 0]).any()
+
+
+@pytest.mark.parametrize("memory", MEMORIES)
+@pytest.mark.parametrize("groups", [1, 2])
+def test_bias_is_added_to_every_output(memory, groups):
+    """alpha 1, beta 0: the bias is added block by block; a block as long as it is wide (positions == channels)
+    must not broadcast it along the wrong axis."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 2, 2, 4))
+    w = rng.standard_normal((4, 1, 1, 4 // groups))
+    bias = rng.standard_normal(4)
+    want = reference(x, w, np.zeros((2, 2, 2, 4)), ((0, 0), (0, 0)), (1, 1), (1, 1), groups)[0] + bias
+    for strides in ((1, 1), (2, 1)):
+        xs = x[:, ::strides[0]] if strides[0] > 1 else x  # a strided input: the column path, not the 1x1 GEMM
+        y = _in_memory(np.full(xs.shape[:-1] + (4,), np.nan, np.float32), memory)
+        conv.conv_forward(_in_memory(xs.astype(np.float32), memory), _in_memory(w.astype(np.float32), memory), y,
+                          ((0, 0), (0, 0)), (1, 1), (1, 1), groups, bias=bias.astype(np.float32))
+        np.testing.assert_allclose(y, want[:, ::strides[0]], rtol=1e-5, atol=1e-5)
