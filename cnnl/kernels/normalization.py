@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit
 
 from .dtypes import compute_dtype
-from .channel_stats import channel_affine, channel_grad_sums, channel_input_grad, channel_moments
+from .channel_stats import (channel_affine, channel_centred_squares, channel_grad_sums, channel_input_grad,
+                            channel_sums)
 from .parallel import (INLINE_ELEMENTS, STAGED_BLOCK, detach_inputs, map_parallel, run_blocked, same_view,
                        thread_count)
 from .staging import load, store
@@ -183,7 +184,7 @@ def _channel_view(array, channel_axis, dtype=None):
     """`array` (in `dtype` when given) as a read-only (P, C, Q) view, P and Q the products of the axes before and
     after the channel axis (a copy when the strides do not allow the view)."""
     values = array if dtype is None else load(array, dtype)
-    view = values.reshape(_pcq(values.shape, channel_axis)).view()
+    view = np.ascontiguousarray(values.reshape(_pcq(values.shape, channel_axis))).view()  # one numba type per dtype
     view.flags.writeable = False
     return view
 
@@ -195,21 +196,40 @@ def _channel_output(out, channel_axis, dtype, alpha, beta, sources):
     if out.dtype == dtype and alpha == 1 and beta == 0 and not any(
             np.may_share_memory(out, source) and not same_view(out, source) for source in sources):
         try:
-            return out.reshape(shape, copy=False)
+            view = out.reshape(shape, copy=False)
+            if view.flags.c_contiguous:  # (one numba type per dtype)
+                return view
         except ValueError:
             pass
     return np.empty(out.shape, dtype).reshape(shape)
 
 
-def _over_channels(kernel, channels, elements, channel_last):
-    """kernel(c0, c1) over blocks of channels: on this thread for small tensors, else shared over the pool (one
-    block per thread for `channel_last` memory, where each block sweeps every row)."""
-    if elements <= INLINE_ELEMENTS or channels == 1:
-        map_parallel(lambda block: kernel(*block), [(0, channels)])  # one item: runs on this thread
-        return
-    count = min(channels, (1 if channel_last else 4) * thread_count())
-    bounds = [channels * k // count for k in range(count + 1)]
-    map_parallel(lambda block: kernel(*block), [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+def _channel_blocks(values):
+    """(p0, p1, c0, c1) blocks of a (P, C, Q) view for the pool: channels apart when Q > 1, rows apart in
+    channel-last memory (Q = 1), where a block of channels would sweep every row; one block when small."""
+    rows, channels, inner = values.shape
+    if values.size <= INLINE_ELEMENTS:
+        return [(0, rows, 0, channels)]
+    if inner > 1 and channels > 1:
+        count = min(channels, 4 * thread_count())
+        bounds = [channels * k // count for k in range(count + 1)]
+        return [(0, rows, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    count = min(rows, 4 * thread_count())
+    bounds = [rows * k // count for k in range(count + 1)]
+    return [(lo, hi, 0, channels) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+def _blockwise(kernel, blocks):
+    """kernel(p0, p1, c0, c1) over the blocks (on this thread when there is one)."""
+    map_parallel(lambda block: kernel(*block), blocks)
+
+
+def _summed(kernel, blocks, channels, outputs=1):
+    """Per channel float64 sums: kernel(p0, p1, c0, c1, *partials) writes its block's partial sums into rows of
+    zeroed (blocks, channels) arrays; their sum over blocks."""
+    partials = [np.zeros((len(blocks), channels)) for _ in range(outputs)]
+    map_parallel(lambda i: kernel(*blocks[i], *(part[i] for part in partials)), range(len(blocks)))
+    return [part[0] if len(blocks) == 1 else part.sum(axis=0) for part in partials]
 
 
 def batch_norm_training(x, weight, bias, y, channel_axis, eps, momentum, running_mean=None, running_var=None,
@@ -226,18 +246,17 @@ def batch_norm_training(x, weight, bias, y, channel_axis, eps, momentum, running
             store(np.full(channels, 1.0 / np.sqrt(eps)), save_invstd)
         return
     values = _channel_view(x, channel_axis, dtype)
-    mean, mean_cast = np.empty(channels), np.empty(channels, dtype)
-    variance = np.empty(channels)
-    channel_last = values.shape[2] == 1
-    _over_channels(lambda c0, c1: channel_moments(values, c0, c1, mean, mean_cast, variance), channels, x.size,
-                   channel_last)
+    blocks = _channel_blocks(values)
+    (total,) = _summed(lambda *a: channel_sums(values, *a), blocks, channels)
+    mean = total / count
+    mean_cast = mean.astype(dtype)
+    (variance,) = _summed(lambda *a: channel_centred_squares(values, mean_cast, *a), blocks, channels)
     variance /= max(count, 1)
     invstd = 1.0 / np.sqrt(variance + eps)
     scale = (invstd * load(weight, np.float64).reshape(-1)).astype(dtype)
     shift = np.ascontiguousarray(load(bias, dtype).reshape(-1))
     target = _channel_output(y, channel_axis, dtype, alpha, beta, (x,))
-    _over_channels(lambda c0, c1: channel_affine(values, mean_cast, scale, shift, target, c0, c1), channels, x.size,
-                   channel_last)
+    _blockwise(lambda *a: channel_affine(values, mean_cast, scale, shift, target, *a), blocks)
     if not np.shares_memory(target, y):
         _scaled_store(target.reshape(y.shape), y, alpha, beta)
     if running_mean is not None:
@@ -279,15 +298,14 @@ def batch_norm_backward(x, dy, weight, save_mean, save_invstd, dx, dweight, dbia
     values, grads = _channel_view(x, channel_axis, dtype), _channel_view(dy, channel_axis, dtype)
     mean = np.ascontiguousarray(load(save_mean, dtype).reshape(-1))
     invstd = np.ascontiguousarray(load(save_invstd, dtype).reshape(-1))
-    grad_bias, grad_weight = np.zeros(channels), np.zeros(channels)
-    _over_channels(lambda c0, c1: channel_grad_sums(values, grads, mean, invstd, c0, c1, grad_bias, grad_weight),
-                   channels, x.size, values.shape[2] == 1)
+    blocks = _channel_blocks(values)
+    grad_bias, grad_weight = _summed(lambda *a: channel_grad_sums(values, grads, mean, invstd, *a), blocks, channels,
+                                     outputs=2)
     scale = (load(weight, dtype).reshape(-1) * invstd) / dtype.type(max(count, 1))
     target = _channel_output(dx, channel_axis, dtype, *alphas, (x, dy))
     bias_cast, weight_cast = grad_bias.astype(dtype), grad_weight.astype(dtype)
-    _over_channels(lambda c0, c1: channel_input_grad(values, grads, mean, invstd, scale, dtype.type(count), bias_cast,
-                                                     weight_cast, target, c0, c1),
-                   channels, x.size, values.shape[2] == 1)
+    _blockwise(lambda *a: channel_input_grad(values, grads, mean, invstd, scale, dtype.type(count), bias_cast,
+                                             weight_cast, target, *a), blocks)
     if not np.shares_memory(target, dx):
         _scaled_store(target.reshape(dx.shape), dx, *alphas)
     if dweight is not None:
