@@ -31,6 +31,11 @@ COLUMN_BLOCK_BYTES = 1 << 18
 MIN_BLOCK_POSITIONS = 64
 #: problems of at most this many im2col elements run on the calling thread (handing work to the pool costs more)
 INLINE_COLUMN_ELEMENTS = 1 << 15
+#: above this many output channels (one group) the GEMMs of blocks are too small for the BLAS: the whole batch's
+#: im2col matrix is gathered on the pool and multiplied in one multi-threaded GEMM
+WIDE_CHANNELS = 128
+#: ... while that matrix stays under this many bytes
+WIDE_MATRIX_BYTES = 1 << 28
 
 
 def output_extent(size, pad_before, pad_after, kernel, stride, dilation):
@@ -190,11 +195,62 @@ def _channel_rows(array):
     return np.moveaxis(array.reshape(array.shape[0], -1, array.shape[-1]), -1, 1)
 
 
+def _wide(geo, channels_out, itemsize):
+    """True when one whole-batch GEMM beats per-block GEMMs (see WIDE_CHANNELS)."""
+    return (geo.groups == 1 and channels_out > WIDE_CHANNELS
+            and geo.batch * geo.positions * geo.columns * itemsize <= WIDE_MATRIX_BYTES)
+
+
+def _whole_matrix(geo, flat, flat_strides, row_layout, dtype):
+    """The im2col matrix of the whole batch (one group): (N*L, K) rows in the row layout, else (K, N*L); blocks
+    of lines gathered on the pool."""
+    total, per_sample = geo.batch * geo.positions, geo.positions
+    matrix = np.empty((total, geo.columns) if row_layout else (geo.columns, total), dtype)
+
+    def fill(unit):
+        n, line0, line1 = unit
+        span = geo.span(line0, line1)
+        where = slice(n * per_sample + span.start, n * per_sample + span.stop)
+        if row_layout:
+            geo.gather_rows(flat, flat_strides, 0, n, line0, line1, matrix[where])
+        else:
+            geo.gather(flat, flat_strides, 0, n, line0, line1, matrix[:, where])
+
+    units = geo.units(np.dtype(dtype).itemsize, split=True)
+    if geo.batch * geo.positions * geo.columns <= INLINE_COLUMN_ELEMENTS:
+        units = [units]
+        map_parallel(lambda chunk: [fill(unit) for unit in chunk], units)
+    else:
+        map_parallel(fill, units)
+    return matrix
+
+
+def _rows_matrix(grads):
+    """dy (N, *So, Co) as a (N*L, Co) matrix (a copy when its memory is not channel-last)."""
+    return np.ascontiguousarray(grads).reshape(-1, grads.shape[-1])
+
+
+def _wide_forward(geo, flat, flat_strides, row_layout, wmat, result, bias):
+    matrix = _whole_matrix(geo, flat, flat_strides, row_layout, wmat.dtype)
+    if row_layout:
+        product = np.matmul(matrix, wmat.T, out=result.reshape(-1, wmat.shape[0]) if result.flags.c_contiguous
+                            else None)
+        if product.base is None or not np.shares_memory(product, result):
+            result[...] = product.reshape(result.shape)
+    else:
+        product = wmat @ matrix  # (Co, N*L)
+        _channel_rows(result)[...] = product.reshape(wmat.shape[0], geo.batch, -1).transpose(1, 0, 2)
+    if bias is not None:
+        result += bias
+
+
 def _column_forward(geo, values, wmat, result, bias=None):
     """result (N, *So, Co) = wmat @ im2col(values) per group (+ bias (Co,) when given, added to each block while
     it is in cache); result is C-contiguous or channel-first."""
     flat, flat_strides = flat_operand(values, writable=False)
     row_layout = geo.row_layout(flat_strides)
+    if _wide(geo, wmat.shape[0], values.itemsize):
+        return _wide_forward(geo, flat, flat_strides, row_layout, wmat, result, bias)
     target = _channel_rows(result)  # a view (N, Co, L) either way
     target_rows = np.moveaxis(target, 1, 2)  # (N, L, Co)
     channel_first = target.strides[-1] == target.itemsize or target.shape[-1] == 1
@@ -235,6 +291,20 @@ def _column_backward_data(geo, grads, wmat, target):
     wmat.T @ dy added back into their windows (col2im)."""
     flat, flat_strides = flat_operand(target, writable=True)
     row_layout = geo.row_layout(flat_strides)
+    if _wide(geo, wmat.shape[0], target.itemsize):  # one GEMM for the batch's columns, col2im per sample
+        grad_rows = _rows_matrix(grads)
+        columns = grad_rows @ wmat if row_layout else wmat.T @ grad_rows.T
+        per_sample = geo.positions
+
+        def scatter(n):
+            where = slice(n * per_sample, (n + 1) * per_sample)
+            if row_layout:
+                geo.scatter_rows(columns[where], flat, flat_strides, 0, n)
+            else:
+                geo.scatter(columns[:, where], flat, flat_strides, 0, n)
+
+        map_parallel(scatter, range(geo.batch))
+        return
     source = _channel_rows(grads)
     source_rows = np.moveaxis(source, 1, 2)
     out_per_group = wmat.shape[0] // geo.groups
@@ -259,9 +329,13 @@ def _column_backward_filter(geo, values, grads, dtype):
     """The (Co, K * C/groups) weight gradient: per group, dy @ im2col(x).T summed over samples and line blocks."""
     flat, flat_strides = flat_operand(values, writable=False)
     row_layout = geo.row_layout(flat_strides)
+    channels_out = grads.shape[-1]
+    if _wide(geo, channels_out, np.dtype(dtype).itemsize):
+        matrix = _whole_matrix(geo, flat, flat_strides, row_layout, dtype)
+        grad_rows = _rows_matrix(grads)
+        return grad_rows.T @ (matrix if row_layout else matrix.T)
     source = _channel_rows(grads)
     source_rows = np.moveaxis(source, 1, 2)
-    channels_out = grads.shape[-1]
     out_per_group = channels_out // geo.groups
     units = geo.units(np.dtype(dtype).itemsize, split=True)
 

@@ -155,3 +155,18 @@ def test_bias_is_added_to_every_output(memory, groups):
         conv.conv_forward(_in_memory(xs.astype(np.float32), memory), _in_memory(w.astype(np.float32), memory), y,
                           ((0, 0), (0, 0)), (1, 1), (1, 1), groups, bias=bias.astype(np.float32))
         np.testing.assert_allclose(y, want[:, ::strides[0]], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("memory", MEMORIES)
+def test_wide_layers_take_one_whole_batch_gemm(memory):
+    """More than WIDE_CHANNELS output channels: the whole batch's im2col matrix and one GEMM per direction."""
+    assert conv.WIDE_CHANNELS < 130
+    _check(np.random.default_rng(6), 3, (5, 4), 3, 130, (3, 3), ((1, 1), (0, 1)), (1, 2), (1, 1), 1, memory)
+    _check(np.random.default_rng(7), 2, (9, 9), 4, 132, (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1, memory)
+    rng = np.random.default_rng(8)
+    x, w, bias = rng.standard_normal((2, 6, 5, 3)), rng.standard_normal((140, 3, 3, 3)), rng.standard_normal(140)
+    want = reference(x, w, np.zeros((2, 6, 5, 140)), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)[0] + bias
+    y = _in_memory(np.full((2, 6, 5, 140), np.nan, np.float32), memory)
+    conv.conv_forward(_in_memory(x.astype(np.float32), memory), _in_memory(w.astype(np.float32), memory), y,
+                      ((1, 1), (1, 1)), (1, 1), (1, 1), 1, bias=bias.astype(np.float32))
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
