@@ -195,10 +195,14 @@ def _channel_rows(array):
     return np.moveaxis(array.reshape(array.shape[0], -1, array.shape[-1]), -1, 1)
 
 
+def _whole_fits(geo, itemsize):
+    """True when the whole batch's im2col matrix (one group) stays under WIDE_MATRIX_BYTES."""
+    return geo.groups == 1 and geo.batch * geo.positions * geo.columns * itemsize <= WIDE_MATRIX_BYTES
+
+
 def _wide(geo, channels_out, itemsize):
     """True when one whole-batch GEMM beats per-block GEMMs (see WIDE_CHANNELS)."""
-    return (geo.groups == 1 and channels_out > WIDE_CHANNELS
-            and geo.batch * geo.positions * geo.columns * itemsize <= WIDE_MATRIX_BYTES)
+    return channels_out > WIDE_CHANNELS and _whole_fits(geo, itemsize)
 
 
 def _whole_matrix(geo, flat, flat_strides, row_layout, dtype):
@@ -330,7 +334,9 @@ def _column_backward_filter(geo, values, grads, dtype):
     flat, flat_strides = flat_operand(values, writable=False)
     row_layout = geo.row_layout(flat_strides)
     channels_out = grads.shape[-1]
-    if _wide(geo, channels_out, np.dtype(dtype).itemsize):
+    itemsize = np.dtype(dtype).itemsize
+    if _wide(geo, channels_out, itemsize) or (row_layout and _whole_fits(geo, itemsize)):
+        # one GEMM summing over the whole batch (NHWC: dy is already its (N*L, Co) matrix): the BLAS's best shape
         matrix = _whole_matrix(geo, flat, flat_strides, row_layout, dtype)
         grad_rows = _rows_matrix(grads)
         return grad_rows.T @ (matrix if row_layout else matrix.T)
