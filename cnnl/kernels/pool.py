@@ -388,6 +388,18 @@ def _max_scatter(dy, ys, index, xs, dx, ds, shape, plane, chunk, dense, alpha, b
                 base = n * ds[0] + p * ds[1]
                 for c in range(c0, c1):
                     dx[base + c * ds[2]] = dx[base + c * ds[2]] * beta if beta != 0.0 else 0
+        if c1 - c0 == 1 and alpha == 1.0:  # one channel (NCHW memory): its plane's offsets hoisted
+            c = c0
+            grad_base, where_base = n * ys[0] + c * ys[3], n * xs[0] + c * xs[3]
+            target_base, step = n * ds[0] + c * ds[2], ds[1]
+            for i in range(rows):
+                for j in range(cols):
+                    k = np.int64(index[where_base + i * xs[1] + j * xs[2]])
+                    if k < 0 or k >= plane:
+                        bad += 1
+                    else:
+                        dx[target_base + k * step] += dy[grad_base + i * ys[1] + j * ys[2]]
+            continue
         for i in range(rows):
             for j in range(cols):
                 grad = n * ys[0] + i * ys[1] + j * ys[2]
