@@ -13,9 +13,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .dtypes import compute_dtype
 from .channel_stats import (channel_affine, channel_centred_squares, channel_grad_sums, channel_input_grad,
                             channel_sums)
+from .dtypes import compute_dtype
 from .parallel import (INLINE_ELEMENTS, STAGED_BLOCK, detach_inputs, map_parallel, run_blocked, same_view,
                        thread_count)
 from .staging import load, store
