@@ -28,7 +28,7 @@ from .staging import load, store
 #: target bytes of one block of the im2col matrix: what a thread gathers stays in its L2 cache while its GEMM reads it
 COLUMN_BLOCK_BYTES = 1 << 18
 #: fewest output positions per block (smaller GEMMs run far below the BLAS's peak)
-MIN_BLOCK_POSITIONS = 64
+MIN_BLOCK_POSITIONS = 256
 #: problems of at most this many im2col elements run on the calling thread (handing work to the pool costs more)
 INLINE_COLUMN_ELEMENTS = 1 << 15
 #: above this many output channels (one group) the GEMMs of blocks are too small for the BLAS: the whole batch's
