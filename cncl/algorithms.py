@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import tiny, zerocopy
+from mlusim.lazymodule import LazyModule
+
 from .channel import Exchange
 from .datatypes import DataType
 from .reduction import Scratch, reduce_ordered
+
+#: the numba halves (small messages, zero copy), imported on first use: loading cncl does not load numba
+tiny, zerocopy = LazyModule(f"{__package__}.tiny"), LazyModule(f"{__package__}.zerocopy")
 
 #: Below this many bytes an allReduce sends whole windows to every peer and reduces everything locally (one
 #: exchange per window); above, it reduce-scatters then all-gathers (two exchanges, 1/n of the reduction each).

@@ -13,6 +13,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional
 
+from mlusim.lazymodule import LazyModule
 from mlusim.queue import Queue
 
 from . import fabric as states
@@ -21,9 +22,10 @@ from .errors import (CNCL_RET_ASYNC_ERROR, CNCL_RET_ERR_ARGUMENTS, CNCL_RET_ERR_
                      CnclError)
 from .fabric import Fabric, PeerLost
 from .reduction import Scratch
-from .zerocopy import PeerMemory
 
 _TURN_POLL = 0.05
+#: peer memory mapping (numba code), imported when the first communicator is made: loading cncl does not load numba
+zerocopy = LazyModule(f"{__package__}.zerocopy")
 
 
 class Clique:
@@ -56,7 +58,7 @@ class cnclComm:
         self.error: Optional[CnclError] = None
         self.priority = 0
         self.scratch = Scratch()
-        self.peer_memory = PeerMemory()
+        self.peer_memory = zerocopy.PeerMemory()
         self.collectives_issued = 0
         self._turn = threading.Condition()
         self._issued = 0

@@ -30,8 +30,13 @@ import time
 
 import numpy as np
 
-from . import atomics, futex
+from mlusim.lazymodule import LazyModule
+
+from . import futex
 from .errors import CNCL_RET_ERR_SYSTEM, CnclError
+
+#: numba code, imported on first use: loading cncl does not load numba
+atomics = LazyModule(f"{__package__}.atomics")
 
 MAGIC = 0x4C434E43_4D49534C  # "LSIMCNCL"
 LAYOUT_VERSION = 2

@@ -7,13 +7,17 @@ from dataclasses import dataclass
 from mlusim import device as devices
 from mlusim import sanitizer
 from mlusim import sharedmem
+from mlusim.lazymodule import LazyModule
 from mlusim.validate import as_enum, as_int, as_int_sequence, as_number
 
-from . import rendezvous, tiny
+from . import rendezvous
 from .clique import clique_arg
 from .comm import Clique, cnclComm, comm_arg
 from .datatypes import CNCL_PRIORITY_DEFAULT, CNCL_PRIORITY_HIGH, CNCL_PRIORITY_HIGH_FOR_ONCE
 from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError, api
+
+#: the small-message code (numba), imported when a communicator needs it: loading cncl does not load numba
+tiny = LazyModule(f"{__package__}.tiny")
 
 #: The cncl.h version this clone follows.
 LIB_VERSION = (1, 25, 0)

@@ -226,6 +226,8 @@ def _startup_rows(cache: str, startup: dict) -> list[dict]:
                     unit="s", note="after cnnlCreate: imports the op's module (no numba kernel)"))
     rows.append(row(f"first cnnlOpTensor half, {cache} (s)", startup["cnnl"]["first_op_half"], None, None,
                     unit="s", note="then: imports numba, loads the cached float16 conversion kernel"))
+    rows.append(row(f"first cnclInitComms + allReduce, {cache} (s)", startup["cncl"]["first_comm"], None, None,
+                    unit="s", note="after cnclGetLibVersion: a one-rank clique of the process; imports numba and the zero-copy code"))
     return rows
 
 

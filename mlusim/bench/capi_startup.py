@@ -3,7 +3,8 @@ interpreter and importing what that library needs), with a warm and with a cold 
 
 A small C program (compiled with gcc against the cached libraries) makes one library's first call the first call
 of the process and prints its time; for libcnnl it then times the first op on float32 data (no numba kernel) and
-the first op on half data (imports numba and loads its cached kernel). Each figure is the median over fresh
+the first op on half data (imports numba and loads its cached kernel); for libcncl, a one-rank communicator and an
+allReduce on it (imports numba and the zero-copy code). Each figure is the median over fresh
 processes. The reference is the host's own floor: a Python process that only imports numpy, timed the same way.
 Cold: before each run, every file the start-up reads (the Python modules and their caches, the shared objects,
 the libraries) is dropped from the page cache with posix_fadvise(DONTNEED), which needs no privileges; pages
@@ -83,13 +84,24 @@ int main(int argc, char **argv) {
     if (timed_op(handle, queue, CNNL_DTYPE_HALF, &seconds)) return 6;
     printf("first_op_half %.6f\n", seconds);
   }
+  if (!strcmp(argv[1], "cncl")) {  /* a one-rank clique of this process and an allReduce on it */
+    cnclComm_t comm;
+    cnrtQueue_t queue;
+    int device = 0, rank = 0;
+    void *buffer;
+    double begin = now();
+    if (cnclInitComms(&comm, 1, &device, &rank, 1, NULL) || cnrtQueueCreate(&queue) || cnrtMalloc(&buffer, 64)) return 7;
+    if (cnclAllReduce(buffer, buffer, 16, cnclFloat32, cnclSum, comm, queue) || cnrtQueueSync(queue)) return 8;
+    printf("first_comm %.6f\n", now() - begin);
+    if (cnclDestroyComms(&comm, 1)) return 9;
+  }
   return 0;
 }
 """
 
 #: what the embedded interpreter of a C program imports (to list the files a cold start reads)
 _IMPORTS = ("import _cffi_backend, mlusim.capi.runtime, mlusim.capi.bindings, cnrt, cnnl, cncl, cndev, cndrv, "
-            "cnnl.ops.binary, cnnl.kernels.halfbits")
+            "cnnl.ops.binary, cnnl.kernels.halfbits, cncl.tiny, cncl.zerocopy")
 
 _LIST_FILES = f"""
 import importlib.util, sys

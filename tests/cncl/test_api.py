@@ -1,4 +1,8 @@
 """The API surface: names, constants, clique ids, communicator management and argument checks (one process)."""
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -121,3 +125,30 @@ def test_single_rank_clique_copies(one_device):
     cnrt.memcpy(out, recv, 40, cnrt.cnrtMemcpyDevToHost)
     np.testing.assert_array_equal(out, data)
     cncl.freeComm(comm)
+
+
+def test_import_loads_no_numba_until_a_communicator_needs_it():
+    """A C program's first cncl call starts Python and imports cncl: numba (the message and zero-copy code) loads
+    when the first communicator is made, not before."""
+    script = """import json, sys
+import numpy as np
+import cncl, cnrt
+facts = {'version': list(cncl.getLibVersion()), 'numba_at_import': 'numba' in sys.modules}
+comm, = cncl.initComms(1, [0], [0], 1, None)
+queue = cnrt.queueCreate()
+data = np.arange(4, dtype=np.float32)
+ptr = cnrt.malloc(data.nbytes)
+cnrt.memcpy(ptr, data, data.nbytes, cnrt.cnrtMemcpyHostToDev)
+cncl.allReduce(ptr, ptr, 4, cncl.cnclFloat32, cncl.cnclSum, comm, queue)
+cnrt.queueSync(queue)
+out = np.empty_like(data)
+cnrt.memcpy(out, ptr, data.nbytes, cnrt.cnrtMemcpyDevToHost)
+facts.update(result=out.tolist(), numba_after_comm='numba' in sys.modules)
+cncl.destroyComms([comm], 1)
+print(json.dumps(facts))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr
+    facts = json.loads(result.stdout.splitlines()[-1])
+    assert facts == {"version": list(cncl.LIB_VERSION), "numba_at_import": False, "result": [0.0, 1.0, 2.0, 3.0],
+                     "numba_after_comm": True}
