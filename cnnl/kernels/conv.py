@@ -132,6 +132,18 @@ class _Geometry:
         scatter_columns(cols, flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
                         self.kernel3, self.steps3, self.dilations3, self.pads3, sample)
 
+    def im2col(self, buffer, count, flat, flat_strides, group, sample, line0, line1, row_layout):
+        """im2col of output lines line0..line1 (`count` positions) of one sample and group, gathered into `buffer`
+        (from `buffer()`): the (K*C/groups, count) matrix, a transposed view of (count, K*C/groups) rows in the
+        row layout."""
+        if row_layout:
+            rows = buffer[:count]
+            self.gather_rows(flat, flat_strides, group, sample, line0, line1, rows)
+            return rows.T
+        cols = buffer[:, :count]
+        self.gather(flat, flat_strides, group, sample, line0, line1, cols)
+        return cols
+
     def gather_rows(self, flat, flat_strides, group, sample, line0, line1, rows):
         gather_rows(flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
                     self.kernel3, self.steps3, self.dilations3, self.pads3, sample, line0, line1, rows)
@@ -269,13 +281,7 @@ def _column_forward(geo, values, wmat, result, bias=None):
             count = span.stop - span.start
             for g in range(geo.groups):
                 go = slice(g * out_per_group, (g + 1) * out_per_group)
-                if row_layout:
-                    rows = buffer[:count]
-                    geo.gather_rows(flat, flat_strides, g, n, line0, line1, rows)
-                    cols = rows.T
-                else:
-                    cols = buffer[:, :count]
-                    geo.gather(flat, flat_strides, g, n, line0, line1, cols)
+                cols = geo.im2col(buffer, count, flat, flat_strides, g, n, line0, line1, row_layout)
                 if channel_first:
                     block = target[n, go, span]  # (Co_g, positions)
                     np.matmul(weights_t[g].T, cols, out=block)
@@ -341,7 +347,6 @@ def _column_backward_filter(geo, values, grads, dtype):
         grad_rows = _rows_matrix(grads)
         return grad_rows.T @ (matrix if row_layout else matrix.T)
     source = _channel_rows(grads)
-    source_rows = np.moveaxis(source, 1, 2)
     out_per_group = channels_out // geo.groups
     units = geo.units(np.dtype(dtype).itemsize, split=True)
 
@@ -354,14 +359,8 @@ def _column_backward_filter(geo, values, grads, dtype):
             count = span.stop - span.start
             for g in range(geo.groups):
                 go = slice(g * out_per_group, (g + 1) * out_per_group)
-                if row_layout:
-                    rows = buffer[:count]
-                    geo.gather_rows(flat, flat_strides, g, n, line0, line1, rows)
-                    np.matmul(rows.T, source_rows[n, span, go], out=product)
-                else:
-                    cols = buffer[:, :count]
-                    geo.gather(flat, flat_strides, g, n, line0, line1, cols)
-                    np.matmul(cols, source[n, go, span].T, out=product)
+                cols = geo.im2col(buffer, count, flat, flat_strides, g, n, line0, line1, row_layout)
+                np.matmul(cols, source[n, go, span].T, out=product)
                 total[:, go] += product
         return total
 
