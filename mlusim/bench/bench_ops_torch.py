@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_mlu  # noqa: F401  (registers the device when torch did not autoload it)
-from mlusim.bench.common import format_rows, row
+from mlusim.bench.common import format_rows, paired_best_ms, row
 from mlusim.bench.torch_models import GPTBlock, ResNet18
 from torch_mlu import fallback, op_tools
 
@@ -191,21 +191,6 @@ def _cases(quick: bool):
     return cases
 
 
-def paired_best_ms(*functions, repeats: int) -> list[float]:
-    """The best time (ms) of each function over `repeats` rounds, the functions run in alternation. (On a shared
-    host the load inflates medians unevenly: torch's CPU ops wait for their OpenMP threads, ours for the queue's
-    thread; the best of several runs is what each side does when it gets the cores.)"""
-    best = [float("inf")] * len(functions)
-    for function in functions:
-        function()
-    for _ in range(repeats):
-        for index, function in enumerate(functions):
-            start = time.perf_counter()
-            function()
-            best[index] = min(best[index], time.perf_counter() - start)
-    return [seconds * 1e3 for seconds in best]
-
-
 def family_rows(quick: bool) -> list[dict]:
     rows = []
     repeats = 3 if quick else 7
@@ -222,8 +207,7 @@ def family_rows(quick: bool) -> list[dict]:
             fell_back = sum(fallback.counts().values()) - before
             note = "best of runs alternating with torch CPU" + (f"; {fell_back} CPU fallbacks!" if fell_back else "")
             if family not in TARGETS:
-                note += "; no target in the issue" if family not in ("pooling", "batch norm", "foreach") else \
-                    "; kernel speed owned elsewhere"
+                note += "; no target in the issue"
             rows.append(row(f"{family}: {name} (ms)", mlu_ms, cpu_ms, TARGETS.get(family), unit="ms", note=note))
     return rows
 
