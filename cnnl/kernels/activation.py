@@ -22,6 +22,7 @@ from numba import njit
 from .cast import readonly_flat
 from .dtypes import FLOAT_DTYPES, check_dtype, check_same_dtype, compute_dtype
 from .elementwise import run_elementwise, stored_in_compute_dtype
+from .fastmath import exp32
 from .staging import load, store
 
 MODES = ("relu", "relu6", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "hardswish")
@@ -156,45 +157,49 @@ def _run_kernel(kernel, out, beta, inputs, leading_args):
 
 # ---- float32 fast path ----------------------------------------------------------------------------------------------
 # The smooth activations spend their time in transcendental functions, which numba calls one element at a time from
-# libm (~20 ns each); numpy's float32 ufuncs (exp, tanh) are SIMD and ~15x faster. So when the computation is in
-# float32 (float32, half and bfloat16 data) and alpha = 1, beta = 0 (what frameworks pass), sigmoid, tanh, silu and
-# both gelu forms are composed of numpy float32 ufuncs (a few ulps, as PyTorch's own vectorised CPU kernels), and the
-# erf of gelu is Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7, about an ulp of 1 + erf) on numpy's exp.
+# libm (~20 ns each). So when the computation is in float32 (float32, half and bfloat16 data) and alpha = 1, beta = 0
+# (what frameworks pass), sigmoid, silu and gelu (erf form) are one vectorised loop each around fastmath.exp32 (within
+# an ulp of exp, as PyTorch's own vectorised CPU kernels), and tanh and gelu_tanh use numpy's SIMD tanh. The erf of
+# gelu is Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7, about an ulp of 1 + erf) on that exp.
 _A1, _A2, _A3, _A4, _A5, _P = 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429, 0.3275911
 
 
+@njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def _sigmoid32(v):
+    """sigmoid of a float32: 1 / (1 + e) for v >= 0, e / (1 + e) below, e = exp(-|v|) (never overflows)."""
+    e = exp32(-abs(v))
+    return (np.float32(1.0) if v >= 0 else e) / (np.float32(1.0) + e)
+
+
+@njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def _gauss32(v):
+    """exp(-v^2 / 2) of a float32."""
+    return exp32(np.float32(-0.5) * v * v)
+
+
+@njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def _normal_cdf32(v, gauss):
+    """Phi(v) = (1 + erf(v / sqrt 2)) / 2 of a float32, given gauss = exp(-v^2 / 2)."""
+    t = np.float32(1.0) / (np.float32(1.0) + np.float32(_P * _SQRT_HALF) * abs(v))
+    tail = t * (np.float32(_A1) + t * (np.float32(_A2) + t * (np.float32(_A3) + t * (
+        np.float32(_A4) + t * np.float32(_A5))))) * gauss  # erfc(|v| / sqrt 2)
+    return np.float32(0.5) * (np.float32(2.0) - tail if v >= 0 else tail)
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
-def _gelu_from_gauss(x, gauss, out):
-    """out = x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), given gauss = exp(-x^2 / 2) (float32; vectorises)."""
-    half = np.float32(0.5)
-    for i in range(x.size):
-        v = x[i]
-        t = np.float32(1.0) / (np.float32(1.0) + np.float32(_P * _SQRT_HALF) * abs(v))
-        tail = t * (np.float32(_A1) + t * (np.float32(_A2) + t * (np.float32(_A3) + t * (
-            np.float32(_A4) + t * np.float32(_A5))))) * gauss[i]  # erfc(|x| / sqrt 2)
-        out[i] = half * v * (np.float32(2.0) - tail if v >= 0 else tail)
-
-
-@njit(nogil=True, cache=True)
-def _negative_magnitude(x, out):
-    for i in range(x.size):
-        out[i] = -abs(x[i])
-
-
-@njit(nogil=True, cache=True, error_model="numpy")
-def _sigmoid_from_exp(x, e, out):
-    """out = sigmoid(x) given e = exp(-|x|): 1 / (1 + e) for x >= 0, e / (1 + e) below (never overflows)."""
-    one = np.float32(1.0)
-    for i in range(x.size):
-        v = e[i]
-        out[i] = (one if x[i] >= 0 else v) / (one + v)
-
-
-@njit(nogil=True, cache=True)
-def _gauss_argument(x, out):
-    """out = -x^2 / 2 (what exp turns into the gaussian of gelu)."""
-    for i in range(x.size):
-        out[i] = np.float32(-0.5) * x[i] * x[i]
+def _forward_float32(mode, x, out):
+    """out = f(x) for sigmoid, silu and gelu (1-D float32; x may be out itself)."""
+    if mode == 2:  # sigmoid
+        for i in range(x.size):
+            out[i] = _sigmoid32(x[i])
+    elif mode == 6:  # silu
+        for i in range(x.size):
+            v = x[i]
+            out[i] = v * _sigmoid32(v)
+    else:  # gelu
+        for i in range(x.size):
+            v = x[i]
+            out[i] = v * _normal_cdf32(v, _gauss32(v))
 
 
 @njit(nogil=True, cache=True)
@@ -211,13 +216,6 @@ def _gelu_tanh_from_tanh(x, t, out):
         out[i] = np.float32(0.5) * x[i] * (np.float32(1.0) + t[i])
 
 
-def _gaussian(x):
-    """exp(-x^2 / 2) of float32 x (two passes: a vectorised loop and numpy's SIMD exp)."""
-    gauss = np.empty(x.size, np.float32)
-    _gauss_argument(x, gauss)
-    return np.exp(gauss, out=gauss)
-
-
 def _gelu_tanh_factor(x):
     """tanh(k (x + 0.044715 x^3)) of float32 x."""
     factor = np.empty(x.size, np.float32)
@@ -225,38 +223,39 @@ def _gelu_tanh_factor(x):
     return np.tanh(factor, out=factor)
 
 
-def _sigmoid_into(x, out):
-    e = np.empty(x.size, np.float32)  # (out may be x itself: x's signs are read last)
-    _negative_magnitude(x, e)
-    np.exp(e, out=e)
-    _sigmoid_from_exp(x, e, out)
-
-
 def _fast_float32(mode, x, out):
     """out (float32, 1-D) = f(x) for `mode` in _FAST_MODES; x float32 1-D (may be out itself)."""
     with np.errstate(all="ignore"):
         if mode == _MODE_INDEX["tanh"]:
             np.tanh(x, out=out)
-        elif mode == _MODE_INDEX["sigmoid"]:
-            _sigmoid_into(x, out)
-        elif mode == _MODE_INDEX["silu"]:
-            s = np.empty_like(out)
-            _sigmoid_into(x, s)
-            np.multiply(x, s, out=out)
         elif mode == _MODE_INDEX["gelu_tanh"]:
             _gelu_tanh_from_tanh(x, _gelu_tanh_factor(x), out)
-        else:  # gelu
-            _gelu_from_gauss(x, _gaussian(x), out)
+        else:
+            _forward_float32(mode, x, out)
 
 
 _FAST_MODES = frozenset(_MODE_INDEX[name] for name in ("sigmoid", "tanh", "silu", "gelu", "gelu_tanh"))
+#: elements per pass of gelu_tanh's float32 fast path: its temporary (a 512 KiB array) then stays in the core's L2
+#: cache and is reused heap memory, not fresh pages at every call (the other modes need no temporary, and are not
+#: cut: a single pass streams memory faster)
+FAST_CHUNK = 1 << 17
+
+
+def _in_chunks(mode, function, arrays):
+    """function(*chunks) over consecutive FAST_CHUNK-element pieces of the equally long 1-D `arrays` for gelu_tanh,
+    function(*arrays) for the other modes."""
+    size = arrays[0].size
+    if size <= FAST_CHUNK or mode != _MODE_INDEX["gelu_tanh"]:
+        function(*arrays)
+        return
+    for start in range(0, size, FAST_CHUNK):
+        function(*(array[start:start + FAST_CHUNK] for array in arrays))
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _backward_float32(mode, x, y, dy, aux, out):
-    """out = f'(x) * dy with no transcendental call (vectorises; float32, float64 for the short formulas of sigmoid
-    and tanh, whose 1 - y cancels), given `aux`: sigmoid(x) for silu,
-    exp(-x^2 / 2) for gelu, tanh(k (x + 0.044715 x^3)) for gelu_tanh (unread for sigmoid and tanh, which use y)."""
+    """out = f'(x) * dy (float32 loops; float64 for the short formulas of sigmoid and tanh, whose 1 - y cancels),
+    given `aux` = tanh(k (x + 0.044715 x^3)) for gelu_tanh (unread otherwise; sigmoid and tanh use y)."""
     one, half = np.float32(1.0), np.float32(0.5)
     if mode == 2:  # sigmoid (in float64: 1 - y cancels near y = 1)
         for i in range(out.size):
@@ -268,16 +267,13 @@ def _backward_float32(mode, x, y, dy, aux, out):
             out[i] = np.float64(dy[i]) * (1.0 - v * v)
     elif mode == 6:  # silu
         for i in range(out.size):
-            s = aux[i]
+            s = _sigmoid32(x[i])
             out[i] = dy[i] * s * (one + x[i] * (one - s))
     elif mode == 4:  # gelu: Phi(x) + x phi(x)
         for i in range(out.size):
             v = x[i]
-            t = one / (one + np.float32(_P * _SQRT_HALF) * abs(v))
-            tail = t * (np.float32(_A1) + t * (np.float32(_A2) + t * (np.float32(_A3) + t * (
-                np.float32(_A4) + t * np.float32(_A5))))) * aux[i]
-            cdf = half * (np.float32(2.0) - tail if v >= 0 else tail)
-            out[i] = dy[i] * (cdf + v * aux[i] * np.float32(_INV_SQRT_2PI))
+            gauss = _gauss32(v)
+            out[i] = dy[i] * (_normal_cdf32(v, gauss) + v * gauss * np.float32(_INV_SQRT_2PI))
     else:  # gelu_tanh
         for i in range(out.size):
             v, t = x[i], aux[i]
@@ -286,24 +282,18 @@ def _backward_float32(mode, x, y, dy, aux, out):
 
 
 def _backward_aux(mode, x):
-    """The transcendental part of a float32 backward (see _backward_float32), by numpy's SIMD ufuncs."""
-    with np.errstate(all="ignore"):
-        if mode == _MODE_INDEX["silu"]:
-            aux = np.empty(x.size, np.float32)
-            _sigmoid_into(x, aux)
-            return aux
-        if mode == _MODE_INDEX["gelu"]:
-            return _gaussian(x)
-        if mode == _MODE_INDEX["gelu_tanh"]:
+    """The transcendental part of a gelu_tanh backward, by numpy's SIMD tanh (x itself for the other modes)."""
+    if mode == _MODE_INDEX["gelu_tanh"]:
+        with np.errstate(all="ignore"):
             return _gelu_tanh_factor(x)
-        return x
+    return x
 
 
 def _forward_block(mode, coef, alpha, beta, out, x):
     if mode in _FAST_MODES and alpha == 1.0 and beta == 0.0 and compute_dtype(out.dtype) == np.float32:
         values = _flat_input(x, out.shape)
         buffer, is_out = _flat_output(out)
-        _fast_float32(mode, values, buffer)
+        _in_chunks(mode, lambda xs, result: _fast_float32(mode, xs, result), (values, buffer))
         if not is_out:
             store(buffer.reshape(out.shape), out)
         return
@@ -313,9 +303,9 @@ def _forward_block(mode, coef, alpha, beta, out, x):
 def _backward_block(mode, coef, alpha, beta, out, x, y, dy):
     if mode in _FAST_MODES and alpha == 1.0 and beta == 0.0 and compute_dtype(out.dtype) == np.float32:
         xs, ys, dys = (_flat_input(a, out.shape) for a in (x, y, dy))
-        aux = _backward_aux(mode, xs)
         buffer, is_out = _flat_output(out)
-        _backward_float32(mode, xs, ys, dys, aux, buffer)
+        _in_chunks(mode, lambda *chunks: _backward_float32(mode, *chunks[:3], _backward_aux(mode, chunks[0]), chunks[3]),
+                   (xs, ys, dys, buffer))
         if not is_out:
             store(buffer.reshape(out.shape), out)
         return

@@ -3,15 +3,48 @@
 Forward: y = alpha * softmax(x) + beta * y, softmax(x) = exp(x - max) / sum(exp(x - max)); log-softmax is
 x - max - log(sum(exp(x - max))). Backward from the forward output y and its gradient dy:
 softmax dx = y * (dy - sum(dy * y)), log-softmax dx = dy - exp(y) * sum(dy). Half and bfloat16 compute in float32.
-Rows are cut into cache-sized blocks spread over the kernel thread pool.
+Rows are cut into cache-sized blocks spread over the kernel thread pool. The common forward (float32 rows along the
+last, contiguous axis, alpha 1, beta 0) is one compiled loop per row: the maximum, the exponentials (fastmath.exp32,
+within an ulp of exp) and their sum (in vector lanes, as PyTorch's CPU kernel) in one pass, the scaling in another.
 """
 import functools
 
 import numpy as np
+from numba import njit
 
-from .dtypes import compute_dtype
+from .dtypes import FLOAT32, compute_dtype
+from .fastmath import acc_add, exp32
 from .parallel import run_blocked
 from .staging import load, store
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def _softmax_rows(x, tops, out, log):
+    """(log-)softmax of each row of the 2-D float32 `x` into `out` (out may be x itself), given each row's maximum
+    `tops` (NaN for a row holding a NaN: the row is then NaN; a row of -inf gives NaN too, as PyTorch's)."""
+    rows, width = x.shape
+    for r in range(rows):
+        row, result, top = x[r], out[r], tops[r]
+        total = np.float32(0.0)
+        if log:
+            for j in range(width):
+                total = acc_add(total, exp32(row[j] - top))
+            log_total = np.float32(np.log(total))
+            for j in range(width):
+                result[j] = (row[j] - top) - log_total  # not row - (top + log_total): that sum rounds at top's scale
+        else:
+            for j in range(width):
+                result[j] = exp32(row[j] - top)
+            for j in range(width):  # a loop of its own: the same vector-lane sum whether or not out is x
+                total = acc_add(total, result[j])
+            scale = np.float32(1.0) / total
+            for j in range(width):
+                result[j] = result[j] * scale
+
+
+def _compiled_rows(x, out) -> bool:
+    return (x.dtype == FLOAT32 and out.dtype == FLOAT32 and x.ndim >= 1 and x.shape[-1] > 0
+            and x.strides[-1] == 4 and out.strides[-1] == 4 and x.flags.c_contiguous and out.flags.c_contiguous)
 
 
 def _finish(values, out, alpha, beta):
@@ -23,6 +56,10 @@ def _finish(values, out, alpha, beta):
 
 
 def _forward_block(log, alpha, beta, x, out):
+    if alpha == 1 and beta == 0 and _compiled_rows(x, out):
+        rows = x.reshape(-1, x.shape[-1])
+        _softmax_rows(rows, rows.max(axis=1), out.reshape(rows.shape), log)  # numpy's SIMD max (NaN propagates)
+        return
     values = load(x, compute_dtype(x.dtype))
     if alpha == 1 and beta == 0 and out.dtype == values.dtype:
         # straight into out: no temporary for the shifted values and no copy at the end (out may be x itself:
