@@ -223,12 +223,37 @@ def _clip_block(low, high, out, x):
     store(result, out)
 
 
+@njit(nogil=True, cache=True)
+def _clip_flat(x, low, high, out):
+    """out = min(max(x, low), high) of 1-D floats (bounds not NaN): a NaN x fails both tests and stays NaN, and
+    low > high gives high."""
+    for i in range(x.size):
+        v = x[i]
+        v = low if v < low else v
+        out[i] = high if v > high else v
+
+
+def _clip_flat_block(low, high, out, x):
+    if not out.flags.c_contiguous:  # (blocks of a C-contiguous output are; this keeps a block that is not right)
+        _clip_block(low, high, out, x)
+        return
+    _clip_flat(readonly_flat(x), low, high, out.reshape(-1))
+
+
 def clip(x, low, high, out):
     """out = min(max(x, low), high) (`cnnlClip_v2`); `low` / `high` are 0-d arrays of x's dtype or None (at least
     one given)."""
     if low is None and high is None:
         raise ValueError("clip needs a lower or an upper bound")
     bounds = [None if v is None else load(np.asarray(v, x.dtype).reshape(()))[()] for v in (low, high)]
+    if (x.dtype == out.dtype and x.dtype in (np.float32, np.float64) and x.shape == out.shape
+            and x.flags.c_contiguous and out.flags.c_contiguous and not any(
+                b is not None and np.isnan(b) for b in bounds)):
+        # one compiled pass in large blocks (np.clip's NaN handling costs a few passes)
+        low_value = x.dtype.type(-np.inf) if bounds[0] is None else bounds[0]
+        high_value = x.dtype.type(np.inf) if bounds[1] is None else bounds[1]
+        run_elementwise(functools.partial(_clip_flat_block, low_value, high_value), out, [x], staged=False)
+        return
     _run(functools.partial(_clip_block, *bounds), out, (x,))
 
 

@@ -100,7 +100,9 @@ def _backward_block(log, alpha, beta, y, dy, dx):
 def softmax_forward(x, out, axis, log=False, alpha=1.0, beta=0.0):
     """out = alpha * (log_)softmax(x) along `axis` + beta * out."""
     xs, os = np.moveaxis(x, axis, -1), np.moveaxis(out, axis, -1)
-    run_blocked(functools.partial(_forward_block, log, alpha, beta), os.shape, [xs, os], whole_axes=(-1,))
+    compiled = alpha == 1 and beta == 0 and _compiled_rows(xs, os)  # no temporaries: large blocks
+    run_blocked(functools.partial(_forward_block, log, alpha, beta), os.shape, [xs, os], whole_axes=(-1,),
+                staged=not compiled)
 
 
 def softmax_backward(y, dy, dx, axis, log=False, alpha=1.0, beta=0.0):

@@ -216,6 +216,24 @@ def test_clip_matches_torch_clamp(handle, mode, code, bounds):
     np.testing.assert_array_equal(out.read().astype(np.float64), expected)
 
 
+@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_DOUBLE])
+@pytest.mark.parametrize("bounds", [(-1.0, 1.0), (None, 0.0), (0.0, None), (1.0, -1.0)])
+def test_clip_of_a_large_tensor_in_blocks_and_in_place(handle, code, bounds):
+    rng = np.random.default_rng(11)
+    values = rng.standard_normal((640, 3001)).astype(NUMPY[code]) * 3  # beyond one block: the compiled pass
+    values[::97, ::89] = np.nan
+    values[1::101, ::53] = -0.0
+    values[2, :7] = [np.inf, -np.inf, 1.0, -1.0, 0.0, 1e-45, -1e-45]
+    expected = torch.clamp(torch.from_numpy(values), *bounds).numpy()
+    x, out = tensor(values, code), empty(list(values.shape), code)
+    cnnl.clip_v2(handle, HOST, x.desc, x.ptr, bounds[0], bounds[1], out.desc, out.ptr)
+    cnnl.clip_v2(handle, HOST, x.desc, x.ptr, bounds[0], bounds[1], x.desc, x.ptr)  # in place
+    sync(handle)
+    for result in (out.read(), x.read()):
+        np.testing.assert_array_equal(result, expected)
+        np.testing.assert_array_equal(np.signbit(result), np.signbit(expected))
+
+
 def test_clip_nan_bound_and_bad_arguments(handle):
     x, out = tensor(np.array([-1.0, 2.0], np.float32)), empty([2])
     cnnl.clip_v2(handle, HOST, x.desc, x.ptr, float("nan"), None, out.desc, out.ptr)
