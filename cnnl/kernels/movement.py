@@ -14,9 +14,9 @@ from . import parallel
 from .parallel import detach_inputs, map_parallel, thread_count
 from .staging import load
 
-#: edge of the square tiles a transposing copy moves at a time, by element size (a source and a destination tile
-#: of 16 to 32 KiB each: the rows of a tile stay in L1/L2 even when the strides are large powers of two)
-TILES = {1: 64, 2: 64, 4: 64, 8: 32}
+#: edge of the square tiles a transposing copy moves at a time, by element size (a source and a destination tile of
+#: 64 to 256 KiB: they stay in L2), each moved as 8 x 8 blocks (see _copy_tiles)
+TILES = {1: 256, 2: 256, 4: 256, 8: 128}
 #: the unsigned type of each element size: a transposing copy moves bits, so one compiled kernel per size
 _BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 #: transposing copies smaller than this many elements are left to numpy (its strided copy is as fast there)
@@ -29,15 +29,27 @@ def _copy_block(dst, src):
 
 @njit(nogil=True, cache=True)
 def _copy_tiles(src, dst, tile):
-    """dst[b, i, j] = src[b, i, j], walking square tiles of (i, j): src is contiguous along i, dst along j."""
+    """dst[b, i, j] = src[b, i, j], walking square tiles of (i, j): src is contiguous along i, dst along j. Inside a
+    tile the copy goes by 8 x 8 blocks, whose fixed loops LLVM turns into register transposes (a plain loop over
+    the tile reads a new cache line, often in the same cache set, per element: 2.3x slower than torch's)."""
     batches, rows, columns = dst.shape
     for b in range(batches):
         source, target = src[b], dst[b]
         for i0 in range(0, rows, tile):
             i1 = min(i0 + tile, rows)
+            whole_i = i0 + (i1 - i0) // 8 * 8
             for j0 in range(0, columns, tile):
                 j1 = min(j0 + tile, columns)
-                for i in range(i0, i1):
+                whole_j = j0 + (j1 - j0) // 8 * 8
+                for i in range(i0, whole_i, 8):
+                    for j in range(j0, whole_j, 8):
+                        for jj in range(8):
+                            for ii in range(8):
+                                target[i + ii, j + jj] = source[i + ii, j + jj]
+                for i in range(i0, whole_i):  # the tile's last columns, then its last rows
+                    for j in range(whole_j, j1):
+                        target[i, j] = source[i, j]
+                for i in range(whole_i, i1):
                     for j in range(j0, j1):
                         target[i, j] = source[i, j]
 

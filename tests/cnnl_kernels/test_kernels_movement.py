@@ -102,6 +102,17 @@ def test_large_transpose_and_in_place_alias():
     assert np.array_equal(square, expected)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3, 517, 263), (2, 256, 264), (1, 9, 1031)])
+def test_tiled_transposes_cover_every_tile_edge(dtype, shape):
+    """Transposing copies in 8 x 8 blocks inside tiles: shapes whose sides are not multiples of 8 or of a tile."""
+    x = np.arange(np.prod(shape)).astype(dtype).reshape(shape)
+    for perm in ((0, 2, 1), (2, 1, 0), (1, 2, 0)):
+        out = np.empty(tuple(shape[p] for p in perm), dtype)
+        transpose(x, perm, out)
+        assert np.array_equal(out.view(np.uint8), np.ascontiguousarray(np.transpose(x, perm)).view(np.uint8))
+
+
 def test_bad_arguments_raise():
     with pytest.raises(ValueError):
         transpose(np.zeros((2, 3)), (0, 0), np.zeros((2, 3)))
