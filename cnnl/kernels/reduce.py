@@ -64,6 +64,37 @@ def _float64_sum_of_squares(values):
     return total
 
 
+@njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
+def _float64_row_sums(rows, squares, out):
+    """out[r] = the float64 sum (of squares when `squares`) of row r of the 2-D float32/float64 `rows` (rows
+    contiguous; as _float64_sum, one call for all rows)."""
+    for r in range(rows.shape[0]):
+        row = rows[r]
+        total = 0.0
+        if squares:
+            for i in range(row.size):
+                value = np.float64(row[i])
+                total += value * value
+        else:
+            for i in range(row.size):
+                total += np.float64(row[i])
+        out[r] = total
+
+
+def _row_sums(op, axes, values):
+    """float64 sums (sum, mean) or sums of squares (norm2) over the last axis of `values` when that is the one
+    reduced axis and the layout fits (float32/float64, rows contiguous), keepdims-shaped; else None. One compiled
+    pass, as fast as memory and more accurate than numpy's pairwise float32 sum."""
+    if (op not in ("sum", "mean", "norm2") or axes != (values.ndim - 1,) or values.dtype not in (FLOAT32, FLOAT64)
+            or not values.flags.c_contiguous):
+        return None
+    rows = values.reshape(-1, values.shape[-1]).view()
+    rows.flags.writeable = False  # one numba specialisation per dtype
+    sums = np.empty(rows.shape[0], FLOAT64)
+    _float64_row_sums(rows, op == "norm2", sums)
+    return sums.reshape(values.shape[:-1] + (1,))
+
+
 def _long_sums(values, squares=False):
     """float64 sums (of squares when `squares`) along the last axis of `values` (float32/float64, last axis
     contiguous), one kernel per row; None when the layout does not fit."""
@@ -151,7 +182,11 @@ def _reduce_axes(op, values, accumulator, axes):
 
 def _reduce_rows_block(op, axes, count, out, indices, x):
     if indices is None:
-        _store_result(_finish(op, _reduce_axes(op, load(x), _accumulator(x.dtype), axes), count), out)
+        values = load(x)
+        sums = _row_sums(op, axes, values)
+        if sums is None:
+            sums = _reduce_axes(op, values, _accumulator(x.dtype), axes)
+        _store_result(_finish(op, sums, count), out)
         return
     values = _trailing(load(x), axes)
     result, index = _partial(op, values, _accumulator(x.dtype), indices is not None)

@@ -98,6 +98,33 @@ def test_large_full_reduction_uses_chunks(op, dtype):
         assert indices[0] == int(np.argmax(x.astype(np.float64)))
 
 
+@pytest.mark.parametrize("op", ["sum", "mean", "norm2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_reductions_of_many_rows_are_float64_accurate(op, dtype):
+    """The last axis of a large C-contiguous tensor, one compiled float64 pass: within an ulp of the exact result,
+    NaN and inf rows propagate, a row of opposite huge values does not overflow on the way."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((700, 1500)) * 1e3).astype(dtype)
+    x[3, 10] = np.nan
+    x[4, 11] = np.inf
+    x[5, 12], x[5, 13] = np.inf, -np.inf
+    big = np.finfo(dtype).max
+    x[6, :4] = [big, big, -big, -big] if op != "norm2" else 0
+    out = np.empty((700, 1), dtype)
+    reduce(op, x, out, (1,))
+    exact = to_f64(x)
+    with np.errstate(all="ignore"):
+        expected = {"sum": lambda: exact.sum(1, keepdims=True), "mean": lambda: exact.mean(1, keepdims=True),
+                    "norm2": lambda: np.sqrt((exact * exact).sum(1, keepdims=True))}[op]()
+        if op != "norm2":  # the sum of the four huge values is exactly 0 (float64 holds it)
+            expected[6] = exact[6, 4:].sum() / (1500 if op == "mean" else 1)
+    assert np.isnan(out[3, 0]) and out[4, 0] == np.inf
+    assert out[5, 0] == np.inf if op == "norm2" else np.isnan(out[5, 0])  # inf - inf, or inf^2 + inf^2
+    fine = np.isfinite(expected)
+    assert_close(out[fine], expected[fine], dtype, scale=np.abs(exact).sum(1, keepdims=True)[fine] / (
+        1500 if op == "mean" else 1) if op != "norm2" else None)
+
+
 def test_argmax_first_occurrence_and_nan():
     x = np.array([[1, 5, 5, 2], [np.nan, 3, np.nan, 9]], np.float32)
     out = np.empty((2, 1), np.int32)
