@@ -148,7 +148,8 @@ def binary(op, a, b, out):
     float_fn, int_fn = _lookup(BINARY_OPS, op, "binary op")
     check_same_dtype(a=a, b=b, out=out)
     check_dtype("a", a, NUMERIC_DTYPES)
-    direct = stored_in_compute_dtype(out) and op in ("maximum", "minimum")
+    # one ufunc into out, no temporaries: large blocks (integer div and pow stage through temporaries)
+    direct = stored_in_compute_dtype(out) and (op in ("maximum", "minimum") or not is_int(out.dtype))
     run_elementwise(functools.partial(_binary_block, float_fn, int_fn), out, [a, b], staged=not direct)
 
 
