@@ -83,10 +83,42 @@ def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
         return
     left, right = _operand(a, trans_a, dtype), _operand(b, trans_b, dtype)
     if alpha == 1 and beta == 0 and out.dtype == dtype:
-        np.matmul(left, right, out=out)
+        if not _batches_in_parallel(left, right, out):
+            np.matmul(left, right, out=out)
         return
     product = np.matmul(left, right)
     run_elementwise(functools.partial(_scale_block, alpha, beta), out, [product], staged=True)
+
+
+#: batched float products whose matrices have at most this many multiply-adds are shared out by batch over the pool,
+#: each with single-threaded BLAS: BLAS's own threads gain little on one small GEMM and spin between them
+BATCH_SPLIT_MAX_MACS = 1 << 24
+
+
+def _batches_in_parallel(left, right, out) -> bool:
+    """out = left @ right by ranges of batch entries on the pool when the batch is large and its matrices small
+    (left and right of one batch shape, float); False to leave the product to numpy's matmul."""
+    threads = thread_count()
+    if (out.ndim < 3 or left.shape[:-2] != out.shape[:-2] or right.shape[:-2] != out.shape[:-2] or threads == 1
+            or out.dtype not in (FLOAT32, FLOAT64) or not blas_threads.available()):
+        return False
+    batches = out.size // (out.shape[-1] * out.shape[-2]) if out.size else 0
+    macs = out.shape[-2] * out.shape[-1] * left.shape[-1]
+    if batches < threads or macs > BATCH_SPLIT_MAX_MACS or macs * batches < FUSED_MIN_MACS // 4:
+        return False
+    flat = [x.reshape((batches,) + x.shape[-2:]) for x in (left, right)]
+    target = out.reshape((batches,) + out.shape[-2:])
+    if not np.shares_memory(target, out):  # out is not viewable as one batch axis: leave it to numpy
+        return False
+    cuts = np.linspace(0, batches, min(batches, 2 * threads) + 1).astype(np.int64)
+
+    def run(bounds):
+        start, stop = bounds
+        with blas_threads.single_threaded_blas():
+            np.matmul(flat[0][start:stop], flat[1][start:stop], out=target[start:stop])
+
+    map_parallel(run, [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a])
+    return True
 
 
 def _half_matmul_rows(a, b, out, trans_a, trans_b, alpha, beta):

@@ -81,3 +81,20 @@ def test_int8_inputs_into_float_output(dtype):
     out = np.empty((2, 2), np.float32)
     matmul(a, b, out)
     assert (out == -2_000_000.0).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_batches_shared_out_over_threads_match_numpy(dtype, trans_b):
+    """A batch of small products is split by batch entry over the pool: the same values as one numpy matmul, for
+    batch shapes of several axes, a transposed operand and an output that is a strided view."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 6, 48, 40)).astype(dtype)
+    b = rng.standard_normal((3, 6, 40, 56) if not trans_b else (3, 6, 56, 40)).astype(dtype)
+    expected = np.matmul(a, np.swapaxes(b, -1, -2) if trans_b else b)
+    out = np.empty((3, 6, 48, 56), dtype)
+    matmul(a, b, out, trans_b=trans_b)
+    strided = np.empty((3, 6, 56, 48), dtype).swapaxes(-1, -2)
+    matmul(a, b, strided, trans_b=trans_b)
+    for result in (out, strided):
+        np.testing.assert_allclose(result, expected, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
