@@ -262,6 +262,83 @@ class Queue:
                 self._tokens.put(True)
         return position
 
+    # ---- work run by the calling thread (cncl's lean path of small collectives) ---------------------------------
+
+    def idle_within(self, seconds: float) -> bool:
+        """Wait at most `seconds` (the GIL released; the worker runs the queue's work) for the queue to be idle;
+        whether it is. Unlike wait_idle it runs nothing itself and gives up in time."""
+        give_up = time.perf_counter() + seconds
+        while self._pending or self.completed != self.submitted:
+            left = give_up - time.perf_counter()
+            if left <= 0 or self._fault is not None or self in getattr(_running, "queues", ()):
+                return False
+            if self._run_lock.acquire(timeout=left):
+                self._run_lock.release()
+                if self._pending:  # queued work its worker has not taken yet: give it the lock
+                    time.sleep(min(GATHER_SECONDS, left))
+        return True
+
+    def claim_idle(self) -> int:
+        """For a caller that runs one command's work in its own thread: when the queue is idle (alive, nothing
+        queued or running, no sticky error) and no thread runs its commands, take its run lock and the next
+        position, as if a command had been queued there; -1 (nothing taken) otherwise. The caller ends the claim
+        with `finish_claimed` or `hand_over_claimed`; work other threads queue meanwhile runs after it, in order."""
+        if self._pending or self.completed != self.submitted or self._fault is not None:
+            return -1
+        if not self._run_lock.acquire(False):
+            return -1
+        with self._submit_lock:
+            if (self._pending or self.completed != self.submitted or self._fault is not None or self.destroyed
+                    or self.lost is not None):
+                self._run_lock.release()
+                return -1
+            position = self.submitted
+            self.submitted = position + 1
+        return position
+
+    def finish_claimed(self, position: int, model_end_us: float) -> None:
+        """The claimed command at `position` ran in the calling thread and ended at `model_end_us` on the modelled
+        clock: count it done and let the queue run what was queued meanwhile."""
+        self.model_clock_us = model_end_us
+        self.completed = position + 1
+        self._idle_since = time.perf_counter()
+        self._run_lock.release()
+
+    def fail_claimed(self, position: int, kind: Kind, name: str, exc: BaseException) -> None:
+        """The claimed command at `position` failed in the calling thread: `exc` becomes the queue's sticky error,
+        as if the command had failed on the queue."""
+        self._fault = QueueFault(exc, f"{kind} '{name}'", self.name, command_kind=kind)
+        if not self.blocking:
+            self.device.record_fault(self._fault)
+        self.finish_claimed(position, self.model_clock_us)
+
+    def hand_over_claimed(self, position: int, command: Command) -> None:
+        """The claimed position's work is finished by `command` (its blocks pinned), run by the queue as if it had
+        been queued at `position`: before anything queued meanwhile."""
+        command.not_before_us = self.host_clock.us
+        with self._submit_lock:
+            self._pending.appendleft(command)
+        if self.blocking:
+            try:
+                while self._run_next():
+                    pass
+            finally:
+                self._run_lock.release()
+            fault = self.take_fault()
+            if fault is not None:
+                raise fault
+            return
+        self._run_lock.release()
+        self._wake_worker()
+
+    def _wake_worker(self) -> None:
+        with self._submit_lock:
+            if self._worker is None:
+                self._start_worker()
+            if not self._wake_outstanding:
+                self._wake_outstanding = True
+                self._tokens.put(True)
+
     def _reset_after_fork(self) -> None:
         """In a forked child: the parent's worker is gone and its locks may have been held at the fork. The work the
         parent had queued (or was running) is not run here: its pins are released, its notifier placements count
