@@ -44,7 +44,7 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
         check_overlap(call, 0)
         signature = Signature(ALL_REDUCE, UNNUMBERED, dtype.code, op, count=elements)
         nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
-        if key is not None and fastpath.eligible(call.comm, send) and key not in call.comm.fast_plans:
+        if key is not None and fastpath.eligible(call.comm, send) and fastpath.stale(call.comm, key, call.ranges):
             fastpath.remember(call.comm, key, fastpath.Plan(
                 call.comm, call.queue, call.ranges["send_buffer"], call.ranges["recv_buffer"], send, recv, dtype, op,
                 elements, _model(call, ALL_REDUCE, send.nbytes)))

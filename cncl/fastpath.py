@@ -44,10 +44,12 @@ MAX_BYTES = 64 * 1024
 MAX_RANKS = 8
 #: How long a call whose peers are not all there after the compiled spin yields the CPU and looks again before its
 #: queue takes the call over (a peer on a loaded host may need this core to post).
-WAIT_SECONDS = 200e-6
+WAIT_SECONDS = 500e-6
 #: How long a call waits for its queue to finish the communicator's earlier calls (one handed over, the calls queued
 #: behind it) before it takes the general path itself.
 DRAIN_SECONDS = 2e-3
+#: After a wait for the queue that ran out, calls do not wait again for this long (unless a call is handed over).
+DRAIN_PAUSE_SECONDS = 20e-3
 #: Plans kept per communicator (a program cycling through more argument tuples starts over).
 MAX_PLANS = 64
 #: How calls that had a plan went: run in the calling thread, handed over to the queue, or not taken (general path)
@@ -128,8 +130,8 @@ class Plan:
             STATS["declined"] += 1
             return False
         comm, queue = self.comm, self.queue
-        if comm._issued + 1 != comm._next:  # an operation of the communicator is in flight: it goes first
-            if not (self.drain_seconds and comm.fast_drain and self._drain(comm, queue)):
+        if comm._issued + 1 != comm._next or queue.completed != queue.submitted:  # work in flight goes first
+            if not (self.drain_seconds and self._drain(comm, queue)):
                 STATS["declined"] += 1
                 return False
         with comm._turn:
@@ -153,7 +155,7 @@ class Plan:
                 status = self._wait(status)
                 if status != -1:
                     self._hand_over(position, ticket, seq, started)
-                    comm.fast_drain = True
+                    comm.fast_drain_from = 0.0
                     STATS["handed_over"] += 1
                     return True
             reduce_ordered(self.parts[self.io[tiny.IO_PARITY]], self.recv, self.op, self.dtype, comm.scratch)
@@ -180,18 +182,18 @@ class Plan:
         """Wait (at most drain_seconds, the GIL released) for the communicator's operations in flight to end, when
         they are all on this plan's queue (a late peer's call handed over, calls queued while it ran): the calls
         that follow then take the lean path again instead of queueing behind them for good. A wait that runs out
-        stops this until the next hand-over (a peer that is late for long costs one wait, not one per call)."""
+        stops this for DRAIN_PAUSE_SECONDS or until the next hand-over (a peer that is late for long costs a wait
+        now and then, not one per call)."""
+        if comm.fast_drain_from and time.perf_counter() < comm.fast_drain_from:
+            return False
         in_flight = [entry[0] for ticket, entry in comm._pending.items() if ticket >= comm._next]
         if any(q is not queue for q in in_flight):
             return False
         give_up = time.perf_counter() + self.drain_seconds
-        while comm._issued + 1 != comm._next:
+        while comm._issued + 1 != comm._next or queue.completed != queue.submitted:
             left = give_up - time.perf_counter()
-            if left <= 0 or comm.error is not None or queue._fault is not None:
-                comm.fast_drain = False
-                return False
-            if not queue.idle_within(left):
-                comm.fast_drain = False
+            if left <= 0 or comm.error is not None or not queue.idle_within(left):
+                comm.fast_drain_from = time.perf_counter() + DRAIN_PAUSE_SECONDS
                 return False
         return True
 
@@ -244,6 +246,14 @@ class Plan:
         command = Command(Kind.COLLECTIVE, "cnclAllReduce", work, reads=self.reads, writes=self.writes,
                           model_us=model_us, blocks=(self.send_block, self.recv_block), info=info)
         self.queue.hand_over_claimed(position, command)
+
+
+def stale(comm, key, ranges: dict) -> bool:
+    """Whether the call `key`, whose checked buffers are `ranges`, needs a new plan (none yet, or one made for
+    blocks freed since: the same addresses allocated again)."""
+    plan = comm.fast_plans.get(key)
+    return (plan is None or plan.send_block is not ranges["send_buffer"].block
+            or plan.recv_block is not ranges["recv_buffer"].block)
 
 
 def remember(comm, key, plan: Plan) -> None:

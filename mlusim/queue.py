@@ -37,6 +37,8 @@ _WAIT_SLICE = 0.02
 #: thread runs what is pending itself.
 HOT_SECONDS = 0.001
 GATHER_SECONDS = 0.0005
+#: The longest claim_idle waits for the run lock of an idle queue (held by a thread that is leaving it).
+CLAIM_WAIT_SECONDS = 0.001
 
 
 def running_queue() -> Optional["Queue"]:
@@ -285,7 +287,8 @@ class Queue:
         with `finish_claimed` or `hand_over_claimed`; work other threads queue meanwhile runs after it, in order."""
         if self._pending or self.completed != self.submitted or self._fault is not None:
             return -1
-        if not self._run_lock.acquire(False):
+        # idle: a holder of the run lock is only leaving it (a worker after its batch, a sync after its wait)
+        if not self._run_lock.acquire(True, CLAIM_WAIT_SECONDS):
             return -1
         with self._submit_lock:
             if (self._pending or self.completed != self.submitted or self._fault is not None or self.destroyed
