@@ -320,7 +320,9 @@ def test_rank_processes_run_back_to_back_calls_inline_and_get_past_a_late_peer()
         runner.close()
     for failures, stats in late + prompt:
         assert failures == []
-        assert sum(stats.values()) == 23  # every call after the first had a plan
+        # every call after the first had a plan (the first of the second run too, when its buffer got the freed
+        # address of the first run: that plan is stale, the call declined)
+        assert sum(stats.values()) in (23, 24)
     # rank 0 did not wait 50 ms for its late peer in its own thread: the queue took the call over
     assert late[0][1]["handed_over"] >= 1
     assert all(stats["inline"] >= 1 for _, stats in prompt)
