@@ -33,7 +33,7 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
     """cnclAllReduce(const void *send_buffer, void *recv_buffer, size_t count, cnclDataType_t data_type,
     cnclReduceOp_t reduce_op, cnclComm_t comm, cnrtQueue_t queue). In place when send_buffer == recv_buffer."""
     key = fastpath.plan_key(send_buffer, recv_buffer, count, data_type, reduce_op, queue)
-    if key is not None and type(comm) is cnclComm:
+    if key is not None and fastpath.enabled and type(comm) is cnclComm:
         plan = comm.fast_plans.get(key)
         if plan is not None and plan.run():
             return
@@ -44,10 +44,14 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
         check_overlap(call, 0)
         signature = Signature(ALL_REDUCE, UNNUMBERED, dtype.code, op, count=elements)
         nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
-        if key is not None and fastpath.eligible(call.comm, send) and fastpath.stale(call.comm, key, call.ranges):
-            fastpath.remember(call.comm, key, fastpath.Plan(
-                call.comm, call.queue, call.ranges["send_buffer"], call.ranges["recv_buffer"], send, recv, dtype, op,
-                elements, _model(call, ALL_REDUCE, send.nbytes)))
+        if (key is not None and fastpath.enabled and fastpath.eligible(call.comm, send)
+                and fastpath.stale(call.comm, key, call.ranges)):
+            plan = fastpath.Plan(call.comm, call.queue, call.ranges["send_buffer"], call.ranges["recv_buffer"], send,
+                                 recv, dtype, op, elements, _model(call, ALL_REDUCE, send.nbytes))
+            fastpath.remember(call.comm, key, plan)
+            if plan.run():  # this call too
+                call.release()
+                return
         call.submit(signature, _model(call, ALL_REDUCE, send.nbytes),
                     lambda ex: algorithms.all_reduce(ex, nrank, send, recv, op, dtype, scratch, memory),
                     call.span("send_buffer"), call.span("recv_buffer"))

@@ -1,9 +1,9 @@
 """The lean path of a small allReduce: a call repeated with the same arguments runs in the calling thread, on an
 idle queue, in a few attribute reads and two compiled calls.
 
-The first call with given arguments takes the general path (calls.py: every check, pins, a queued command) and, when
-it is eligible, leaves a `Plan` on its communicator: the resolved views of its buffers, the message header of its
-signature and the channel offsets of its rank. A later call with the same arguments (send, recv, count, data type,
+The first call with given arguments goes through every check of the general path (calls.py) and, when it is
+eligible, leaves a `Plan` on its communicator (the resolved views of its buffers, the message header of its signature
+and the channel offsets of its rank), which runs that call too. A later call with the same arguments (send, recv, count, data type,
 op, queue, all exact ints) looks up the plan and re-checks what can change since: the buffers' blocks were not freed,
 the communicator has not failed and has no operation in flight, no cnclGroupStart is open on this thread, neither
 the sanitizer nor a command observer (tracing) is on, and the queue is idle. It then claims the queue
@@ -37,6 +37,8 @@ from .reduction import reduce_ordered
 
 tiny = LazyModule(f"{__package__}.tiny")
 
+#: MLUSIM_CNCL_FAST_PATH=0 turns the lean path off (every call takes the general path: to compare them).
+enabled = os.environ.get("MLUSIM_CNCL_FAST_PATH", "1") != "0"
 #: Calls up to this many bytes take the lean path (with at most a slot): the general path sends them as one window
 #: of one message per peer, the messages the lean path sends; zero-copy (from 512 KiB) never applies to them.
 MAX_BYTES = 64 * 1024
