@@ -72,7 +72,8 @@ class Plan:
 
     __slots__ = ("comm", "queue", "fabric", "send", "recv", "payload", "dtype", "op", "count", "nbytes",
                  "model_us", "send_block", "recv_block", "channels", "chan", "header", "header_clock", "io",
-                 "io_clock", "wakes", "parts", "raw", "reads", "writes", "wait_seconds", "drain_seconds")
+                 "io_clock", "wakes", "parts", "raw", "reads", "writes", "wait_seconds", "drain_seconds",
+                 "exchange_all", "release_all", "parity_at")
 
     def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype, op: int,
                  count: int, model_us: float):
@@ -81,6 +82,7 @@ class Plan:
         if channels is None:
             channels = fabric.fast_channels[rank] = tiny.Channels(fabric, rank)
         self.comm, self.queue, self.fabric, self.channels = comm, queue, fabric, channels
+        comm._queues.add(queue)  # the queues whose work cnclCommDestroy waits for
         self.send, self.recv, self.payload = send, recv, send.view(np.uint8)
         self.dtype, self.op, self.count, self.nbytes, self.model_us = dtype, op, count, send.nbytes, model_us
         self.send_block, self.recv_block = send_range.block, recv_range.block
@@ -102,6 +104,8 @@ class Plan:
         self.io_clock = self.io[tiny.IO_CLOCK:tiny.IO_CLOCK + 1].view(np.float64)
         self.wakes = self.io[tiny.IO_DONE + npeers:]
         self.raw = channels.raw
+        # the compiled calls, bound once (each read through the lazy module is a Python call)
+        self.exchange_all, self.release_all, self.parity_at = tiny.exchange_all, tiny.release_all, tiny.IO_PARITY
         # the parts of the reduction in rank order, for each combination of the slots the peers' messages are in
         slot_views = [[self.raw[start + 64:start + 64 + self.nbytes].view(send.dtype) for start in channels.in_slot[i]]
                       for i in range(npeers)]
@@ -150,7 +154,7 @@ class Plan:
                 started = host_us
             self.header[1] = seq
             self.header_clock[0] = started
-            status = tiny.exchange_all(self.raw, self.payload, self.chan, self.header, self.io, SPIN_ROUNDS, 1)
+            status = self.exchange_all(self.raw, self.payload, self.chan, self.header, self.io, SPIN_ROUNDS, 1)
             if self.io[0]:
                 self._wake()
             if status != -1:
@@ -160,8 +164,8 @@ class Plan:
                     comm.fast_drain_from = 0.0
                     STATS["handed_over"] += 1
                     return True
-            reduce_ordered(self.parts[self.io[tiny.IO_PARITY]], self.recv, self.op, self.dtype, comm.scratch)
-            tiny.release_all(self.raw, self.chan, self.io)
+            reduce_ordered(self.parts[self.io[self.parity_at]], self.recv, self.op, self.dtype, comm.scratch)
+            self.release_all(self.raw, self.chan, self.io)
             if self.io[0]:
                 self._wake()
             latest = self.io_clock[0]
@@ -188,8 +192,9 @@ class Plan:
         now and then, not one per call)."""
         if comm.fast_drain_from and time.perf_counter() < comm.fast_drain_from:
             return False
-        in_flight = [entry[0] for ticket, entry in comm._pending.items() if ticket >= comm._next]
-        if any(q is not queue for q in in_flight):
+        with comm._turn:
+            elsewhere = any(entry[0] is not queue for ticket, entry in comm._pending.items() if ticket >= comm._next)
+        if elsewhere:
             return False
         give_up = time.perf_counter() + self.drain_seconds
         while comm._issued + 1 != comm._next or queue.completed != queue.submitted:
@@ -206,7 +211,7 @@ class Plan:
         give_up = time.perf_counter() + self.wait_seconds
         while status != -1 and status >= 0:
             os.sched_yield()
-            status = tiny.exchange_all(self.raw, self.payload, self.chan, self.header, self.io, SPIN_ROUNDS, 0)
+            status = self.exchange_all(self.raw, self.payload, self.chan, self.header, self.io, SPIN_ROUNDS, 0)
             if self.io[0]:
                 self._wake()
             if time.perf_counter() >= give_up:
@@ -247,6 +252,8 @@ class Plan:
                 "local_ranks": len(comm.clique.local)}
         command = Command(Kind.COLLECTIVE, "cnclAllReduce", work, reads=self.reads, writes=self.writes,
                           model_us=model_us, blocks=(self.send_block, self.recv_block), info=info)
+        with comm._turn:  # in flight on this queue (started: it can never be skipped)
+            comm._pending[ticket] = (self.queue, position + 1, [True])
         self.queue.hand_over_claimed(position, command)
 
 

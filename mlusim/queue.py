@@ -37,6 +37,8 @@ _WAIT_SLICE = 0.02
 #: thread runs what is pending itself.
 HOT_SECONDS = 0.001
 GATHER_SECONDS = 0.0005
+#: How often idle_within looks again while the worker has not taken the queued work yet.
+IDLE_POLL_SECONDS = 50e-6
 #: The longest claim_idle waits for the run lock of an idle queue (held by a thread that is leaving it).
 CLAIM_WAIT_SECONDS = 0.001
 
@@ -277,7 +279,7 @@ class Queue:
             if self._run_lock.acquire(timeout=left):
                 self._run_lock.release()
                 if self._pending:  # queued work its worker has not taken yet: give it the lock
-                    time.sleep(min(GATHER_SECONDS, left))
+                    time.sleep(min(IDLE_POLL_SECONDS, left))
         return True
 
     def claim_idle(self) -> int:
@@ -624,6 +626,13 @@ class Queue:
             placement.event.set()
 
         notifier.current = placement
+        if self._inline_allowed():
+            position = self.claim_idle()
+            if position >= 0:  # an idle queue reaches the placement at once: no hand-over to its worker
+                self.model_clock_us = max(self.model_clock_us, self.host_clock.us)
+                reach()
+                self.finish_claimed(position, self.model_clock_us)
+                return placement
         self.enqueue(Command(Kind.NOTIFIER, "placeNotifier", reach))
         return placement
 
@@ -632,7 +641,17 @@ class Queue:
         placement = notifier.current
         if placement is None or placement.queue is self:
             return  # never placed, or placed earlier on this same in-order queue
+        if placement.event.is_set() and self._inline_allowed():
+            position = self.claim_idle()
+            if position >= 0:  # reached already, and this queue is idle: only the modelled clock moves
+                self.finish_claimed(position, max(self.model_clock_us, placement.model_time_us, self.host_clock.us))
+                return
         self.enqueue(Command(Kind.WAIT, "queueWaitNotifier", None, waits_for=placement))
+
+    def _inline_allowed(self) -> bool:
+        """Work may run in the calling thread on an idle queue only when no one watches commands one by one (the
+        sanitizer, tracing and other command hooks, observers): they see it queued as usual."""
+        return sanitizer is None and not command_hooks and not self.observers
 
 
 def wait_all(queues: Iterable[Queue]) -> None:
