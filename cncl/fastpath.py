@@ -33,6 +33,7 @@ from mlusim.queue import Command, Kind, current_command
 from . import group
 from .channel import ALL_REDUCE, Exchange, Signature
 from .fabric import SPIN_ROUNDS
+from .datatypes import REDUCE_FUNCTIONS
 from .reduction import reduce_ordered
 
 tiny = LazyModule(f"{__package__}.tiny")
@@ -73,7 +74,7 @@ class Plan:
     __slots__ = ("comm", "queue", "fabric", "send", "recv", "payload", "dtype", "op", "count", "nbytes",
                  "model_us", "send_block", "recv_block", "channels", "chan", "header", "header_clock", "io",
                  "io_clock", "wakes", "parts", "raw", "reads", "writes", "wait_seconds", "drain_seconds",
-                 "exchange_all", "release_all", "parity_at")
+                 "exchange_all", "release_all", "parity_at", "combine")
 
     def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype, op: int,
                  count: int, model_us: float):
@@ -112,6 +113,8 @@ class Plan:
         self.parts = [[send if channels.slot_of_rank[r] < 0 else
                        slot_views[channels.slot_of_rank[r]][(mask >> channels.slot_of_rank[r]) & 1]
                        for r in range(comm.nrank)] for mask in range(1 << npeers)]
+        # two ranks, no widening: the reduction is one ufunc call (what reduce_ordered does for two parts)
+        self.combine = REDUCE_FUNCTIONS[op] if comm.nrank == 2 and not dtype.widens else None
         # ranks in other processes: their posts need their own core, worth yielding for; ranks of this process are
         # often driven by this very thread (one thread, several communicators), which no waiting helps
         self.wait_seconds = WAIT_SECONDS if len(comm.clique.local) == 1 else 0.0
@@ -164,7 +167,11 @@ class Plan:
                     comm.fast_drain_from = 0.0
                     STATS["handed_over"] += 1
                     return True
-            reduce_ordered(self.parts[self.io[self.parity_at]], self.recv, self.op, self.dtype, comm.scratch)
+            parts = self.parts[self.io[self.parity_at]]
+            if self.combine is not None:
+                self.combine(parts[0], parts[1], out=self.recv)
+            else:
+                reduce_ordered(parts, self.recv, self.op, self.dtype, comm.scratch)
             self.release_all(self.raw, self.chan, self.io)
             if self.io[0]:
                 self._wake()
@@ -179,8 +186,13 @@ class Plan:
             if queue.blocking:
                 raise queue.take_fault() from None
             return True
-        with comm._turn:
-            comm._advance_past(ticket)
+        turn = comm._turn
+        with turn:  # the communicator's next operation may go (what _advance_past does, for a ticket never pending)
+            comm._next = ticket + 1
+            if comm._cancelled:
+                comm._advance_past(ticket)
+            elif turn._waiters:
+                turn.notify_all()
         STATS["inline"] += 1
         return True
 
