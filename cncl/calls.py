@@ -35,6 +35,7 @@ class Call:
         self.queue: Queue = self._queue(queue)
         self.submission = Submission(Kind.COLLECTIVE, name)
         self.spans: dict[str, tuple] = {}
+        self.ranges: dict = {}  # argument -> its pinned DeviceRange
 
     def _queue(self, queue) -> Queue:
         if queue is None:
@@ -73,6 +74,7 @@ class Call:
             raise _argument_error(arg, f"expected a device pointer (int), got {type(pointer).__name__}")
         held = self.submission.hold(acquire(int(pointer), count * dtype.size, arg), Access.NONE)  # access: at submit
         self.spans[arg] = ((held.address, held.nbytes),)
+        self.ranges[arg] = held
         if held.device is not self.comm.device:
             raise _argument_error(arg, f"0x{int(pointer):x} is on device {held.device.index}, the communicator "
                                        f"is on device {self.comm.device.index}")

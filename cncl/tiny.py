@@ -125,15 +125,16 @@ def eligible(ex: Exchange, send: np.ndarray, dtype: DataType) -> bool:
 
 
 def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
-               scratch: Scratch) -> None:
-    """One rank's side of a small allReduce."""
+               scratch: Scratch, posted: np.ndarray | None = None) -> None:
+    """One rank's side of a small allReduce. `posted` (flags per peer) names the peers this call's message was
+    already posted to, by the lean path (fastpath.py) that handed the rest of the call over."""
     fabric, rank = ex.fabric, ex.rank
     header = channels.header
     header[:6] = ex.signature.fields()
     header[6] = send.nbytes
     header[7] = np.float64(ex.clock_us).view(np.int64)
     done, wake = channels.done, channels.wake
-    done[:] = 0
+    done[:] = 0 if posted is None else posted
     wake[:] = 0
     words, heads = channels.words, channels.heads
     peers = channels.peers
@@ -177,6 +178,82 @@ def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndar
     _wake(channels, wake)
 
 
+#: Columns of `Lanes.chan`: word indexes of the counters, then byte offsets of the two slots out and in.
+OUT_POSTED, OUT_CONSUMED, IN_POSTED, IN_CONSUMED, OUT_SLOT, IN_SLOT = 0, 1, 2, 3, 4, 6
+#: Layout of the int64 `io` array of the lean path's calls: any wake needed, the latest peer clock (float64 bits),
+#: the slot parity of each arrived message (bit i: peer i), then per peer the done flags and the wake flags (two per
+#: peer: its posted counter, its consumed counter).
+IO_WAKE, IO_CLOCK, IO_PARITY, IO_DONE = 0, 1, 2, 3
+
+
+@njit(nogil=True, cache=True)
+def exchange_all(raw, send, chan, header, io, rounds, fresh):
+    """The lean path's post-and-wait (fastpath.py): post `send` with `header` to every peer not done yet, then wait
+    (at most `rounds` polls per counter) for every peer's message and check its signature; nothing is consumed.
+    `fresh` starts a call (clears `io`). Returns -1 when every message is there and matches (io holds the latest
+    peer clock and the slot parities), i for a peer i whose slot was not free yet, npeers + i for a peer i whose
+    message is not there yet, -2 - i for a peer i whose message does not match."""
+    words = raw.view(np.uint32)
+    heads = raw.view(np.int64)
+    clocks = raw.view(np.float64)
+    npeers = chan.shape[0]
+    wakes = IO_DONE + npeers
+    if fresh:
+        for j in range(io.size):
+            io[j] = 0
+        io.view(np.float64)[IO_CLOCK] = header.view(np.float64)[7]
+    count = send.size
+    for i in range(npeers):
+        if io[IO_DONE + i]:
+            continue
+        k = load(words, chan[i, OUT_POSTED]) + 1
+        if not spin_until(words, chan[i, OUT_CONSUMED], k - 2, rounds):
+            return i
+        head = chan[i, OUT_SLOT + (k & 1)] // 8
+        for j in range(8):
+            heads[head + j] = header[j]
+        base = head * 8 + 64
+        raw[base:base + count] = send
+        exchange(words, chan[i, OUT_POSTED], k & 0xFFFFFFFF)
+        if load(words, chan[i, OUT_POSTED] + 1) != 0:
+            io[wakes + 2 * i] = 1
+            io[IO_WAKE] = 1
+        io[IO_DONE + i] = 1
+    latest = io.view(np.float64)[IO_CLOCK]
+    parity = 0
+    for i in range(npeers):
+        k = load(words, chan[i, IN_CONSUMED]) + 1
+        if not spin_until(words, chan[i, IN_POSTED], k, rounds):
+            return npeers + i
+        head = chan[i, IN_SLOT + (k & 1)] // 8
+        for j in range(7):
+            if heads[head + j] != header[j]:
+                return -2 - i
+        if clocks[head + 7] > latest:
+            latest = clocks[head + 7]
+        parity |= (k & 1) << i
+    io.view(np.float64)[IO_CLOCK] = latest
+    io[IO_PARITY] = parity
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def release_all(raw, chan, io):
+    """The lean path's hand-back of every peer's slot (consumed = k), with the wake flags of `io`."""
+    words = raw.view(np.uint32)
+    npeers = chan.shape[0]
+    wakes = IO_DONE + npeers
+    io[IO_WAKE] = 0
+    for i in range(npeers):
+        io[wakes + 2 * i] = 0
+        io[wakes + 2 * i + 1] = 0
+        k = load(words, chan[i, IN_CONSUMED]) + 1
+        exchange(words, chan[i, IN_CONSUMED], k & 0xFFFFFFFF)
+        if load(words, chan[i, IN_CONSUMED] + 1) != 0:
+            io[wakes + 2 * i + 1] = 1
+            io[IO_WAKE] = 1
+
+
 def _wake(channels: Channels, wake: np.ndarray) -> None:
     """The futex wakes the compiled phases found necessary (a sleeper had announced itself)."""
     if not wake.any():
@@ -202,3 +279,7 @@ def warm() -> None:
           flags, 1)
     _arrived(words, heads, heads.view(np.float64), none, none, none, pairs, heads[:8], np.zeros(1, np.float64), 1)
     _release(words, none, flags)
+    chan = np.zeros((0, 8), np.int64)
+    io = np.zeros(IO_DONE, np.int64)
+    exchange_all(words.view(np.uint8), words.view(np.uint8)[:4], chan, heads[:8], io, 1, 1)
+    release_all(words.view(np.uint8), chan, io)

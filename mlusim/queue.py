@@ -37,6 +37,10 @@ _WAIT_SLICE = 0.02
 #: thread runs what is pending itself.
 HOT_SECONDS = 0.001
 GATHER_SECONDS = 0.0005
+#: How often idle_within looks again while the worker has not taken the queued work yet.
+IDLE_POLL_SECONDS = 50e-6
+#: The longest claim_idle waits for the run lock of an idle queue (held by a thread that is leaving it).
+CLAIM_WAIT_SECONDS = 0.001
 
 
 def running_queue() -> Optional["Queue"]:
@@ -261,6 +265,84 @@ class Queue:
                 self._wake_outstanding = True
                 self._tokens.put(True)
         return position
+
+    # ---- work run by the calling thread (cncl's lean path of small collectives) ---------------------------------
+
+    def idle_within(self, seconds: float) -> bool:
+        """Wait at most `seconds` (the GIL released; the worker runs the queue's work) for the queue to be idle;
+        whether it is. Unlike wait_idle it runs nothing itself and gives up in time."""
+        give_up = time.perf_counter() + seconds
+        while self._pending or self.completed != self.submitted:
+            left = give_up - time.perf_counter()
+            if left <= 0 or self._fault is not None or self in getattr(_running, "queues", ()):
+                return False
+            if self._run_lock.acquire(timeout=left):
+                self._run_lock.release()
+                if self._pending:  # queued work its worker has not taken yet: give it the lock
+                    time.sleep(min(IDLE_POLL_SECONDS, left))
+        return True
+
+    def claim_idle(self) -> int:
+        """For a caller that runs one command's work in its own thread: when the queue is idle (alive, nothing
+        queued or running, no sticky error) and no thread runs its commands, take its run lock and the next
+        position, as if a command had been queued there; -1 (nothing taken) otherwise. The caller ends the claim
+        with `finish_claimed` or `hand_over_claimed`; work other threads queue meanwhile runs after it, in order."""
+        if self._pending or self.completed != self.submitted or self._fault is not None:
+            return -1
+        # idle: a holder of the run lock is only leaving it (a worker after its batch, a sync after its wait)
+        if not self._run_lock.acquire(True, CLAIM_WAIT_SECONDS):
+            return -1
+        with self._submit_lock:
+            if (self._pending or self.completed != self.submitted or self._fault is not None or self.destroyed
+                    or self.lost is not None):
+                self._run_lock.release()
+                return -1
+            position = self.submitted
+            self.submitted = position + 1
+        return position
+
+    def finish_claimed(self, position: int, model_end_us: float) -> None:
+        """The claimed command at `position` ran in the calling thread and ended at `model_end_us` on the modelled
+        clock: count it done and let the queue run what was queued meanwhile."""
+        self.model_clock_us = model_end_us
+        self.completed = position + 1
+        self._idle_since = time.perf_counter()
+        self._run_lock.release()
+
+    def fail_claimed(self, position: int, kind: Kind, name: str, exc: BaseException) -> None:
+        """The claimed command at `position` failed in the calling thread: `exc` becomes the queue's sticky error,
+        as if the command had failed on the queue."""
+        self._fault = QueueFault(exc, f"{kind} '{name}'", self.name, command_kind=kind)
+        if not self.blocking:
+            self.device.record_fault(self._fault)
+        self.finish_claimed(position, self.model_clock_us)
+
+    def hand_over_claimed(self, position: int, command: Command) -> None:
+        """The claimed position's work is finished by `command` (its blocks pinned), run by the queue as if it had
+        been queued at `position`: before anything queued meanwhile."""
+        command.not_before_us = self.host_clock.us
+        with self._submit_lock:
+            self._pending.appendleft(command)
+        if self.blocking:
+            try:
+                while self._run_next():
+                    pass
+            finally:
+                self._run_lock.release()
+            fault = self.take_fault()
+            if fault is not None:
+                raise fault
+            return
+        self._run_lock.release()
+        self._wake_worker()
+
+    def _wake_worker(self) -> None:
+        with self._submit_lock:
+            if self._worker is None:
+                self._start_worker()
+            if not self._wake_outstanding:
+                self._wake_outstanding = True
+                self._tokens.put(True)
 
     def _reset_after_fork(self) -> None:
         """In a forked child: the parent's worker is gone and its locks may have been held at the fork. The work the
@@ -544,6 +626,13 @@ class Queue:
             placement.event.set()
 
         notifier.current = placement
+        if self._inline_allowed():
+            position = self.claim_idle()
+            if position >= 0:  # an idle queue reaches the placement at once: no hand-over to its worker
+                self.model_clock_us = max(self.model_clock_us, self.host_clock.us)
+                reach()
+                self.finish_claimed(position, self.model_clock_us)
+                return placement
         self.enqueue(Command(Kind.NOTIFIER, "placeNotifier", reach))
         return placement
 
@@ -552,7 +641,17 @@ class Queue:
         placement = notifier.current
         if placement is None or placement.queue is self:
             return  # never placed, or placed earlier on this same in-order queue
+        if placement.event.is_set() and self._inline_allowed():
+            position = self.claim_idle()
+            if position >= 0:  # reached already, and this queue is idle: only the modelled clock moves
+                self.finish_claimed(position, max(self.model_clock_us, placement.model_time_us, self.host_clock.us))
+                return
         self.enqueue(Command(Kind.WAIT, "queueWaitNotifier", None, waits_for=placement))
+
+    def _inline_allowed(self) -> bool:
+        """Work may run in the calling thread on an idle queue only when no one watches commands one by one (the
+        sanitizer, tracing and other command hooks, observers): they see it queued as usual."""
+        return sanitizer is None and not command_hooks and not self.observers
 
 
 def wait_all(queues: Iterable[Queue]) -> None:

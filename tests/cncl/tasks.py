@@ -391,3 +391,22 @@ def all_reduce_loop_until_failure(ctx, count: int, seconds: float) -> tuple:
             break
         calls += 1
     return calls, text, cncl.getCommAsyncError(ctx.comm)
+
+
+def lean_rounds(ctx, count: int, rounds: int, late_rank: int, delay: float) -> tuple:
+    """`rounds` in-place int32 sums of the same buffer back to back (the lean path from the second call on), rank
+    `late_rank` sleeping `delay` seconds before the middle call; (failures, how the calls went: fastpath.STATS)."""
+    from cncl import fastpath
+
+    failures: list = []
+    buffer = ctx.upload(np.ones(count, np.int32))
+    before = dict(fastpath.STATS)
+    for index in range(rounds):
+        if index == rounds // 2 and ctx.rank == late_rank:
+            time.sleep(delay)
+        cncl.allReduce(buffer, buffer, count, cncl.cnclInt32, cncl.cnclSum, ctx.comm, ctx.queue)
+    ctx.sync()
+    _compare(failures, "lean allReduce rounds", ctx.download(buffer, count, np.int32),
+             np.full(count, ctx.world ** rounds, np.int32))
+    cnrt.free(buffer)
+    return failures, {key: fastpath.STATS[key] - before[key] for key in before}

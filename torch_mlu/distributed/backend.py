@@ -207,6 +207,10 @@ class CnclBackend:
         return connection
 
     def _finish(self, connection: Connection, outputs: list, name: str, used=()) -> Work:
+        if self._coalescing is None and not connection.queue.busy():
+            # The cncl queue has run everything, this collective included (cncl ran a small one in this thread):
+            # the work is complete, with nothing for a stream to wait for or an input to be kept alive for.
+            return Work(connection, None, outputs, name, self.sequence_number)
         for tensor in used:
             connection.record(tensor)
         if self._coalescing is not None:

@@ -335,6 +335,32 @@ def asynchronous(rank: int, world: int, delay: float) -> dict:
     return result
 
 
+def small_collective_done_inline(rank: int, world: int, delay: float) -> dict:
+    """Rank 0 issues a small all_reduce at once, the others `delay` seconds later: rank 0's cncl call is handed to
+    its queue (its work pending, its stream made to wait), the later ranks find every message there and cncl runs
+    their call in the host thread (their work is complete when it is returned, nothing left to wait for). Then
+    calls back to back: every result right."""
+    result = {}
+    tensor = torch.full((64,), float(rank + 1), device="mlu")
+    dist.all_reduce(tensor)  # the communicator, and the call's plan
+    torch.mlu.synchronize()
+    dist.barrier()
+    torch.mlu.synchronize()
+    if rank != 0:
+        time.sleep(delay)
+    tensor.fill_(float(rank + 1))
+    work = dist.all_reduce(tensor, async_op=True)
+    result["completed_at_once"] = work.is_completed()
+    result["future"] = work.get_future().wait()[0].cpu()[:2].tolist()
+    work.wait()
+    result["value"] = tensor.cpu()[:2].tolist()
+    ones = torch.ones(16, device="mlu")
+    for _ in range(30):
+        dist.all_reduce(ones)
+    result["chain"] = ones.cpu()[:2].tolist()
+    return result
+
+
 # ---- training ---------------------------------------------------------------------------------------------------
 
 class _Model(torch.nn.Module):

@@ -13,3 +13,12 @@ def test_wait_orders_the_stream_without_blocking_the_host(two_ranks):
     assert not first["reused_while_pending"]          # the freed input's block was held back (record_stream)
     assert first["completed_after"] and second["completed_after"]
     assert first["address_kept"]
+
+
+def test_a_small_collective_cncl_ran_in_the_host_thread_is_complete_at_once(two_ranks):
+    first, second = two_ranks.run("small_collective_done_inline", 0.3)
+    assert not first["completed_at_once"]             # rank 1 was away: queued, pending
+    assert second["completed_at_once"]                # rank 0's message was there: done in the call
+    for result in (first, second):
+        assert result["future"] == result["value"] == [3.0, 3.0]
+        assert result["chain"] == [2.0 ** 30] * 2
