@@ -160,9 +160,11 @@ class OpCall:
         desc.assign(E.CNNL_LAYOUT_ARRAY, dtype, (1,), (1,))
         return self.input(desc, pointer, arg)
 
-    def submit(self, run: Callable[[], None], flops: float, dtype: int, unit: Optional[str] = None) -> None:
+    def submit(self, run: Callable[[], None], flops: float, dtype: int, unit: Optional[str] = None,
+               small: bool = False) -> None:
         """Enqueue the op on the handle's queue; the queue owns the pins from here on. `unit` (mlusim.cost.TENSOR
-        or VECTOR) defaults to the op's unit by name (`unit_of`)."""
+        or VECTOR) defaults to the op's unit by name (`unit_of`). `small`: the work is a few µs, which the calling
+        thread runs itself when the queue is idle (`Queue.enqueue_small`)."""
         queue = self.handle.queue
         unit = unit or unit_of(self.name)
         rate = rate_key(dtype)
@@ -175,6 +177,9 @@ class OpCall:
                 _model_us_cache.clear()
             _model_us_specs[id(spec)] = spec
             _model_us_cache[key] = model_us
-        self.submission.enqueue(queue, quietly(run), model_us,
-                                info={"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype),
-                                      "rate": rate, "unit": unit})
+        info = {"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype), "rate": rate,
+                "unit": unit}
+        if small:
+            queue.enqueue_small(self.submission.command(quietly(run), model_us, info))
+        else:
+            self.submission.enqueue(queue, quietly(run), model_us, info=info)

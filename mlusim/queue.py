@@ -344,6 +344,34 @@ class Queue:
                 self._wake_outstanding = True
                 self._tokens.put(True)
 
+    def enqueue_small(self, command: Command) -> int:
+        """Queue a command whose work is a few µs (an op on a handful of elements). When the queue is idle
+        (nothing pending or running, no other thread running its work), the calling thread runs it at once, as
+        the worker would have the moment it was queued: same order, same sticky-error handling (an error is
+        reported at the next sync, not raised here), same clocks and hooks. Waking the worker for such a command
+        costs more than the command (a thread hand-over and two of the GIL). Otherwise: `enqueue`."""
+        if (self.blocking or self.destroyed or self.lost is not None or sanitizer is not None
+                or self in getattr(_running, "queues", ())):
+            return self.enqueue(command)
+        if not self._run_lock.acquire(blocking=False):
+            return self.enqueue(command)
+        try:
+            with self._submit_lock:
+                if self._pending or self.completed != self.submitted:
+                    idle = False
+                else:
+                    idle = True
+                    command.not_before_us = self.host_clock.us
+                    position = self.submitted
+                    self.submitted += 1
+                    self._pending.append(command)
+            if idle:
+                self._run_next()
+                return position
+        finally:
+            self._run_lock.release()
+        return self.enqueue(command)
+
     def _reset_after_fork(self) -> None:
         """In a forked child: the parent's worker is gone and its locks may have been held at the fork. The work the
         parent had queued (or was running) is not run here: its pins are released, its notifier placements count

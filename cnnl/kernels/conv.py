@@ -185,7 +185,8 @@ class _Geometry:
                 return work(chunk)
 
         if self.batch * self.positions * self.columns * self.groups <= INLINE_COLUMN_ELEMENTS or thread_count() == 1:
-            return [work(units)]
+            with blas_threads.single_threaded_blas():  # (blocks of lines: GEMMs far too small for BLAS's threads)
+                return [work(units)]
         count = min(len(units), 4 * thread_count())
         bounds = [len(units) * k // count for k in range(count + 1)]
         return map_parallel(chunk_work, [units[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
@@ -248,6 +249,13 @@ def _rows_matrix(grads):
 
 def _wide_forward(geo, flat, flat_strides, row_layout, wmat, result, bias):
     matrix = _whole_matrix(geo, flat, flat_strides, row_layout, wmat.dtype)
+    with blas_threads.gemm_threads(matrix.size * wmat.shape[0]):
+        _wide_product(geo, row_layout, matrix, wmat, result)
+    if bias is not None:
+        result += bias
+
+
+def _wide_product(geo, row_layout, matrix, wmat, result):
     if row_layout:
         product = np.matmul(matrix, wmat.T, out=result.reshape(-1, wmat.shape[0]) if result.flags.c_contiguous
                             else None)
@@ -256,8 +264,6 @@ def _wide_forward(geo, flat, flat_strides, row_layout, wmat, result, bias):
     else:
         product = wmat @ matrix  # (Co, N*L)
         _channel_rows(result)[...] = product.reshape(wmat.shape[0], geo.batch, -1).transpose(1, 0, 2)
-    if bias is not None:
-        result += bias
 
 
 def _column_forward(geo, values, wmat, result, bias=None):
@@ -303,7 +309,8 @@ def _column_backward_data(geo, grads, wmat, target):
     row_layout = geo.row_layout(flat_strides)
     if _wide(geo, wmat.shape[0], target.itemsize):  # one GEMM for the batch's columns, col2im per sample
         grad_rows = _rows_matrix(grads)
-        columns = grad_rows @ wmat if row_layout else wmat.T @ grad_rows.T
+        with blas_threads.gemm_threads(grad_rows.size * wmat.shape[1]):
+            columns = grad_rows @ wmat if row_layout else wmat.T @ grad_rows.T
         per_sample = geo.positions
 
         def scatter(n):
@@ -345,7 +352,8 @@ def _column_backward_filter(geo, values, grads, dtype):
         # one GEMM summing over the whole batch (NHWC: dy is already its (N*L, Co) matrix): the BLAS's best shape
         matrix = _whole_matrix(geo, flat, flat_strides, row_layout, dtype)
         grad_rows = _rows_matrix(grads)
-        return grad_rows.T @ (matrix if row_layout else matrix.T)
+        with blas_threads.gemm_threads(matrix.size * channels_out):
+            return grad_rows.T @ (matrix if row_layout else matrix.T)
     source = _channel_rows(grads)
     out_per_group = channels_out // geo.groups
     units = geo.units(np.dtype(dtype).itemsize, split=True)
@@ -384,7 +392,8 @@ def conv_forward(x, w, out, pads, strides, dilations, groups, alpha=1.0, beta=0.
     else:
         wmat = _weight_matrix(w, dtype)
         if pointwise and groups == 1 and xp.flags.c_contiguous and result.flags.c_contiguous:
-            np.matmul(xp.reshape(-1, channels_in), wmat.T, out=result.reshape(-1, channels_out))
+            with blas_threads.gemm_threads(xp.size * channels_out):
+                np.matmul(xp.reshape(-1, channels_in), wmat.T, out=result.reshape(-1, channels_out))
         else:
             fold = bias is not None and alpha == 1 and beta == 0  # out = conv + bias: add it block by block
             _column_forward(_Geometry(x.shape, out_spatial, kernel, pads, strides, dilations, groups),

@@ -82,11 +82,12 @@ def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
         _half_matmul_rows(a, b, out, trans_a, trans_b, alpha, beta)
         return
     left, right = _operand(a, trans_a, dtype), _operand(b, trans_b, dtype)
-    if alpha == 1 and beta == 0 and out.dtype == dtype:
-        if not _batches_in_parallel(left, right, out):
-            np.matmul(left, right, out=out)
-        return
-    product = np.matmul(left, right)
+    with blas_threads.gemm_threads(out.size * left.shape[-1]):
+        if alpha == 1 and beta == 0 and out.dtype == dtype:
+            if not _batches_in_parallel(left, right, out):
+                np.matmul(left, right, out=out)
+            return
+        product = np.matmul(left, right)
     run_elementwise(functools.partial(_scale_block, alpha, beta), out, [product], staged=True)
 
 

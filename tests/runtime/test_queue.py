@@ -267,3 +267,41 @@ def test_a_stream_of_commands_runs_without_a_sync():
     assert done.wait(10.0)
     assert seen == list(range(300))
     cnrt.queueSync(queue)
+
+
+def test_a_small_command_on_an_idle_queue_runs_at_once_on_the_calling_thread():
+    from mlusim.queue import Command, Kind
+    queue = cnrt.queueCreate()
+    ran_on = []
+    queue.enqueue_small(Command(Kind.OP, "small", lambda: ran_on.append(threading.current_thread())))
+    assert ran_on == [threading.current_thread()] and not queue.busy()
+    cnrt.queueSync(queue)
+
+
+def test_a_small_command_behind_queued_work_waits_its_turn():
+    from mlusim.queue import Command, Kind
+    queue = cnrt.queueCreate()
+    release = threading.Event()
+    order = []
+    cnrt.invokeHostFunc(queue, lambda _: (release.wait(10), order.append("first")), None)
+    queue.enqueue_small(Command(Kind.OP, "small", lambda: order.append("small")))
+    assert order == [] and queue.busy()
+    release.set()
+    cnrt.queueSync(queue)
+    assert order == ["first", "small"]
+
+
+def test_a_failing_small_command_is_the_queues_sticky_error_reported_at_sync():
+    from mlusim.queue import Command, Kind
+    queue = cnrt.queueCreate()
+    pointer = cnrt.malloc(16)
+
+    def explode():
+        raise RuntimeError("small op exploded")
+
+    queue.enqueue_small(Command(Kind.OP, "small", explode))  # not raised at the call, as queued work
+    cnrt.memsetAsync(pointer, 3, 16, queue)
+    error = raises_code(cnrt.cnrtErrorUnknown, cnrt.queueSync, queue)
+    assert "small op exploded" in str(error) and "1 later command" in str(error)
+    assert "small op exploded" in str(raises_code(cnrt.cnrtErrorUnknown, cnrt.syncDevice))
+    cnrt.syncDevice()

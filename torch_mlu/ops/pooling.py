@@ -95,6 +95,10 @@ class _Window:
     def descriptor(self, mode: int):
         return _pool_descriptor(self.rank, mode, self.kernel, self.padding, self.stride, self.dilation, self.ceil_mode)
 
+    def batched(self, t: torch.Tensor) -> torch.Tensor:
+        """A result of the user's shape with the batch axis the kernels see."""
+        return t.unsqueeze(0) if self.unbatched else t
+
     def shaped(self, t: torch.Tensor) -> torch.Tensor:
         return t.squeeze(0) if self.unbatched else t
 
@@ -113,8 +117,13 @@ def _max_pool(name: str, spatial: int, self, kernel, stride, padding, dilation, 
         return fallback(overload, self, kernel, stride, padding, dilation, ceil_mode, out=out, indices=indices)
     window = _Window(name, self, spatial, kernel, stride, padding, dilation, ceil_mode)
     x = window.input
-    values = _empty(window.out_shape, x, window.channel_last)
-    index = _empty(window.out_shape, x, window.channel_last, torch.int64)
+    direct = (_writable_in_place(out, window, x) and _writable_in_place(indices, window, x, torch.int64)
+              and out.untyped_storage().data_ptr() != indices.untyped_storage().data_ptr())
+    if direct:  # (the outputs torch's meta function allocated): written by the kernel itself, no copies
+        values, index = window.batched(out), window.batched(indices)
+    else:
+        values = _empty(window.out_shape, x, window.channel_last)
+        index = _empty(window.out_shape, x, window.channel_last, torch.int64)
     if values.numel() and x.numel():
         x_desc, y_desc = feature_desc(x, window.channel_last), feature_desc(values, window.channel_last)
         i_desc = feature_desc(index, window.channel_last)
@@ -123,10 +132,40 @@ def _max_pool(name: str, spatial: int, self, kernel, stride, padding, dilation, 
         ws, _keep = workspace(size, x.device)
         cnnl.poolingForwardWithIndex(h, window.descriptor(MAX), 1.0, x_desc, x.data_ptr(), 0.0, y_desc,
                                      values.data_ptr(), i_desc, index.data_ptr(), ws, size)
-    for result, target in ((values, out), (index, indices)):
-        resize_out(target, window.user_shape())
-        target.copy_(window.shaped(result))
+    if not direct:
+        for result, target in ((values, out), (index, indices)):
+            resize_out(target, window.user_shape())
+            target.copy_(window.shaped(result))
     return out, indices
+
+
+def _writable_in_place(target: torch.Tensor, window: "_Window", source: torch.Tensor, dtype=None) -> bool:
+    """True when the pooling kernel can write `target` itself: it already has the result's shape and dtype, is
+    dense in the memory format of the input (channel-last or not) and lies apart from `source`."""
+    if tuple(target.shape) != tuple(window.user_shape()) or target.dtype != (dtype or source.dtype):
+        return False
+    if target.device != source.device or target.numel() == 0:
+        return False
+    return (_dense_in_format(window.batched(target), window.channel_last)
+            and target.untyped_storage().data_ptr() != source.untyped_storage().data_ptr())
+
+
+def _gradient_buffer(target: Destination, window: "_Window", inputs) -> tuple:
+    """(where a pooling gradient is computed, True when that is the destination itself): the destination when it
+    is dense in the input's memory format and apart from the `inputs`, else a new tensor to copy from."""
+    candidate = window.batched(target.target)
+    storage = candidate.untyped_storage().data_ptr()
+    if _dense_in_format(candidate, window.channel_last) and all(
+            t.untyped_storage().data_ptr() != storage for t in inputs):
+        return candidate, True
+    return _empty(window.input.shape, window.input, window.channel_last), False
+
+
+def _dense_in_format(t: torch.Tensor, channel_last: bool) -> bool:
+    """True when the (batched) tensor is dense channel-last (`channel_last`) or dense contiguous."""
+    if channel_last:
+        return t.is_contiguous(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+    return t.is_contiguous()
 
 
 @register("aten::max_pool2d_with_indices.out")
@@ -162,7 +201,7 @@ def _max_pool_backward(name: str, spatial: int, grad_output, self, kernel, strid
                         grad_input=grad_input)
     window = _Window(name, self, spatial, kernel, stride, padding, dilation, ceil_mode)
     target = Destination(grad_input, self.shape, self.dtype, (grad_output,))
-    dx = _empty(window.input.shape, window.input, window.channel_last)
+    dx, direct = _gradient_buffer(target, window, (grad_output, indices))
     if dx.numel():
         if grad_output.numel() == 0:
             dx.zero_()
@@ -176,7 +215,8 @@ def _max_pool_backward(name: str, spatial: int, grad_output, self, kernel, strid
             cnnl.poolingBackward(h, window.descriptor(MAX), 1.0, feature_desc(index, window.channel_last),
                                  index.data_ptr(), feature_desc(dy, window.channel_last), dy.data_ptr(), None, None,
                                  0.0, feature_desc(dx, window.channel_last), dx.data_ptr())
-    target.target.copy_(window.shaped(dx))
+    if not direct:
+        target.target.copy_(window.shaped(dx))
     return target.finish()
 
 
@@ -256,7 +296,7 @@ def _avg_pool_backward(name: str, spatial: int, grad_output, self, kernel, strid
                         divisor_override, grad_input=grad_input)
     window = _Window(name, self, spatial, kernel, stride, padding, 1, ceil_mode)
     target = Destination(grad_input, self.shape, self.dtype, (grad_output,))
-    dx = _empty(window.input.shape, window.input, window.channel_last)
+    dx, direct = _gradient_buffer(target, window, (grad_output,))
     if dx.numel():
         if grad_output.numel() == 0:
             dx.zero_()
@@ -268,7 +308,8 @@ def _avg_pool_backward(name: str, spatial: int, grad_output, self, kernel, strid
             cnnl.poolingBackward(h, window.descriptor(_avg_mode(count_include_pad)), 1.0, None, None,
                                  feature_desc(dy, window.channel_last), dy.data_ptr(), None, None, 0.0,
                                  feature_desc(dx, window.channel_last), dx.data_ptr())
-    target.target.copy_(window.shaped(dx))
+    if not direct:
+        target.target.copy_(window.shaped(dx))
     return target.finish()
 
 
