@@ -82,6 +82,12 @@ def _zero_copy(ex: Exchange, nrank: int, buffers: list[np.ndarray], total_bytes:
     return True
 
 
+def sends_whole_buffer(send: np.ndarray, nrank: int) -> bool:
+    """Whether an allReduce of `send` sends every peer the whole buffer (direct); else reduce-scatter + all-gather.
+    The same answer on every rank: a function of the call."""
+    return send.nbytes <= DIRECT_ALL_REDUCE_BYTES or send.size < nrank or nrank == 1
+
+
 def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType,
                scratch: Scratch, memory: zerocopy.PeerMemory | None = None) -> None:
     def reduce_shared(views: list) -> None:
@@ -100,7 +106,7 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
         return
     peers = _peers(ex, nrank)
     per = _per_message(ex, dtype)
-    if send.nbytes <= DIRECT_ALL_REDUCE_BYTES or send.size < nrank or nrank == 1:
+    if sends_whole_buffer(send, nrank):
         for start, stop in windows(send.size, per):
             for peer in peers:
                 ex.send(peer, send[start:stop])

@@ -30,7 +30,7 @@ from mlusim import queue as queue_module
 from mlusim.lazymodule import LazyModule
 from mlusim.queue import Command, Kind, current_command
 
-from . import group
+from . import algorithms, group
 from .channel import ALL_REDUCE, Exchange, Signature
 from .fabric import SPIN_ROUNDS
 from .datatypes import REDUCE_FUNCTIONS
@@ -130,7 +130,7 @@ class Plan:
         return (self.comm.error is None and not self.comm.destroyed and not self.send_block.freed
                 and not self.recv_block.freed and not getattr(group._state, "depth", 0)
                 and queue_module.sanitizer is None and not queue_module.command_hooks and not queue.observers
-                and self.fabric.raw is not None)
+                and self.fabric.raw is not None and algorithms.sends_whole_buffer(self.send, self.comm.nrank))
 
     def run(self) -> bool:
         """Run the call in the calling thread (or begin it and hand the rest to the queue); False when the lean
@@ -288,4 +288,4 @@ def remember(comm, key, plan: Plan) -> None:
 def eligible(comm, send: np.ndarray) -> bool:
     """Whether an allReduce of `send` may get a plan (a function of the call and the clique)."""
     return (1 < comm.nrank <= MAX_RANKS and 0 < send.nbytes <= MAX_BYTES and send.nbytes <= comm.fabric.slot
-            and send.flags.c_contiguous)
+            and send.flags.c_contiguous and algorithms.sends_whole_buffer(send, comm.nrank))

@@ -1,6 +1,8 @@
 """Every collective x dtype x op against numpy, with 2, 3 and 4 devices of one process (one thread per rank)."""
 import pytest
 
+from cncl import algorithms
+
 from tests.cncl.ranks import ThreadClique
 
 COUNTS = [0, 1, 7, 1000, 2053]  # 2053 elements cross several 4 KiB message slots, unevenly
@@ -19,9 +21,11 @@ def test_reductions(clique, kind, in_place):
     assert clique.run("reductions", kind, COUNTS, in_place) == [[]] * clique.world
 
 
-def test_all_reduce_two_phase_path(clique):
-    # a direct limit of 0 sends every allReduce through reduce-scatter + all-gather
-    assert clique.run("reductions", "allReduce", [5, 2053], False, None, None, 0) == [[]] * clique.world
+def test_all_reduce_two_phase_path(clique, monkeypatch):
+    # a direct limit of 0 sends every allReduce through reduce-scatter + all-gather; set here, once for the rank
+    # threads (each rank saving and restoring the shared module's limit raced: one could restore another's 0)
+    monkeypatch.setattr(algorithms, "DIRECT_ALL_REDUCE_BYTES", 0)
+    assert clique.run("reductions", "allReduce", [5, 2053], False) == [[]] * clique.world
 
 
 @pytest.mark.parametrize("in_place", [False, True], ids=["out_of_place", "in_place"])
