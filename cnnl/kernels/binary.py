@@ -118,7 +118,17 @@ def _float_div(a, b, out):
 
 def _float_pow(a, b, out):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        np.power(a, b, out=out)
+        if _single_value(b) == 2:  # x * x: the correctly rounded x ** 2 (torch's too), without powf per element
+            np.multiply(a, a, out=out)
+        else:
+            np.power(a, b, out=out)
+
+
+def _single_value(block):
+    """The one value a block holds (of one element, or broadcast: stride 0 on every longer axis), else None."""
+    if block.size and all(stride == 0 or n == 1 for stride, n in zip(block.strides, block.shape)):
+        return block.flat[0]
+    return None
 
 
 def _maximum(a, b, out):

@@ -91,6 +91,26 @@ def test_binary(op, dtype, shape, data):
     assert_close(out, expected, dtype, ulps=TRANSCENDENTAL_ULPS if op == "pow" else 4, what=op)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_float_power_of_a_broadcast_two_is_the_exact_square(dtype, in_place):
+    """x ** 2 with the exponent one broadcast value: x * x (torch's result), bit for bit, specials included."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(200_000) * 300).astype(dtype)
+    x[:7] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-30, -3e5]
+    expected = (x.astype(np.float64) ** 2).astype(dtype) if dtype != np.float16 else \
+        np.square(x.astype(np.float32)).astype(dtype)
+    two = np.full((1,), 2, dtype) if in_place else np.broadcast_to(np.array(2, dtype), x.shape)  # (either form)
+    base = x.copy()
+    out = x if in_place else np.full_like(x, 7)
+    binary("pow", x, two, out)
+    np.testing.assert_array_equal(out.view(np.uint8), expected.view(np.uint8))
+    three = np.broadcast_to(np.array(3, dtype), x.shape)  # other exponents: powf as before
+    with np.errstate(all="ignore"):
+        binary("pow", base[7:], three[7:], out[7:])
+        np.testing.assert_allclose(out[7:], np.power(base[7:].astype(np.float64), 3).astype(dtype), rtol=1e-3)
+
+
 def test_integer_div_truncates_and_div_by_zero_is_zero():
     out = np.empty(5, np.int32)
     binary("div", np.array([7, -7, 7, -7, 5], np.int32), np.array([2, 2, -2, -2, 0], np.int32), out)
