@@ -366,7 +366,6 @@ def reallocated_buffers(ctx, count: int, rounds: int) -> list:
 
 def unmappable_peers(ctx) -> None:
     """From now on this rank cannot map its peers' device memory (as if /proc/<pid>/fd were not accessible)."""
-    from cncl import zerocopy
     from mlusim import sharedmem
 
     def refuse(identity):

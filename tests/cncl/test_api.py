@@ -11,16 +11,6 @@ import cnrt
 from mlusim import device as devices
 
 
-@pytest.fixture
-def comms():
-    devices.configure(memory=64 << 20, device_count=2)
-    made = cncl.initComms(2, [0, 1], [1, 0], 2, None)
-    yield made
-    live = [comm for comm in made if not comm.destroyed]
-    cncl.destroyComms(live, len(live))
-    devices.configure()
-
-
 def _code(function, *args) -> int:
     with pytest.raises(cncl.CnclError) as error:
         function(*args)

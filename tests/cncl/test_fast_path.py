@@ -13,20 +13,9 @@ import pytest
 import cncl
 import cnrt
 from cncl import fastpath
-from mlusim import device as devices
 from mlusim import queue as queues
 from mlusim.trace import Recorder
 from tests.cncl.tasks import DTYPES, OPS, make_input, reference
-
-
-@pytest.fixture
-def pair():
-    devices.configure(memory=64 << 20, device_count=2)
-    comms = cncl.initComms(2, [0, 1], [0, 1], 2, None)
-    yield comms
-    live = [comm for comm in comms if not comm.destroyed]
-    cncl.destroyComms(live, len(live))
-    devices.configure()
 
 
 def _upload(rank: int, values: np.ndarray) -> int:

@@ -10,17 +10,6 @@ import pytest
 import cncl
 import cnrt
 from cncl import tiny
-from mlusim import device as devices
-
-
-@pytest.fixture
-def pair():
-    devices.configure(memory=64 << 20, device_count=2)
-    comms = cncl.initComms(2, [0, 1], [0, 1], 2, None)
-    yield comms
-    live = [comm for comm in comms if not comm.destroyed]
-    cncl.destroyComms(live, len(live))
-    devices.configure()
 
 
 def _buffer(device: int, values: np.ndarray) -> int:
