@@ -59,6 +59,11 @@ class Calls:
         return [_download(r, self.recvs[r], like) for r in range(2)]
 
 
+#: tests of the lean path's own workings: the sanitizer turns the path off (it must see every call as a queued
+#: command), so these run without it even in a sanitized run
+LEAN_PATH_ON = pytest.mark.mlusim_sanitize("off")
+
+
 def _stats() -> dict:
     return dict(fastpath.STATS)
 
@@ -68,6 +73,7 @@ def _delta(before: dict) -> dict:
 
 
 @pytest.mark.parametrize("first", [0, 1])
+@LEAN_PATH_ON
 def test_every_type_and_op_gives_the_general_paths_bits_on_either_path(pair, first, monkeypatch):
     count = 37
     for code in DTYPES:
@@ -150,6 +156,7 @@ def test_a_float_count_is_still_rejected_after_the_int_call_was_planned(pair):
     assert error.value.code == cncl.CNCL_RET_ERR_ARGUMENTS and "count" in error.value.message
 
 
+@LEAN_PATH_ON
 def test_a_freed_buffer_fails_as_on_the_general_path_and_a_reallocated_one_is_used(pair):
     inputs = [np.full(8, r + 1, np.float32) for r in range(2)]
     calls = Calls(pair, 8, cncl.cnclFloat, cncl.cnclSum, inputs)
@@ -188,6 +195,7 @@ def test_an_aborted_communicator_is_refused_as_on_the_general_path(pair):
     assert error.value.code == cncl.CNCL_RET_ERR_ARGUMENTS and "destroyed" in error.value.message
 
 
+@LEAN_PATH_ON
 def test_a_handed_over_call_times_out_like_a_queued_one(pair):
     pair[0].set_timeout(0.5)
     calls = Calls(pair, 2, cncl.cnclFloat, cncl.cnclSum, [np.ones(2, np.float32)] * 2)
@@ -245,6 +253,7 @@ def test_calls_in_a_group_are_queued_at_its_end(pair):
         np.testing.assert_array_equal(got, np.full(3, 3, np.int32))
 
 
+@LEAN_PATH_ON
 def test_queue_order_notifiers_and_clock_of_inline_and_handed_over_calls(pair):
     inputs = [np.full(4, r + 1, np.float32) for r in range(2)]
     calls = Calls(pair, 4, cncl.cnclFloat, cncl.cnclSum, inputs)
@@ -283,6 +292,16 @@ def test_queue_order_notifiers_and_clock_of_inline_and_handed_over_calls(pair):
     cnrt.setDevice(0)
     np.testing.assert_array_equal(_download(0, calls.recvs[0], inputs[0]), np.full(4, 3, np.float32))
     _sync(0, 1)
+
+
+@pytest.mark.mlusim_sanitize("all")
+def test_with_the_sanitizer_on_every_call_is_a_queued_command(pair):
+    calls = Calls(pair, 2, cncl.cnclFloat, cncl.cnclSum, [np.ones(2, np.float32)] * 2)
+    before = _stats()
+    for _ in range(4):
+        calls.round(order=(1, 0))
+    assert _delta(before)["inline"] == _delta(before)["handed_over"] == 0
+    assert [r.tolist() for r in calls.results(np.ones(2, np.float32))] == [[2.0, 2.0]] * 2
 
 
 def test_with_tracing_on_every_call_is_a_queued_command(pair):

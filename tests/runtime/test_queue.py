@@ -269,6 +269,7 @@ def test_a_stream_of_commands_runs_without_a_sync():
     cnrt.queueSync(queue)
 
 
+@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 def test_a_small_command_on_an_idle_queue_runs_at_once_on_the_calling_thread():
     from mlusim.queue import Command, Kind
     queue = cnrt.queueCreate()
@@ -276,6 +277,18 @@ def test_a_small_command_on_an_idle_queue_runs_at_once_on_the_calling_thread():
     queue.enqueue_small(Command(Kind.OP, "small", lambda: ran_on.append(threading.current_thread())))
     assert ran_on == [threading.current_thread()] and not queue.busy()
     cnrt.queueSync(queue)
+
+
+@pytest.mark.mlusim_sanitize("all")
+def test_with_the_sanitizer_on_a_small_command_is_queued_for_the_worker():
+    from mlusim.queue import Command, Kind
+    queue = cnrt.queueCreate()
+    ran_on = []
+    queue.enqueue_small(Command(Kind.OP, "small", lambda: ran_on.append(threading.current_thread())))
+    ran_in_the_call = ran_on == [threading.current_thread()]
+    cnrt.queueSync(queue)
+    assert not ran_in_the_call and len(ran_on) == 1
+    cnrt.queueDestroy(queue)
 
 
 def test_a_small_command_behind_queued_work_waits_its_turn():
