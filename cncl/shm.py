@@ -6,9 +6,10 @@ clique manages the lifetime itself: every rank unlinks the name as soon as all r
 left in /dev/shm even if a rank is killed later.
 
 Until then the creator may die too (SIGKILL or SIGTERM while it waits in cnclInitComms for ranks that never come),
-with nobody to unlink the name. So the creator starts a tiny guard, a shell in its own session that waits on a pipe
-only the creator holds open: when the creator closes it (it unlinked the name) or dies (the kernel closes it), the
-guard removes the name and exits. This holds however the ranks were started, not only under `mlusim run`.
+with nobody to unlink the name. So the creator first starts a tiny guard, a shell in its own session that waits on a
+pipe only the creator holds open, then creates the name: when the creator closes the pipe (it unlinked the name) or
+dies (the kernel closes it), the guard removes the name and exits; a creator that could not create the name (it was
+taken) tells the guard to keep it. This holds however the ranks were started, not only under `mlusim run`.
 """
 from __future__ import annotations
 
@@ -26,10 +27,18 @@ _guards_lock = threading.Lock()
 
 def create(name: str, size: int) -> mmap.mmap:
     """A new zero-filled segment, guarded against this process dying before it unlinks the name; FileExistsError
-    when the name is taken."""
-    fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
+    when the name is taken. The guard starts before the name exists: a creator killed the moment the name appears
+    (a signal sent as soon as /dev/shm shows it) leaves nothing behind."""
+    writer = _start_guard(name)
     try:
-        _guard(name)
+        fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
+    except BaseException:
+        _dismiss_guard(writer)  # the name is another's (or was never made): the guard must not remove it
+        raise
+    if writer is not None:
+        with _guards_lock:
+            _guards[name] = writer
+    try:
         os.ftruncate(fd, size)
         return mmap.mmap(fd, size)
     except BaseException:
@@ -39,24 +48,35 @@ def create(name: str, size: int) -> mmap.mmap:
         os.close(fd)
 
 
-def _guard(name: str) -> None:
-    """Start the guard that removes /dev/shm/<name> when this process closes its end of a pipe, or dies."""
+def _start_guard(name: str) -> int | None:
+    """Start the guard that removes /dev/shm/<name> when this process closes the write end of its pipe (returned)
+    or dies, unless told "keep" first (`_dismiss_guard`); None when there is no /dev/shm or no shell."""
     path = os.path.join(SHM_DIRECTORY, name)
     if not os.path.isdir(SHM_DIRECTORY):
-        return
+        return None
     reader, writer = os.pipe()  # both ends close-on-exec: no other child of this process holds the writer
     try:
-        script = f'(trap "" INT TERM HUP; read _ <&{reader}; rm -f "$1") >/dev/null 2>&1 </dev/null &'
+        script = (f'(trap "" INT TERM HUP; read word <&{reader}; [ "$word" = keep ] || rm -f "$1") '
+                  f'>/dev/null 2>&1 </dev/null &')
         shell = subprocess.Popen(["/bin/sh", "-c", script, "mlusim-shm-guard", path], pass_fds=(reader,),
                                  stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
         shell.wait()  # the guard itself runs on in the background, adopted by init: no zombie is left here
     except OSError:
         os.close(writer)
-        return
+        return None
     finally:
         os.close(reader)
-    with _guards_lock:
-        _guards[name] = writer
+    return writer
+
+
+def _dismiss_guard(writer: int | None) -> None:
+    """End a guard without its removing anything."""
+    if writer is None:
+        return
+    try:
+        os.write(writer, b"keep\n")
+    finally:
+        os.close(writer)
 
 
 def _release_guard(name: str) -> None:
