@@ -56,10 +56,12 @@ def _start_guard(name: str) -> int | None:
         return None
     reader, writer = os.pipe()  # both ends close-on-exec: no other child of this process holds the writer
     try:
-        script = (f'(trap "" INT TERM HUP; read word <&{reader}; [ "$word" = keep ] || rm -f "$1") '
-                  f'>/dev/null 2>&1 </dev/null &')
-        shell = subprocess.Popen(["/bin/sh", "-c", script, "mlusim-shm-guard", path], pass_fds=(reader,),
-                                 stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        # the pipe is the shell's stdin, moved to fd 3 for the background guard (sh redirects only fds 0-9, and a
+        # background list's stdin is /dev/null)
+        script = 'exec 3<&0; (trap "" INT TERM HUP; read word <&3; [ "$word" = keep ] || rm -f "$1") ' \
+                 '</dev/null >/dev/null 2>&1 &'
+        shell = subprocess.Popen(["/bin/sh", "-c", script, "mlusim-shm-guard", path], stdin=reader,
+                                 start_new_session=True, close_fds=True)
         shell.wait()  # the guard itself runs on in the background, adopted by init: no zombie is left here
     except OSError:
         os.close(writer)

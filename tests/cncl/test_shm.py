@@ -61,3 +61,21 @@ def test_a_creator_killed_while_starting_its_guard_leaves_no_name():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == -9, result.stderr
     assert _gone_within(os.path.join(shm.SHM_DIRECTORY, name), 1)
+
+
+def test_the_name_stays_while_its_creator_lives_whatever_its_pipe_descriptor():
+    """A process with many files open gets a guard pipe above fd 9, which sh cannot redirect from by number: the
+    guard must still wait (it once removed the name at once in such processes)."""
+    name = _name()
+    path = os.path.join(shm.SHM_DIRECTORY, name)
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(16)]
+    try:
+        memory = shm.create(name, 4096)
+        time.sleep(0.3)
+        assert os.path.exists(path)
+        shm.unlink(name)
+        memory.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert _gone_within(path, 5)
