@@ -22,7 +22,7 @@ from numba import njit
 from .cast import readonly_flat
 from .dtypes import FLOAT_DTYPES, check_dtype, check_same_dtype, compute_dtype
 from .elementwise import run_elementwise, stored_in_compute_dtype
-from .fastmath import exp32
+from .fastmath import FUSED_MULTIPLY_ADD, exp32
 from .staging import load, store
 
 MODES = ("relu", "relu6", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "leaky_relu", "elu", "hardswish")
@@ -186,7 +186,7 @@ def _normal_cdf32(v, gauss):
     return np.float32(0.5) * (np.float32(2.0) - tail if v >= 0 else tail)
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy", fastmath=FUSED_MULTIPLY_ADD)
 def _forward_float32(mode, x, out):
     """out = f(x) for sigmoid, silu and gelu (1-D float32; x may be out itself)."""
     if mode == 2:  # sigmoid
@@ -252,7 +252,7 @@ def _in_chunks(mode, function, arrays):
         function(*(array[start:start + FAST_CHUNK] for array in arrays))
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy", fastmath=FUSED_MULTIPLY_ADD)
 def _backward_float32(mode, x, y, dy, aux, out):
     """out = f'(x) * dy (float32 loops; float64 for the short formulas of sigmoid and tanh, whose 1 - y cancels),
     given `aux` = tanh(k (x + 0.044715 x^3)) for gelu_tanh (unread otherwise; sigmoid and tanh use y)."""

@@ -13,12 +13,12 @@ import numpy as np
 from numba import njit
 
 from .dtypes import FLOAT32, compute_dtype
-from .fastmath import acc_add, exp32
+from .fastmath import FUSED_MULTIPLY_ADD, acc_add, exp32
 from .parallel import run_blocked
 from .staging import load, store
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy", fastmath=FUSED_MULTIPLY_ADD)
 def _softmax_rows(x, tops, out, log):
     """(log-)softmax of each row of the 2-D float32 `x` into `out` (out may be x itself), given each row's maximum
     `tops` (NaN for a row holding a NaN: the row is then NaN; a row of -inf gives NaN too, as PyTorch's)."""
