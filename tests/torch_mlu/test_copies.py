@@ -66,6 +66,29 @@ def test_copy_broadcasts_and_converts_dtypes():
     assert back.tolist() == [[1.0] * 3] * 2
 
 
+@pytest.mark.parametrize("target", [torch.float16, torch.bfloat16, torch.int32, torch.float64, torch.bool])
+def test_repeated_conversions_take_the_validated_path_and_keep_checking_per_call(target):
+    """The second conversion with the same layouts skips the descriptor checks, not the per-call ones: values stay
+    the CPU's (dense, transposed and offset sources, a strided destination; NaN, inf, -0.0, half overflow)."""
+    from torch_mlu.ops import copy as copy_module
+    source = _sample((64, 48), torch.float32, seed=3)
+    if target.is_floating_point:  # (NaN and inf to an integer are undefined in C: torch's CPU gives INT_MIN)
+        source[0, :4] = torch.tensor([float("nan"), float("inf"), -0.0, 70000.0])
+    device = source.to("mlu")
+    for _ in range(3):  # the first call validates, the later ones take the fast path
+        torch.testing.assert_close(device.to(target).cpu(), source.to(target), equal_nan=True, rtol=0, atol=0)
+        torch.testing.assert_close(device.t().to(target).cpu(), source.t().to(target), equal_nan=True, rtol=0,
+                                   atol=0)
+        torch.testing.assert_close(device[5:, 3:].to(target).cpu(), source[5:, 3:].to(target), equal_nan=True,
+                                   rtol=0, atol=0)
+        strided = torch.zeros(48, 64, dtype=target, device="mlu").t()
+        strided.copy_(device)
+        torch.testing.assert_close(strided.cpu(), source.to(target), equal_nan=True, rtol=0, atol=0)
+    signature = ("cast", copy_module.desc(device), copy_module.desc(device.to(target)))
+    assert copy_module._launch.validated(signature)
+    torch.mlu.synchronize()
+
+
 def test_device_to_device_copies_queue_and_never_wait(gates):
     src = torch.arange(8, dtype=torch.float32, device="mlu")
     gate = gates()

@@ -21,8 +21,10 @@ import torch
 
 import cnnl
 import cnrt
+from cnnl import kernels
 
 from .. import _state
+from . import _launch
 from ._core import TORCH_TO_CNNL, desc, handle, register
 
 
@@ -127,8 +129,22 @@ def _device_to_device(src: torch.Tensor, dst: torch.Tensor) -> None:
         else:
             cnnl.copy(handle(dst), desc(src), src.data_ptr(), desc(dst), dst.data_ptr())
         return
+    _cast(src, dst)
+
+
+def _cast(src: torch.Tensor, dst: torch.Tensor) -> None:
+    """dst = src converted (cnnlCastDataType); after the first call with a pair of descriptors, the validated fast
+    path of _launch (a dtype conversion is as common as an add: autocast, .half(), .float())."""
+    h, src_desc, dst_desc = handle(dst), desc(src), desc(dst)
+    signature = ("cast", src_desc, dst_desc)
+    if _launch.validated(signature):
+        _launch.enqueue("cnnlCastDataType", h, ((src_desc, src.data_ptr(), "input"),),
+                        ((dst_desc, dst.data_ptr(), "output"),), kernels.cast, flops=dst.numel(),
+                        dtype=dst_desc.dtype)
+        return
     cast = getattr(cnnl, f"CNNL_CAST_{_CAST_NAMES[src.dtype]}_TO_{_CAST_NAMES[dst.dtype]}")
-    cnnl.castDataType(handle(dst), desc(src), src.data_ptr(), cast, desc(dst), dst.data_ptr())
+    cnnl.castDataType(h, src_desc, src.data_ptr(), cast, dst_desc, dst.data_ptr())
+    _launch.remember(signature)
 
 
 _SAME_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
