@@ -10,7 +10,7 @@ the sanitizer nor a command observer (tracing) is on, and the queue is idle. It 
 (`Queue.claim_idle`: the call takes the queue position a queued command would), takes the communicator's next
 sequence number and turn, and posts to every peer and waits for their messages in one compiled call
 (`tiny.exchange_all`): the same messages, headers and counters as the general path, so the ranks may take either
-path call by call. The reduction is `reduction.reduce_ordered` in rank order (bitwise the general path's result);
+path call by call. The reduction is `reduction.reduce_ordered`'s, in rank order (bitwise the general path's result);
 the slots go back in a second compiled call (`tiny.release_all`). The queue's modelled clock and completed count
 move as if the command had run there.
 
@@ -33,8 +33,7 @@ from mlusim.queue import Command, Kind, current_command
 from . import algorithms, group
 from .channel import ALL_REDUCE, Exchange, Signature
 from .fabric import SPIN_ROUNDS
-from .datatypes import REDUCE_FUNCTIONS
-from .reduction import reduce_ordered
+from .reduction import ordered_reduction
 
 tiny = LazyModule(f"{__package__}.tiny")
 
@@ -74,7 +73,7 @@ class Plan:
     __slots__ = ("comm", "queue", "fabric", "send", "recv", "payload", "dtype", "op", "count", "nbytes",
                  "model_us", "send_block", "recv_block", "channels", "chan", "header", "header_clock", "io",
                  "io_clock", "wakes", "parts", "raw", "reads", "writes", "wait_seconds", "drain_seconds",
-                 "exchange_all", "release_all", "parity_at", "combine")
+                 "exchange_all", "release_all", "parity_at", "reduce")
 
     def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype, op: int,
                  count: int, model_us: float):
@@ -113,8 +112,7 @@ class Plan:
         self.parts = [[send if channels.slot_of_rank[r] < 0 else
                        slot_views[channels.slot_of_rank[r]][(mask >> channels.slot_of_rank[r]) & 1]
                        for r in range(comm.nrank)] for mask in range(1 << npeers)]
-        # two ranks, no widening: the reduction is one ufunc call (what reduce_ordered does for two parts)
-        self.combine = REDUCE_FUNCTIONS[op] if comm.nrank == 2 and not dtype.widens else None
+        self.reduce = ordered_reduction(comm.nrank, op, dtype)
         # ranks in other processes: their posts need their own core, worth yielding for; ranks of this process are
         # often driven by this very thread (one thread, several communicators), which no waiting helps
         self.wait_seconds = WAIT_SECONDS if len(comm.clique.local) == 1 else 0.0
@@ -167,11 +165,7 @@ class Plan:
                     comm.fast_drain_from = 0.0
                     STATS["handed_over"] += 1
                     return True
-            parts = self.parts[self.io[self.parity_at]]
-            if self.combine is not None:
-                self.combine(parts[0], parts[1], out=self.recv)
-            else:
-                reduce_ordered(parts, self.recv, self.op, self.dtype, comm.scratch)
+            self.reduce(self.parts[self.io[self.parity_at]], self.recv, comm.scratch)
             self.release_all(self.raw, self.chan, self.io)
             if self.io[0]:
                 self._wake()
@@ -186,13 +180,8 @@ class Plan:
             if queue.blocking:
                 raise queue.take_fault() from None
             return True
-        turn = comm._turn
-        with turn:  # the communicator's next operation may go (what _advance_past does, for a ticket never pending)
-            comm._next = ticket + 1
-            if comm._cancelled:
-                comm._advance_past(ticket)
-            elif turn._waiters:
-                turn.notify_all()
+        with comm._turn:  # the communicator's next operation may go
+            comm._advance_past(ticket)
         STATS["inline"] += 1
         return True
 
@@ -221,7 +210,7 @@ class Plan:
         if not self.wait_seconds or status < -1:
             return status
         give_up = time.perf_counter() + self.wait_seconds
-        while status != -1 and status >= 0:
+        while status >= 0:
             os.sched_yield()
             status = self.exchange_all(self.raw, self.payload, self.chan, self.header, self.io, SPIN_ROUNDS, 0)
             if self.io[0]:

@@ -21,6 +21,15 @@ class Scratch:
         return buffer[:need].view(dtype)
 
 
+def ordered_reduction(nparts: int, op: int, dtype: DataType):
+    """`reduce_ordered` of `nparts` parts by `op` as a function (parts, out, scratch), made once for a call that is
+    repeated: two parts that need no widening are one ufunc call, without the general function's checks."""
+    if nparts == 2 and not dtype.widens:
+        combine = REDUCE_FUNCTIONS[op]
+        return lambda parts, out, scratch: combine(parts[0], parts[1], out=out)
+    return lambda parts, out, scratch: reduce_ordered(parts, out, op, dtype, scratch)
+
+
 def reduce_ordered(parts: list, out: np.ndarray, op: int, dtype: DataType, scratch: Scratch) -> None:
     """out = ((parts[0] op parts[1]) op parts[2]) ...; `out` may be the memory of any one part.
 

@@ -67,11 +67,11 @@ class Channels:
 
 
 @njit(nogil=True, cache=True)
-def _post(words, heads, raw, send, peers, out_posted, out_consumed, out_slot, header, done, wake, rounds):
+def _post(words, heads, raw, send, out_posted, out_consumed, out_slot, header, done, wake, rounds):
     """Post the bytes `send` with `header` to every peer not `done` yet; -1 when all are posted, else the index
     of a peer whose slot was not free within the spin (call again once it is)."""
     count = send.size
-    for i in range(peers.size):
+    for i in range(out_posted.size):
         if done[i]:
             continue
         k = load(words, out_posted[i]) + 1
@@ -82,8 +82,7 @@ def _post(words, heads, raw, send, peers, out_posted, out_consumed, out_slot, he
         for j in range(8):
             heads[head + j] = header[j]
         base = slot + 64
-        for j in range(count):
-            raw[base + j] = send[j]
+        raw[base:base + count] = send
         exchange(words, out_posted[i], k & 0xFFFFFFFF)
         if load(words, out_posted[i] + 1) != 0:
             wake[2 * i] = 1
@@ -92,10 +91,10 @@ def _post(words, heads, raw, send, peers, out_posted, out_consumed, out_slot, he
 
 
 @njit(nogil=True, cache=True)
-def _arrived(words, heads, clocks, peers, in_posted, in_consumed, in_slot, header, latest, rounds):
+def _arrived(words, heads, clocks, in_posted, in_consumed, in_slot, header, latest, rounds):
     """Wait (spinning) for every peer's message and check its signature against `header` (7 words); -1 when all
     are there and match, i >= 0 when peer i's message is not there yet, -2 - i when it does not match."""
-    for i in range(peers.size):
+    for i in range(in_posted.size):
         k = load(words, in_consumed[i]) + 1
         if not spin_until(words, in_posted[i], k, rounds):
             return i
@@ -140,7 +139,7 @@ def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndar
     peers = channels.peers
     payload = send.view(np.uint8)
     while True:
-        waiting = _post(words, heads, channels.raw, payload, peers, channels.out_posted, channels.out_consumed,
+        waiting = _post(words, heads, channels.raw, payload, channels.out_posted, channels.out_consumed,
                         channels.out_slot, header, done, wake, SPIN_ROUNDS)
         if waiting < 0:
             break
@@ -152,7 +151,7 @@ def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndar
     latest = channels.latest
     latest[0] = ex.latest_peer_clock_us
     while True:
-        state = _arrived(words, heads, channels.clocks, peers, channels.in_posted, channels.in_consumed,
+        state = _arrived(words, heads, channels.clocks, channels.in_posted, channels.in_consumed,
                          channels.in_slot, header, latest, SPIN_ROUNDS)
         if state == -1:
             break
@@ -178,7 +177,8 @@ def all_reduce(ex: Exchange, channels: Channels, send: np.ndarray, recv: np.ndar
     _wake(channels, wake)
 
 
-#: Columns of `Lanes.chan`: word indexes of the counters, then byte offsets of the two slots out and in.
+#: Columns of the lean path's `Plan.chan` (fastpath.py): word indexes of the counters, then byte offsets of the two
+#: slots out and in (the arrays of `Channels`, side by side).
 OUT_POSTED, OUT_CONSUMED, IN_POSTED, IN_CONSUMED, OUT_SLOT, IN_SLOT = 0, 1, 2, 3, 4, 6
 #: Layout of the int64 `io` array of the lean path's calls: any wake needed, the latest peer clock (float64 bits),
 #: the slot parity of each arrived message (bit i: peer i), then per peer the done flags and the wake flags (two per
@@ -187,71 +187,53 @@ IO_WAKE, IO_CLOCK, IO_PARITY, IO_DONE = 0, 1, 2, 3
 
 
 @njit(nogil=True, cache=True)
+def _note_wakes(io, npeers):
+    for j in range(IO_DONE + npeers, io.size):
+        if io[j]:
+            io[IO_WAKE] = 1
+
+
+@njit(nogil=True, cache=True)
 def exchange_all(raw, send, chan, header, io, rounds, fresh):
-    """The lean path's post-and-wait (fastpath.py): post `send` with `header` to every peer not done yet, then wait
-    (at most `rounds` polls per counter) for every peer's message and check its signature; nothing is consumed.
-    `fresh` starts a call (clears `io`). Returns -1 when every message is there and matches (io holds the latest
-    peer clock and the slot parities), i for a peer i whose slot was not free yet, npeers + i for a peer i whose
-    message is not there yet, -2 - i for a peer i whose message does not match."""
+    """The lean path's post-and-wait (fastpath.py), `_post` then `_arrived` in one compiled call: post `send` with
+    `header` to every peer not done yet, then wait (at most `rounds` polls per counter) for every peer's message and
+    check its signature; nothing is consumed. `fresh` starts a call (clears `io`). Returns -1 when every message is
+    there and matches (io holds the latest peer clock and the slot parities), i for a peer i whose slot was not free
+    yet, npeers + i for a peer i whose message is not there yet, -2 - i for a peer i whose message does not match."""
     words = raw.view(np.uint32)
     heads = raw.view(np.int64)
-    clocks = raw.view(np.float64)
     npeers = chan.shape[0]
-    wakes = IO_DONE + npeers
+    clock = io[IO_CLOCK:IO_CLOCK + 1].view(np.float64)
     if fresh:
-        for j in range(io.size):
-            io[j] = 0
-        io.view(np.float64)[IO_CLOCK] = header.view(np.float64)[7]
-    count = send.size
-    for i in range(npeers):
-        if io[IO_DONE + i]:
-            continue
-        k = load(words, chan[i, OUT_POSTED]) + 1
-        if not spin_until(words, chan[i, OUT_CONSUMED], k - 2, rounds):
-            return i
-        head = chan[i, OUT_SLOT + (k & 1)] // 8
-        for j in range(8):
-            heads[head + j] = header[j]
-        base = head * 8 + 64
-        raw[base:base + count] = send
-        exchange(words, chan[i, OUT_POSTED], k & 0xFFFFFFFF)
-        if load(words, chan[i, OUT_POSTED] + 1) != 0:
-            io[wakes + 2 * i] = 1
-            io[IO_WAKE] = 1
-        io[IO_DONE + i] = 1
-    latest = io.view(np.float64)[IO_CLOCK]
+        io[:] = 0
+        clock[0] = header.view(np.float64)[7]
+    done, wake = io[IO_DONE:IO_DONE + npeers], io[IO_DONE + npeers:]
+    waiting = _post(words, heads, raw, send, chan[:, OUT_POSTED], chan[:, OUT_CONSUMED],
+                    chan[:, OUT_SLOT:OUT_SLOT + 2], header, done, wake, rounds)
+    _note_wakes(io, npeers)
+    if waiting >= 0:
+        return waiting
+    state = _arrived(words, heads, raw.view(np.float64), chan[:, IN_POSTED], chan[:, IN_CONSUMED],
+                     chan[:, IN_SLOT:IN_SLOT + 2], header, clock, rounds)
+    if state >= 0:
+        return npeers + state
+    if state < -1:
+        return state
     parity = 0
     for i in range(npeers):
-        k = load(words, chan[i, IN_CONSUMED]) + 1
-        if not spin_until(words, chan[i, IN_POSTED], k, rounds):
-            return npeers + i
-        head = chan[i, IN_SLOT + (k & 1)] // 8
-        for j in range(7):
-            if heads[head + j] != header[j]:
-                return -2 - i
-        if clocks[head + 7] > latest:
-            latest = clocks[head + 7]
-        parity |= (k & 1) << i
-    io.view(np.float64)[IO_CLOCK] = latest
+        parity |= ((load(words, chan[i, IN_CONSUMED]) + 1) & 1) << i
     io[IO_PARITY] = parity
     return -1
 
 
 @njit(nogil=True, cache=True)
 def release_all(raw, chan, io):
-    """The lean path's hand-back of every peer's slot (consumed = k), with the wake flags of `io`."""
-    words = raw.view(np.uint32)
+    """The lean path's `_release`: every peer's slot handed back, with the wake flags of `io`."""
     npeers = chan.shape[0]
-    wakes = IO_DONE + npeers
     io[IO_WAKE] = 0
-    for i in range(npeers):
-        io[wakes + 2 * i] = 0
-        io[wakes + 2 * i + 1] = 0
-        k = load(words, chan[i, IN_CONSUMED]) + 1
-        exchange(words, chan[i, IN_CONSUMED], k & 0xFFFFFFFF)
-        if load(words, chan[i, IN_CONSUMED] + 1) != 0:
-            io[wakes + 2 * i + 1] = 1
-            io[IO_WAKE] = 1
+    io[IO_DONE + npeers:] = 0
+    _release(raw.view(np.uint32), chan[:, IN_CONSUMED], io[IO_DONE + npeers:])
+    _note_wakes(io, npeers)
 
 
 def _wake(channels: Channels, wake: np.ndarray) -> None:
@@ -275,9 +257,8 @@ def warm() -> None:
     none = np.zeros(0, np.int64)
     pairs = np.zeros((0, 2), np.int64)
     flags = np.zeros(2, np.uint8)
-    _post(words, heads, words.view(np.uint8), words.view(np.uint8)[:4], none, none, none, pairs, heads[:8], flags,
-          flags, 1)
-    _arrived(words, heads, heads.view(np.float64), none, none, none, pairs, heads[:8], np.zeros(1, np.float64), 1)
+    _post(words, heads, words.view(np.uint8), words.view(np.uint8)[:4], none, none, pairs, heads[:8], flags, flags, 1)
+    _arrived(words, heads, heads.view(np.float64), none, none, pairs, heads[:8], np.zeros(1, np.float64), 1)
     _release(words, none, flags)
     chan = np.zeros((0, 8), np.int64)
     io = np.zeros(IO_DONE, np.int64)

@@ -256,14 +256,10 @@ class Queue:
                 raise fault
             return position
         with self._submit_lock:
-            if self._worker is None:
-                self._start_worker()
             position = self.submitted
             self.submitted += 1
             self._pending.append(command)
-            if not self._wake_outstanding:
-                self._wake_outstanding = True
-                self._tokens.put(True)
+            self._wake_worker_locked()
         return position
 
     # ---- work run by the calling thread (cncl's lean path of small collectives) ---------------------------------
@@ -334,15 +330,16 @@ class Queue:
                 raise fault
             return
         self._run_lock.release()
-        self._wake_worker()
-
-    def _wake_worker(self) -> None:
         with self._submit_lock:
-            if self._worker is None:
-                self._start_worker()
-            if not self._wake_outstanding:
-                self._wake_outstanding = True
-                self._tokens.put(True)
+            self._wake_worker_locked()
+
+    def _wake_worker_locked(self) -> None:
+        """Start the worker, or wake it unless a wake-up is outstanding (the caller holds `_submit_lock`)."""
+        if self._worker is None:
+            self._start_worker()
+        if not self._wake_outstanding:
+            self._wake_outstanding = True
+            self._tokens.put(True)
 
     def enqueue_small(self, command: Command) -> int:
         """Queue a command whose work is a few µs (an op on a handful of elements). When the queue is idle
