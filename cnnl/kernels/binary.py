@@ -9,10 +9,13 @@ every dtype and may write any output dtype (as 0/1). Logical ops treat nonzero (
 import functools
 
 import numpy as np
+from numba import njit
 
+from .cast import readonly_flat
 from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, INT_DTYPES, NUMERIC_DTYPES, check_dtype,
                      check_same_dtype, compute_dtype, is_int)
 from .elementwise import run_elementwise, store_bool_result, stored_in_compute_dtype
+from .fastmath import FUSED_MULTIPLY_ADD
 from .parallel import INLINE_DIRECT_ELEMENTS, same_view
 from .staging import compute_buffer, load, store
 
@@ -89,9 +92,51 @@ def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):
     check_dtype("a", a, NUMERIC_DTYPES)
     for name, value in (("alpha1", alpha1), ("alpha2", alpha2), ("beta", beta)):
         _check_scale(name, value, out.dtype)
+    if _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta):
+        return
     plain = alpha1 == 1 and alpha2 == 1 and beta == 0
     block = functools.partial(_op_tensor_block, ufunc, alpha1, alpha2, beta)
     run_elementwise(block, out, [a, b], staged=not (plain and stored_in_compute_dtype(out)))
+
+
+@njit(nogil=True, cache=True, fastmath=FUSED_MULTIPLY_ADD)
+def _scaled_add_flat(a, b, scale, out):
+    """out = a + scale * b of 1-D floats in one pass, as one FMA per element where the host has FMAs: PyTorch's CPU
+    add with alpha (its vectorised loop is fmadd(b, alpha, a)); out may be a itself."""
+    for i in range(out.size):
+        out[i] = a[i] + scale * b[i]
+
+
+@njit(nogil=True, cache=True, fastmath=FUSED_MULTIPLY_ADD)
+def _scaled_add_into(b, scale, out):
+    """`_scaled_add_flat` with a = out (`add_`): two streams, and no aliasing that keeps LLVM's loop scalar."""
+    for i in range(out.size):
+        out[i] = out[i] + scale * b[i]
+
+
+def _scaled_add_block(scale, out, a, b):
+    if not out.flags.c_contiguous:  # (blocks of a C-contiguous output are; this keeps a block that is not right)
+        _op_tensor_block(np.add, 1, scale, 0, out, a, b)
+        return
+    if same_view(a, out):
+        _scaled_add_into(readonly_flat(b), scale, out.reshape(-1))
+    else:
+        _scaled_add_flat(readonly_flat(a), readonly_flat(b), scale, out.reshape(-1))
+
+
+def _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta) -> bool:
+    """a + alpha2 * b (add) or a - alpha2 * b (sub) of float32/float64 operands of one shape, dense, in one compiled
+    pass instead of a scaled copy of b and an add (`torch.add(a, b, alpha=...)`, the optimizers' updates). False when
+    the general path must run."""
+    dtype = out.dtype
+    if (alpha1 != 1 or alpha2 == 1 or beta != 0 or ufunc not in (np.add, np.subtract)
+            or dtype not in (FLOAT32, FLOAT64) or a.dtype != dtype or b.dtype != dtype
+            or a.shape != out.shape or b.shape != out.shape
+            or not (a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous)):
+        return False
+    scale = dtype.type(alpha2) if ufunc is np.add else -dtype.type(alpha2)
+    run_elementwise(functools.partial(_scaled_add_block, scale), out, [a, b], staged=False)
+    return True
 
 
 def _int_div(a, b, out):

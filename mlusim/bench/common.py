@@ -21,17 +21,21 @@ def median_time(function: Callable[[], object], repeats: int = 7, warmup: int = 
     return middle, spread
 
 
-def _paired_seconds(functions, repeats: int, warmup: int) -> list[list[float]]:
-    """Each function's times (s) over `repeats` rounds in which the functions run in alternation."""
+def _paired_seconds(functions, repeats: int, warmup: int, burst: int = 1) -> list[list[float]]:
+    """Each function's times (s) over `repeats` rounds in which the functions run in alternation: per round, each
+    function runs `burst` times in a row, and with burst > 1 the first call of each burst is not counted (it pays
+    for the hand-over from the other function, not for its own work)."""
     for _ in range(warmup):
         for function in functions:
             function()
     seconds = [[] for _ in functions]
     for _ in range(repeats):
         for times, function in zip(seconds, functions):
-            start = time.perf_counter()
-            function()
-            times.append(time.perf_counter() - start)
+            for call in range(burst):
+                start = time.perf_counter()
+                function()
+                if call or burst == 1:
+                    times.append(time.perf_counter() - start)
     return seconds
 
 
@@ -41,11 +45,14 @@ def paired_median_ms(*functions: Callable[[], object], repeats: int = 7, warmup:
     return [statistics.median(times) * 1e3 for times in _paired_seconds(functions, repeats, warmup)]
 
 
-def paired_best_ms(*functions: Callable[[], object], repeats: int = 7, warmup: int = 1) -> list[float]:
+def paired_best_ms(*functions: Callable[[], object], repeats: int = 7, warmup: int = 1, burst: int = 1) -> list[float]:
     """Best times (ms) of functions measured in alternation. On a shared host the load inflates medians unevenly
     (torch's CPU ops wait for their OpenMP threads, ours for the queue's thread); the best of several runs is what
-    each side does when it gets the cores."""
-    return [min(times) * 1e3 for times in _paired_seconds(functions, repeats, warmup)]
+    each side does when it gets the cores. `burst` > 1 times each function in steady state: a call that directly
+    follows the other function's pays for the hand-over between them (torch's OpenMP threads keep spinning on the
+    cores for a while after its op returned), so each round runs a function `burst` times and counts all but the
+    first call."""
+    return [min(times) * 1e3 for times in _paired_seconds(functions, repeats, warmup, burst)]
 
 
 def row(name: str, ours: float, reference: Optional[float], target: Optional[float], unit: str = "ms",

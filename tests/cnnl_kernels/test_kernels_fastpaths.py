@@ -284,3 +284,64 @@ def test_map_parallel_keeps_order_nests_inline_and_raises_the_first_error(monkey
     with pytest.raises(KeyError):
         parallel.map_parallel(fail_on_seven, range(20))
     assert parallel.map_parallel(lambda i: i, range(5)) == list(range(5))  # the pool still works afterwards
+
+
+# ---- scaled add (a + alpha * b in one pass) --------------------------------------------------------------------------
+
+def _host_has_fma():
+    import llvmlite.binding as llvm
+    return "+fma" in llvm.get_host_cpu_features().flatten().split(",")
+
+
+def _rounded_once(a, scale, b):
+    """a + scale * b rounded once (to nearest, ties to even) into a's dtype, from exact rational arithmetic."""
+    from fractions import Fraction
+    dtype = a.dtype.type
+    result = []
+    for x, y in zip(a, b):
+        exact = Fraction(float(x)) + Fraction(float(scale)) * Fraction(float(y))
+        guess = dtype(float(exact))  # within one step of the answer (float() rounds once more on the way)
+        candidates = [np.nextafter(guess, dtype(-np.inf)), guess, np.nextafter(guess, dtype(np.inf))]
+        distance = [abs(Fraction(float(c)) - exact) for c in candidates]
+        best = min(distance)
+        ties = [c for c, d in zip(candidates, distance) if d == best]
+        result.append(ties[0] if len(ties) == 1 else next(c for c in ties if not c.view(f"u{c.itemsize}") & 1))
+    return np.array(result, a.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_scaled_add_rounds_once_like_torchs_fmadd(dtype, op, threaded):
+    rng = np.random.default_rng(11)
+    a = (rng.normal(size=3001) * np.exp2(rng.integers(-30, 30, 3001))).astype(dtype)
+    b = (rng.normal(size=3001) * np.exp2(rng.integers(-30, 30, 3001))).astype(dtype)
+    a[:6] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0]
+    b[:6] = [1.0, np.inf, 2.0, -0.0, -0.0, np.inf]
+    scale = dtype(0.37)
+    threaded()
+    for in_place in (False, True):
+        out = a.copy() if in_place else np.full_like(a, np.nan)
+        K.op_tensor(op, out if in_place else a, b, out, 1, scale, 0)
+        signed = scale if op == "add" else -scale
+        if _host_has_fma():
+            want = _rounded_once(a[6:], signed, b[6:])
+        else:  # two roundings: the scaled b, then the sum
+            want = (a[6:] + (b[6:] * signed).astype(dtype)).astype(dtype)
+        assert np.array_equal(_bits(out[6:]), _bits(want)), (op, in_place)
+        with np.errstate(invalid="ignore"):
+            special = a[:6] + signed * b[:6]
+        np.testing.assert_array_equal(out[:6], special)  # inf - inf is NaN, -0.0 + 0.37 * -0.0 is -0.0
+
+
+def test_scaled_add_leaves_the_general_path_for_other_cases():
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(40, 30)).astype(np.float32), rng.normal(size=(40, 30)).astype(np.float32)
+    for case in [dict(alpha1=2.0, alpha2=0.5, beta=0.0), dict(alpha1=1, alpha2=0.5, beta=1.0),
+                 dict(alpha1=1, alpha2=0.5, beta=0.0, strided=True), dict(alpha1=1, alpha2=0.5, beta=0.0, row=True)]:
+        x = a[:, ::2] if case.get("strided") else a
+        y = b[:1] if case.get("row") else (b[:, ::2] if case.get("strided") else b)
+        out = np.ones(x.shape, np.float32)
+        previous = out.copy()
+        K.op_tensor("add", x, y, out, case["alpha1"], case["alpha2"], case["beta"])
+        want = case["alpha1"] * x.astype(np.float64) + case["alpha2"] * y.astype(np.float64) + case["beta"] * previous
+        np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)

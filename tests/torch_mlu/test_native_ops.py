@@ -64,6 +64,18 @@ def test_scalar_forms_alpha_and_promotion(dtype):
     assert fallback.counts() == {}
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_add_and_sub_with_alpha_are_torchs_bits(dtype):
+    """a + alpha * b as torch's CPU kernel computes it (one fused multiply-add), out of place and in place."""
+    a, b = torch.randn(301, 7, dtype=dtype) * 1e3, torch.randn(301, 7, dtype=dtype)
+    d, e = a.to("mlu"), b.to("mlu")
+    for device_result, cpu_result in [(torch.add(d, e, alpha=0.3), torch.add(a, b, alpha=0.3)),
+                                      (torch.sub(d, e, alpha=1e-3), torch.sub(a, b, alpha=1e-3)),
+                                      (d.clone().add_(e, alpha=-7.1), a.clone().add_(b, alpha=-7.1))]:
+        assert torch.equal(device_result.cpu(), cpu_result)
+    assert fallback.counts() == {}
+
+
 def test_mixed_dtypes_promote_like_cpu():
     pairs = [(torch.float16, torch.float32), (torch.int32, torch.float64), (torch.int64, torch.int16),
              (torch.uint8, torch.int8), (torch.bfloat16, torch.float16)]
