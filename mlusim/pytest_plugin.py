@@ -27,15 +27,37 @@ Fixtures:
 """
 from __future__ import annotations
 
+import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional
 
 import pytest
 
-from mlusim import device as devices
-from mlusim import sanitizer
-from mlusim.sanitizer import config as tools_config
+
+def _library_not_rewritten() -> None:
+    """Take this distribution's packages (mlusim, cnrt, cnnl, ..., torch_mlu) out of pytest's assertion rewriting.
+
+    pytest rewrites every module of a distribution that registers a pytest11 plugin, by parsing it into Python
+    ast objects at import. CPython 3.11's ast constructor keeps its recursion depth in state shared by all threads,
+    and numba parses source with `ast` while it compiles a kernel: a module of ours imported on one thread (cnnl
+    loads its op modules on first use) while a queue's thread compiled failed either side with "SystemError: AST
+    constructor recursion depth mismatch". The library has no asserts for pytest to rewrite; imported plainly, its
+    modules are compiled without Python ast objects."""
+    from importlib.metadata import packages_distributions
+
+    ours = {name for name, owners in packages_distributions().items() if "mlusim" in owners}
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if type(finder).__name__ == "AssertionRewritingHook" and isinstance(marked, set):
+            marked.difference_update(ours)
+
+
+_library_not_rewritten()
+
+from mlusim import device as devices  # noqa: E402  (imported after the above, so that they are not rewritten)
+from mlusim import sanitizer  # noqa: E402
+from mlusim.sanitizer import config as tools_config  # noqa: E402
 
 DEFAULT_FAIL = "racecheck,initcheck,leakcheck"
 DEVICE_MEMORY = "256MiB"

@@ -108,3 +108,12 @@ def test_without_a_request_the_plugin_only_adds_fixtures(tmp_path):
     assert all(outcome == {"PASSED"} for outcome in _outcomes(done.stdout).values())
     assert len(_outcomes(done.stdout)) == 7
     assert "SANITIZER" not in done.stdout
+
+
+def test_the_library_is_not_assertion_rewritten():
+    """pytest rewrites the modules of a distribution with a pytest11 plugin by parsing them into Python ast objects;
+    on CPython 3.11 that raced numba's own parsing on a queue's thread (cnnl loads op modules on first use)."""
+    import importlib
+    for name in ("mlusim.device", "cnnl.ops.pooling", "cnnl.kernels.conv", "cnrt"):
+        module = importlib.import_module(name)
+        assert "@py_builtins" not in vars(module), f"{name} was rewritten by pytest"
