@@ -19,7 +19,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import blas_threads
-from .conv_columns import (as_3d, flat_operand, gather_columns, gather_rows, is_dense, scatter_columns,
+from .conv_columns import (as_3d, flat_operand, gather_columns, gather_rows, gather_samples, is_dense, scatter_columns,
+                           scatter_samples,
                            scatter_rows)
 from .dtypes import compute_dtype
 from .parallel import map_parallel, thread_count
@@ -31,6 +32,8 @@ COLUMN_BLOCK_BYTES = 1 << 18
 MIN_BLOCK_POSITIONS = 256
 #: problems of at most this many im2col elements run on the calling thread (handing work to the pool costs more)
 INLINE_COLUMN_ELEMENTS = 1 << 15
+#: bytes of the im2col matrices of the run of whole samples one batched GEMM multiplies (`_sample_runs`)
+SAMPLE_RUN_BYTES = 1 << 19
 #: above this many output channels (one group) the GEMMs of blocks are too small for the BLAS: the whole batch's
 #: im2col matrix is gathered on the pool and multiplied in one multi-threaded GEMM
 WIDE_CHANNELS = 128
@@ -276,6 +279,10 @@ def _column_forward(geo, values, wmat, result, bias=None):
     target = _channel_rows(result)  # a view (N, Co, L) either way
     target_rows = np.moveaxis(target, 1, 2)  # (N, L, Co)
     channel_first = target.strides[-1] == target.itemsize or target.shape[-1] == 1
+    if geo.groups == 1 and channel_first and not row_layout and target.flags.c_contiguous:
+        runs = _sample_runs(geo, values.itemsize)
+        if runs is not None:
+            return _sample_run_forward(geo, flat, flat_strides, wmat, target, bias, runs)
     out_per_group = wmat.shape[0] // geo.groups
     weights_t = [np.ascontiguousarray(wmat[g * out_per_group:(g + 1) * out_per_group].T) for g in range(geo.groups)]
     units = geo.units(values.itemsize, split=True)
@@ -302,6 +309,76 @@ def _column_forward(geo, values, wmat, result, bias=None):
     geo.run(work, units)
 
 
+def _sample_runs(geo, itemsize):
+    """Runs (first, stop) of whole samples whose im2col matrices together hold at most SAMPLE_RUN_BYTES (and at
+    least 4 runs per thread when the batch allows), or None
+    when one sample's matrix is larger than a block of lines (`_Geometry.units` cuts samples then)."""
+    sample_bytes = geo.columns * geo.positions * itemsize
+    if sample_bytes > COLUMN_BLOCK_BYTES:
+        return None
+    per = max(1, min(SAMPLE_RUN_BYTES // max(1, sample_bytes), -(-geo.batch // (4 * thread_count()))))
+    return [(n, min(n + per, geo.batch)) for n in range(0, geo.batch, per)]
+
+
+def _sample_run_forward(geo, flat, flat_strides, wmat, target, bias, runs):
+    """result (N, Co, L) = wmat @ im2col(x) (+ bias) by runs of whole samples (channel-first memory, one group):
+    per run, one compiled gather and one batched GEMM into the run's outputs, so a thread hands the GIL back and
+    forth a few times per op instead of a few times per sample."""
+    def work(chunk):
+        longest = max(stop - first for first, stop in chunk)
+        buffer = np.empty((longest, geo.columns, geo.positions), wmat.dtype)
+        for first, stop in chunk:
+            cols = buffer[:stop - first]
+            gather_samples(flat, flat_strides, geo.in3, 0, geo.channels, geo.out3, geo.kernel3, geo.steps3,
+                           geo.dilations3, geo.pads3, first, stop, cols)
+            block = target[first:stop]
+            np.matmul(wmat, cols, out=block)
+            if bias is not None:
+                block += bias[:, None]
+
+    geo.run(work, runs)
+
+
+def _sample_run_data(geo, source, wmat, flat, flat_strides, runs):
+    """The data gradient of one group by runs of whole samples: per run, one batched GEMM wmat.T @ dy (K, L) per
+    sample and one compiled col2im of the run."""
+    weights_t = np.ascontiguousarray(wmat.T)
+
+    def work(chunk):
+        longest = max(stop - first for first, stop in chunk)
+        buffer = np.empty((longest, geo.columns, geo.positions), wmat.dtype)
+        for first, stop in chunk:
+            cols = buffer[:stop - first]
+            np.matmul(weights_t, source[first:stop], out=cols)
+            scatter_samples(cols, flat, flat_strides, geo.in3, 0, geo.channels, geo.out3, geo.kernel3, geo.steps3,
+                            geo.dilations3, geo.pads3, first, stop)
+
+    geo.run(work, runs)
+
+
+def _sample_run_filter(geo, flat, flat_strides, source, dtype, runs):
+    """The (Co, K) weight gradient of one group by runs of whole samples: per run, one compiled gather and one
+    batched GEMM of the transposed products im2col(x) @ dy.T (K, Co), summed over the run's samples."""
+    channels_out = source.shape[1]
+
+    def work(chunk):
+        longest = max(stop - first for first, stop in chunk)
+        buffer = np.empty((longest, geo.columns, geo.positions), dtype)
+        products = np.empty((longest, geo.columns, channels_out), dtype)
+        total = np.zeros((geo.columns, channels_out), dtype)
+        for first, stop in chunk:
+            count = stop - first
+            cols = buffer[:count]
+            gather_samples(flat, flat_strides, geo.in3, 0, geo.channels, geo.out3, geo.kernel3, geo.steps3,
+                           geo.dilations3, geo.pads3, first, stop, cols)
+            np.matmul(cols, source[first:stop].transpose(0, 2, 1), out=products[:count])
+            total += products[:count].sum(axis=0)
+        return total
+
+    partials = geo.run(work, runs)
+    return (partials[0] if len(partials) == 1 else np.sum(partials, axis=0)).T
+
+
 def _column_backward_data(geo, grads, wmat, target):
     """Sum the data gradient into `target` (N, *S, C), zeroed, dense: per sample and group, the columns
     wmat.T @ dy added back into their windows (col2im)."""
@@ -323,6 +400,9 @@ def _column_backward_data(geo, grads, wmat, target):
         map_parallel(scatter, range(geo.batch))
         return
     source = _channel_rows(grads)
+    runs = _sample_runs(geo, target.itemsize) if geo.groups == 1 and not row_layout else None
+    if runs is not None:
+        return _sample_run_data(geo, source, wmat, flat, flat_strides, runs)
     source_rows = np.moveaxis(source, 1, 2)
     out_per_group = wmat.shape[0] // geo.groups
     units = geo.units(target.itemsize, split=False)
@@ -355,6 +435,9 @@ def _column_backward_filter(geo, values, grads, dtype):
         with blas_threads.gemm_threads(matrix.size * channels_out):
             return grad_rows.T @ (matrix if row_layout else matrix.T)
     source = _channel_rows(grads)
+    runs = _sample_runs(geo, itemsize) if geo.groups == 1 and not row_layout else None
+    if runs is not None:
+        return _sample_run_filter(geo, flat, flat_strides, source, dtype, runs)
     out_per_group = channels_out // geo.groups
     units = geo.units(np.dtype(dtype).itemsize, split=True)
 

@@ -133,6 +133,17 @@ def gather_columns(src, src_strides, in_shape, channel0, channels, out_shape, ke
 
 
 @njit(nogil=True, cache=True)
+def gather_samples(src, src_strides, in_shape, channel0, channels, out_shape, kernel, steps, dilations, pads,
+                   first, stop, cols):
+    """`gather_columns` of whole samples first..stop, each into its own (K, L) matrix cols[n - first]: one call
+    (one GIL hand-off) for a run of samples."""
+    lines = out_shape[0] * out_shape[1]
+    for n in range(first, stop):
+        gather_columns(src, src_strides, in_shape, channel0, channels, out_shape, kernel, steps, dilations, pads,
+                       n, 0, lines, cols[n - first])
+
+
+@njit(nogil=True, cache=True)
 def scatter_columns(cols, dst, dst_strides, in_shape, channel0, channels, out_shape, kernel, steps, dilations, pads,
                     sample):
     """dst[sample, window position k of output position r, channel0 + c] += cols[k * channels + c, r] over every
@@ -173,6 +184,15 @@ def scatter_columns(cols, dst, dst_strides, in_shape, channel0, channels, out_sh
                             for o in range(lo, hi):
                                 dst[at + o * step_w] += cols[row, first + o]
                 k += channels
+
+
+@njit(nogil=True, cache=True)
+def scatter_samples(cols, dst, dst_strides, in_shape, channel0, channels, out_shape, kernel, steps, dilations, pads,
+                    first, stop):
+    """`scatter_columns` of whole samples first..stop, each from its own (K, L) matrix cols[n - first]."""
+    for n in range(first, stop):
+        scatter_columns(cols[n - first], dst, dst_strides, in_shape, channel0, channels, out_shape, kernel, steps,
+                        dilations, pads, n)
 
 
 @njit(nogil=True, cache=True)

@@ -170,3 +170,24 @@ def test_wide_layers_take_one_whole_batch_gemm(memory):
     conv.conv_forward(_in_memory(x.astype(np.float32), memory), _in_memory(w.astype(np.float32), memory), y,
                       ((1, 1), (1, 1)), (1, 1), (1, 1), 1, bias=bias.astype(np.float32))
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("strides, dilations", [((1, 1), (1, 1)), ((2, 1), (1, 2))])
+def test_runs_of_whole_samples_on_the_pool(monkeypatch, strides, dilations):
+    """Channel-first memory, one group, small samples: the batch goes by runs of whole samples (one gather and one
+    batched GEMM per run), uneven runs shared out over the pool; the bias is added to each run's outputs."""
+    from mlusim import hostpool
+    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(conv, "INLINE_COLUMN_ELEMENTS", 0)
+    rng = np.random.default_rng(9)
+    sample_bytes = 3 * 3 * 4 * 7 * 8 * 4  # (K * C, L) float32 of one sample at stride 1
+    monkeypatch.setattr(conv, "SAMPLE_RUN_BYTES", 3 * sample_bytes)
+    _check(rng, 37, (7, 8), 4, 5, (3, 3), ((1, 1), (1, 1)), strides, dilations, 1, "channel_first")
+    x, w, bias = rng.standard_normal((37, 7, 8, 4)), rng.standard_normal((5, 3, 3, 4)), rng.standard_normal(5)
+    geometry = conv._Geometry(x.shape, (7, 8), (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
+    assert len(conv._sample_runs(geometry, 4)) > 8  # several runs per thread
+    want = reference(x, w, np.zeros((37, 7, 8, 5)), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)[0] + bias
+    y = _in_memory(np.full((37, 7, 8, 5), np.nan, np.float32), "channel_first")
+    conv.conv_forward(_in_memory(x.astype(np.float32), "channel_first"), w.astype(np.float32), y, ((1, 1), (1, 1)),
+                      (1, 1), (1, 1), 1, bias=bias.astype(np.float32))
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
