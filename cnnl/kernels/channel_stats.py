@@ -5,12 +5,14 @@ axis, Q of those after it (NCHW: (N, C, H*W); NHWC: (N*H*W, C, 1)). Every kernel
 p0..p1 and channels c0..c1, so the caller can share out channels (Q > 1: each block streams whole channel planes)
 or rows (channel-last memory, Q = 1: each block streams whole rows of channels) between threads. The sums write
 one float64 partial per channel of their block (the caller adds the blocks' partials); within a block they
-accumulate in float64, in interleaved partial sums along contiguous runs so that the adds pipeline. The
+accumulate in float64, along contiguous runs in vector lanes of partial sums (`fastmath.acc_add`). The
 elementwise maps compute in the arrays' dtype, in the operation order of the numpy expressions they replace, so
 that they round as those did.
 """
 import numpy as np
 from numba import njit
+
+from .fastmath import acc_add
 
 
 @njit(nogil=True, cache=True)
@@ -26,19 +28,12 @@ def channel_sums(x, p0, p1, c0, c1, out):
         out[c0:c1] = acc
         return
     for c in range(c0, c1):
-        a0 = a1 = a2 = a3 = 0.0
+        total = 0.0
         for p in range(p0, p1):
-            q = 0
-            while q + 4 <= inner:
-                a0 += x[p, c, q]
-                a1 += x[p, c, q + 1]
-                a2 += x[p, c, q + 2]
-                a3 += x[p, c, q + 3]
-                q += 4
-            while q < inner:
-                a0 += x[p, c, q]
-                q += 1
-        out[c] = (a0 + a1) + (a2 + a3)
+            plane = x[p, c]
+            for q in range(inner):
+                total = acc_add(total, np.float64(plane[q]))
+        out[c] = total
 
 
 @njit(nogil=True, cache=True)
@@ -57,20 +52,13 @@ def channel_centred_squares(x, mean, p0, p1, c0, c1, out):
         return
     for c in range(c0, c1):
         m = mean[c]
-        s0 = s1 = 0.0
+        total = 0.0
         for p in range(p0, p1):
-            q = 0
-            while q + 2 <= inner:
-                d0 = np.float64(x[p, c, q] - m)
-                d1 = np.float64(x[p, c, q + 1] - m)
-                s0 += d0 * d0
-                s1 += d1 * d1
-                q += 2
-            while q < inner:
-                d0 = np.float64(x[p, c, q] - m)
-                s0 += d0 * d0
-                q += 1
-        out[c] = s0 + s1
+            plane = x[p, c]
+            for q in range(inner):
+                d = np.float64(plane[q] - m)
+                total = acc_add(total, d * d)
+        out[c] = total
 
 
 @njit(nogil=True, cache=True)
@@ -92,23 +80,15 @@ def channel_grad_sums(x, dy, mean, invstd, p0, p1, c0, c1, grad_bias, grad_weigh
         return
     for c in range(c0, c1):
         m, r = mean[c], invstd[c]
-        b0 = b1 = w0 = w1 = 0.0
+        bias_total = weight_total = 0.0
         for p in range(p0, p1):
-            q = 0
-            while q + 2 <= inner:
-                g0, g1 = np.float64(dy[p, c, q]), np.float64(dy[p, c, q + 1])
-                b0 += g0
-                b1 += g1
-                w0 += g0 * np.float64((x[p, c, q] - m) * r)
-                w1 += g1 * np.float64((x[p, c, q + 1] - m) * r)
-                q += 2
-            while q < inner:
-                g0 = np.float64(dy[p, c, q])
-                b0 += g0
-                w0 += g0 * np.float64((x[p, c, q] - m) * r)
-                q += 1
-        grad_bias[c] = b0 + b1
-        grad_weight[c] = w0 + w1
+            plane, grad = x[p, c], dy[p, c]
+            for q in range(inner):
+                g = np.float64(grad[q])
+                bias_total = acc_add(bias_total, g)
+                weight_total = acc_add(weight_total, g * np.float64((plane[q] - m) * r))
+        grad_bias[c] = bias_total
+        grad_weight[c] = weight_total
 
 
 @njit(nogil=True, cache=True)

@@ -88,6 +88,16 @@ class _Axis:
         self.taps, self.weights, self.count, self.first, self.size = taps, weights, count, first, size
         self._typed = {}
 
+    def is_pairs(self):
+        """True when output i reads exactly inputs 2i and 2i + 1 (a window of 2 at stride 2, all inside)."""
+        pairs = self._typed.get("pairs")
+        if pairs is None:
+            doubled = 2 * np.arange(self.count.size)
+            pairs = self._typed["pairs"] = bool(
+                self.taps.shape[0] == 2 and (self.count == 2).all() and (self.taps[0] == doubled).all()
+                and (self.taps[1] == doubled + 1).all())
+        return pairs
+
     def weights_as(self, kind):
         """The weights in dtype `kind` (kept: the tables are cached per geometry)."""
         typed = self._typed.get(kind)
@@ -151,7 +161,7 @@ class _Axis:
 
 @njit(nogil=True, cache=True)
 def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, w1, count1, first1, shape, width,
-                   channel_last, op, alpha, beta, lo, hi):
+                   channel_last, op, alpha, beta, pairs, lo, hi):
     """dst[n, i, j, c] = alpha * reduce over the taps (a, b) of (i, j) of src[n, a, b, c] + beta * dst, for the
     output rows lo..hi. op 0: sum of src * w0 * w1; op 1/2: max with NaN winning / skipped, index = a * width + b
     of the winner when index has elements. A window without taps gives 0 (sum) or -inf with the index of its
@@ -160,7 +170,8 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
     src, dst, index are 2-D C-contiguous views of the memory, ss/ds/xs their (N, H, W, C) strides in rows.
     `channel_last`: rows of channel vectors; the work rows are (n, i). Otherwise
     rows along the width (W innermost, as NCHW); the work rows are (n, c, i).
-    (Indexing a 2-D view by a loop counter lets the channel loops vectorise.)"""
+    (Indexing a 2-D view by a loop counter lets the channel loops vectorise.) `pairs`: both axes' windows are 2
+    inputs at stride 2 (`_Axis.is_pairs`), which the width-innermost max with indices reads without the tables."""
     batch, rows, cols, channels = shape
     with_index = index.size > 0
     scaled = alpha != 1.0 or beta != 0.0
@@ -254,6 +265,9 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
     acc = np.empty(cols, src.dtype)
     arg = np.empty(cols, np.int64)
     start = -np.inf if op == _MAX_PROPAGATE else np.nan
+    if with_index and not scaled and pairs:
+        _max_pairs_with_index(src, ss, dst, ds, index, xs, shape, width, op, start, lo, hi)
+        return
     if with_index and not scaled:
         _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1, count1, first1, shape, width,
                              op, start, lo, hi)
@@ -359,6 +373,45 @@ def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1
                     arg = a * width + b if win else arg
             dst[out, j] = best
             index[where, j] = arg
+
+
+@njit(nogil=True, cache=True)
+def _max_pairs_with_index(src, ss, dst, ds, index, xs, shape, width, op, start, lo, hi):
+    """`_max_rows_with_index` for 2x2 windows at stride 2 inside the plane (max_pool2d(x, 2)): the same four taps in
+    the same order from `start`, so the same winner, read at computed positions instead of through the tap tables."""
+    rows, cols, channels = shape[1], shape[2], shape[3]
+    cell = np.empty(1, src.dtype)
+    cell[0] = start
+    first = cell[0]  # `start` in src's dtype (the running max keeps one type)
+    for u in range(lo, hi):
+        i = u % rows
+        nc = u // rows
+        c = nc % channels
+        n = nc // channels
+        upper = n * ss[0] + 2 * i * ss[1] + c * ss[3]
+        lower = upper + ss[1]
+        out = n * ds[0] + i * ds[1] + c * ds[3]
+        where = n * xs[0] + i * xs[1] + c * xs[3]
+        top = 2 * i * width
+        for j in range(cols):
+            b = 2 * j
+            best, arg = _max_tap(first, top + b, src[upper, b], top + b, op)
+            best, arg = _max_tap(best, arg, src[upper, b + 1], top + b + 1, op)
+            best, arg = _max_tap(best, arg, src[lower, b], top + width + b, op)
+            best, arg = _max_tap(best, arg, src[lower, b + 1], top + width + b + 1, op)
+            dst[out, j] = best
+            index[where, j] = arg
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _max_tap(best, arg, v, position, op):
+    """(best, arg) after the tap `v` at `position`: the max rules of `_window_kernel` (op 1 NaN wins, 2 NaN
+    skipped), as selects."""
+    if op == _MAX_PROPAGATE:
+        win = (v > best) | ((v != v) & (best == best))
+    else:
+        win = (v > best) | ((best != best) & (v == v))
+    return (v if win else best), (position if win else arg)
 
 
 @njit(nogil=True, cache=True)
@@ -541,7 +594,7 @@ def _windowed(src, out, axes, op, alpha=1.0, beta=0.0, indices=None):
     kind = flat.dtype.type
     args = (source, ss, result, ds, index, xs, first.taps, first.weights_as(kind), first.count, first.first,
             second.taps, second.weights_as(kind), second.count, second.first, out.shape, src.shape[2],
-            layout == "channels", op, float(alpha), float(beta))
+            layout == "channels", op, float(alpha), float(beta), first.is_pairs() and second.is_pairs())
     _run(lambda lo, hi: _window_kernel(*args, lo, hi), _blocks(units, src.size + out.size))
     target.finish()
     if where is not None:

@@ -81,3 +81,31 @@ def test_max_pool_backward_refuses_an_index_outside_the_plane():
     with pytest.raises(ValueError, match="outside the input plane"):
         P.max_pool_backward(_channel_last(dy), _channel_last(index), _channel_last(np.zeros((1, 2, 4, 4),
                                                                                             np.float32)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("propagate_nan", [True, False])
+@pytest.mark.parametrize("height, width", [(8, 64), (6, 9), (16, 16), (3, 34)])
+def test_two_by_two_windows_take_the_general_paths_winners(monkeypatch, dtype, propagate_nan, height, width):
+    """max_pool2d(x, 2) in NCHW memory reads its four taps without the tap tables: the same values and indices as
+    the general kernel, ties (the first tap wins, -0.0 against 0.0), several NaN in a window and -inf included."""
+    rng = np.random.default_rng(4)
+    values = rng.integers(-2, 3, size=(3, 5, height, width)).astype(dtype)
+    values[rng.random(values.shape) < 0.1] = np.nan
+    values[rng.random(values.shape) < 0.1] = -np.inf
+    values[rng.random(values.shape) < 0.1] = -0.0
+    x = np.moveaxis(values, 1, -1)
+    windows = P.Windows((height, width), (height // 2, width // 2), (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0)))
+    assert all(axis.is_pairs() for axis in windows.axes())
+
+    def pooled():
+        out = np.moveaxis(np.full((3, 5, height // 2, width // 2), 7, dtype), 1, -1)
+        index = np.moveaxis(np.full((3, 5, height // 2, width // 2), -1, np.int64), 1, -1)
+        P.max_pool_forward(x, out, windows, index, propagate_nan=propagate_nan)
+        return out, index
+
+    fast = pooled()
+    monkeypatch.setattr(P._Axis, "is_pairs", lambda self: False)
+    general = pooled()
+    assert np.array_equal(fast[0].view(f"u{fast[0].itemsize}"), general[0].view(f"u{fast[0].itemsize}"))
+    np.testing.assert_array_equal(fast[1], general[1])
