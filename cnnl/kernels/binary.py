@@ -9,13 +9,11 @@ every dtype and may write any output dtype (as 0/1). Logical ops treat nonzero (
 import functools
 
 import numpy as np
-from numba import njit
 
 from .cast import readonly_flat
 from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, INT_DTYPES, NUMERIC_DTYPES, check_dtype,
                      check_same_dtype, compute_dtype, is_int)
 from .elementwise import run_elementwise, store_bool_result, stored_in_compute_dtype
-from .fastmath import FUSED_MULTIPLY_ADD
 from .parallel import INLINE_DIRECT_ELEMENTS, same_view
 from .staging import compute_buffer, load, store
 
@@ -99,29 +97,15 @@ def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):
     run_elementwise(block, out, [a, b], staged=not (plain and stored_in_compute_dtype(out)))
 
 
-@njit(nogil=True, cache=True, fastmath=FUSED_MULTIPLY_ADD)
-def _scaled_add_flat(a, b, scale, out):
-    """out = a + scale * b of 1-D floats in one pass, as one FMA per element where the host has FMAs: PyTorch's CPU
-    add with alpha (its vectorised loop is fmadd(b, alpha, a)); out may be a itself."""
-    for i in range(out.size):
-        out[i] = a[i] + scale * b[i]
-
-
-@njit(nogil=True, cache=True, fastmath=FUSED_MULTIPLY_ADD)
-def _scaled_add_into(b, scale, out):
-    """`_scaled_add_flat` with a = out (`add_`): two streams, and no aliasing that keeps LLVM's loop scalar."""
-    for i in range(out.size):
-        out[i] = out[i] + scale * b[i]
-
-
 def _scaled_add_block(scale, out, a, b):
     if not out.flags.c_contiguous:  # (blocks of a C-contiguous output are; this keeps a block that is not right)
         _op_tensor_block(np.add, 1, scale, 0, out, a, b)
         return
+    from .scaled_add import scaled_add, scaled_add_into  # numba's import waits for the first such op
     if same_view(a, out):
-        _scaled_add_into(readonly_flat(b), scale, out.reshape(-1))
+        scaled_add_into(readonly_flat(b), scale, out.reshape(-1))
     else:
-        _scaled_add_flat(readonly_flat(a), readonly_flat(b), scale, out.reshape(-1))
+        scaled_add(readonly_flat(a), readonly_flat(b), scale, out.reshape(-1))
 
 
 def _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta) -> bool:
