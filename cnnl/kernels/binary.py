@@ -86,12 +86,12 @@ def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):
     ufunc = _lookup(OP_TENSOR_OPS, op, "opTensor op")
     if alpha1 == 1 and alpha2 == 1 and beta == 0 and _direct(ufunc, a, b, out):
         return
+    if _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta):
+        return
     check_same_dtype(a=a, b=b, out=out)
     check_dtype("a", a, NUMERIC_DTYPES)
     for name, value in (("alpha1", alpha1), ("alpha2", alpha2), ("beta", beta)):
         _check_scale(name, value, out.dtype)
-    if _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta):
-        return
     plain = alpha1 == 1 and alpha2 == 1 and beta == 0
     block = functools.partial(_op_tensor_block, ufunc, alpha1, alpha2, beta)
     run_elementwise(block, out, [a, b], staged=not (plain and stored_in_compute_dtype(out)))
@@ -110,8 +110,8 @@ def _scaled_add_block(scale, out, a, b):
 
 def _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta) -> bool:
     """a + alpha2 * b (add) or a - alpha2 * b (sub) of float32/float64 operands of one shape, dense, in one compiled
-    pass instead of a scaled copy of b and an add (`torch.add(a, b, alpha=...)`, the optimizers' updates). False when
-    the general path must run."""
+    pass instead of a scaled copy of b and an add (`torch.add(a, b, alpha=...)`, the optimizers' updates). The
+    checks of `op_tensor` are implied (one float dtype). False when the general path must run."""
     dtype = out.dtype
     if (alpha1 != 1 or alpha2 == 1 or beta != 0 or ufunc not in (np.add, np.subtract)
             or dtype not in (FLOAT32, FLOAT64) or a.dtype != dtype or b.dtype != dtype
@@ -119,7 +119,11 @@ def _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta) -> bool:
             or not (a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous)):
         return False
     scale = dtype.type(alpha2) if ufunc is np.add else -dtype.type(alpha2)
-    run_elementwise(functools.partial(_scaled_add_block, scale), out, [a, b], staged=False)
+    if out.size <= INLINE_DIRECT_ELEMENTS and all(
+            same_view(x, out) or not np.may_share_memory(x, out) for x in (a, b)):
+        _scaled_add_block(scale, out, a, b)  # on this thread, without the blocked driver (the optimizers' tensors)
+    else:
+        run_elementwise(functools.partial(_scaled_add_block, scale), out, [a, b], staged=False)
     return True
 
 
