@@ -26,6 +26,7 @@ from numba import njit
 
 from .cast import cast
 from .dtypes import compute_dtype
+from .fastmath import order_key
 from .parallel import INLINE_ELEMENTS, map_parallel, thread_count
 
 _SUM, _MAX_PROPAGATE, _MAX_SKIP_NAN = 0, 1, 2
@@ -343,6 +344,11 @@ def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1
     """The width-innermost max with indices of `_window_kernel` (alpha 1, beta 0), one output element at a time
     with its running maximum in registers (the same taps in the same order, so the same winner)."""
     rows, cols, channels = shape[1], shape[2], shape[3]
+    nan_highest = op == _MAX_PROPAGATE
+    cell = np.empty(1, src.dtype)
+    cell[0] = start
+    first = cell[0]
+    first_key = order_key(first, nan_highest)
     for u in range(lo, hi):
         i = u % rows
         nc = u // rows
@@ -357,20 +363,13 @@ def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1
                 dst[out, j] = -np.inf
                 index[where, j] = first0[i] * width + first1[j]
                 continue
-            best = start
-            arg = tap0[0, i] * width + tap1[0, j]
+            best, key, arg = first, first_key, tap0[0, i] * width + tap1[0, j]
             for ka in range(k0):
                 a = tap0[ka, i]
                 r = n * ss[0] + a * ss[1] + c * ss[3]
                 for kb in range(k1):
                     b = tap1[kb, j]
-                    v = src[r, b]
-                    if op == _MAX_PROPAGATE:
-                        win = (v > best) | ((v != v) & (best == best))
-                    else:
-                        win = (v > best) | ((best != best) & (v == v))
-                    best = v if win else best  # selects, not branches: which tap wins is data-dependent
-                    arg = a * width + b if win else arg
+                    best, key, arg = _max_tap(best, key, arg, src[r, b], a * width + b, nan_highest)
             dst[out, j] = best
             index[where, j] = arg
 
@@ -380,9 +379,11 @@ def _max_pairs_with_index(src, ss, dst, ds, index, xs, shape, width, op, start, 
     """`_max_rows_with_index` for 2x2 windows at stride 2 inside the plane (max_pool2d(x, 2)): the same four taps in
     the same order from `start`, so the same winner, read at computed positions instead of through the tap tables."""
     rows, cols, channels = shape[1], shape[2], shape[3]
+    nan_highest = op == _MAX_PROPAGATE
     cell = np.empty(1, src.dtype)
     cell[0] = start
     first = cell[0]  # `start` in src's dtype (the running max keeps one type)
+    first_key = order_key(first, nan_highest)
     for u in range(lo, hi):
         i = u % rows
         nc = u // rows
@@ -395,23 +396,22 @@ def _max_pairs_with_index(src, ss, dst, ds, index, xs, shape, width, op, start, 
         top = 2 * i * width
         for j in range(cols):
             b = 2 * j
-            best, arg = _max_tap(first, top + b, src[upper, b], top + b, op)
-            best, arg = _max_tap(best, arg, src[upper, b + 1], top + b + 1, op)
-            best, arg = _max_tap(best, arg, src[lower, b], top + width + b, op)
-            best, arg = _max_tap(best, arg, src[lower, b + 1], top + width + b + 1, op)
+            best, key, arg = first, first_key, top + b
+            for tap in range(4):
+                column = b + (tap & 1)
+                best, key, arg = _max_tap(best, key, arg, src[upper if tap < 2 else lower, column],
+                                          top + (tap >> 1) * width + column, nan_highest)
             dst[out, j] = best
             index[where, j] = arg
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _max_tap(best, arg, v, position, op):
-    """(best, arg) after the tap `v` at `position`: the max rules of `_window_kernel` (op 1 NaN wins, 2 NaN
-    skipped), as selects."""
-    if op == _MAX_PROPAGATE:
-        win = (v > best) | ((v != v) & (best == best))
-    else:
-        win = (v > best) | ((best != best) & (v == v))
-    return (v if win else best), (position if win else arg)
+def _max_tap(best, key, arg, v, position, nan_highest):
+    """(best, its key, arg) after the tap `v` at `position`: v wins when its order key (`fastmath.order_key`) is
+    above the best's: the max rules of `_window_kernel` (op 1: NaN wins, 2: NaN skipped), first tap winning ties."""
+    k = order_key(v, nan_highest)
+    win = k > key
+    return (v if win else best), (k if win else key), (position if win else arg)
 
 
 @njit(nogil=True, cache=True)

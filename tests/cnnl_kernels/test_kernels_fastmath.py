@@ -127,3 +127,36 @@ def test_compiled_softmax_matches_the_numpy_path_and_torch():
         in_place = x.copy()
         softmax_forward(in_place, in_place, axis=-1, log=log)  # out is x itself
         np.testing.assert_array_equal(in_place, compiled)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nan_highest", [True, False])
+def test_order_keys_order_floats_as_max_compares_them(dtype, nan_highest):
+    """Keys compare as the values do (every number pair, subnormals and infinities included), -0.0 and 0.0 get one
+    key, and every NaN (either sign, any payload) sits above or below every number."""
+    from numba import njit
+
+    from cnnl.kernels.fastmath import order_key
+
+    @njit
+    def keys(values, highest):
+        out = np.empty(values.size, np.int64)
+        for i in range(values.size):
+            out[i] = order_key(values[i], highest)
+        return out
+
+    info = np.finfo(dtype)
+    numbers = np.array([-np.inf, -info.max, -1.5, -info.tiny, -info.smallest_subnormal, -0.0, 0.0,
+                        info.smallest_subnormal, info.tiny, 1.0, 1.5, info.max, np.inf], dtype)
+    rng = np.random.default_rng(5)
+    numbers = np.concatenate([numbers, (rng.standard_normal(200) * 10.0 ** rng.integers(-30, 30, 200)).astype(dtype)])
+    key = keys(numbers, nan_highest)
+    for i in range(numbers.size):
+        assert np.array_equal(key[i] > key, numbers[i] > numbers), numbers[i]
+        assert np.array_equal(key[i] == key, numbers[i] == numbers), numbers[i]
+    bits = np.uint64 if dtype == np.float64 else np.uint32
+    nans = np.array([np.nan, -np.nan], dtype)
+    nans = np.concatenate([nans, (nans.view(bits) | bits(1)).view(dtype)])  # other payloads
+    nan_keys = keys(nans, nan_highest)
+    assert len(set(nan_keys.tolist())) == 1
+    assert (nan_keys[0] > key).all() if nan_highest else (nan_keys[0] < key).all()
