@@ -269,3 +269,29 @@ def test_a_loop_of_tiny_ops_stays_right_when_shapes_strides_dtypes_and_forms_cha
                 target += db
                 _check(target, a + b)
                 _check(da, a)  # the inputs are untouched
+
+
+def test_convolutions_repeated_across_shapes_and_dtypes_match_cpu():
+    """Each convolution problem asks cnnl for its algorithm and workspace once (torch_mlu caches the answer per
+    descriptors): problems alternating in shape and dtype (half needs a float32 workspace) still get their own."""
+    import torch.nn.functional as F
+    torch.manual_seed(3)
+    cases = [((2, 3, 9, 8), (4, 3, 3, 3), torch.float32, 1), ((2, 4, 6, 6), (4, 4, 3, 3), torch.float16, 1),
+             ((2, 3, 9, 8), (4, 3, 3, 3), torch.float16, 2), ((1, 4, 5, 7), (6, 2, 3, 1), torch.float32, 1)]
+    for _ in range(2):
+        for x_shape, w_shape, dtype, stride in cases:
+            groups = x_shape[1] // w_shape[1]
+            x, w = torch.randn(x_shape), torch.randn(w_shape)
+            xd = x.to("mlu", dtype).requires_grad_()
+            wd = w.to("mlu", dtype).requires_grad_()
+            xc, wc = x.to(dtype).float().requires_grad_(), w.to(dtype).float().requires_grad_()
+            y = F.conv2d(xd, wd, stride=stride, padding=1, groups=groups)
+            want = F.conv2d(xc, wc, stride=stride, padding=1, groups=groups)
+            grad = torch.randn(want.shape)
+            y.backward(grad.to("mlu", dtype))
+            want.backward(grad.to(dtype).float())
+            tolerance = dict(rtol=1e-2, atol=1e-2) if dtype == torch.float16 else dict(rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(y.float().cpu(), want, **tolerance)
+            torch.testing.assert_close(xd.grad.float().cpu(), xc.grad, **tolerance)
+            torch.testing.assert_close(wd.grad.float().cpu(), wc.grad, **tolerance)
+    assert fallback.counts() == {}

@@ -16,6 +16,20 @@ import cnnl
 from ._core import FLOATING, aten, check_same_device, desc, fallback, feature_desc, handle, register, workspace
 
 _descriptors: dict[tuple, object] = {}
+#: (direction, handle, convolution and tensor descriptors) -> (algorithm, workspace size): cnnl's answer for one
+#: problem never changes, and the descriptors are cached objects, so the two queries run once per problem
+_plans: dict[tuple, tuple] = {}
+PLAN_CACHE_SIZE = 4096
+
+
+def _plan(key: tuple, ask) -> tuple:
+    """(algorithm, workspace size) of the problem `key` names: ask() the first time, remembered after."""
+    found = _plans.get(key)
+    if found is None:
+        if len(_plans) >= PLAN_CACHE_SIZE:
+            _plans.clear()
+        found = _plans[key] = ask()
+    return found
 
 
 def _channel_last(t: torch.Tensor) -> bool:
@@ -105,8 +119,11 @@ def _forward(problem: _Problem, x: torch.Tensor, w: torch.Tensor, out_shape, bia
     h = handle(y)
     conv = problem.descriptor
     bias_desc = desc(bias) if bias is not None else None
-    algo = cnnl.getConvolutionForwardAlgorithm(h, conv, x_desc, w_desc, y_desc, cnnl.CNNL_CONVOLUTION_FWD_FASTEST)
-    size = cnnl.getConvolutionForwardWorkspaceSize(h, x_desc, w_desc, y_desc, bias_desc, conv, algo)
+    def ask():
+        algo = cnnl.getConvolutionForwardAlgorithm(h, conv, x_desc, w_desc, y_desc, cnnl.CNNL_CONVOLUTION_FWD_FASTEST)
+        return algo, cnnl.getConvolutionForwardWorkspaceSize(h, x_desc, w_desc, y_desc, bias_desc, conv, algo)
+
+    algo, size = _plan(("forward", h, conv, x_desc, w_desc, y_desc, bias_desc), ask)
     ws, _keep = workspace(size, y.device)
     cnnl.convolutionForward(h, conv, algo, 1.0, x_desc, x.data_ptr(), w_desc, w.data_ptr(), bias_desc,
                             None if bias is None else bias.data_ptr(), ws, size, 0.0, y_desc, y.data_ptr())
@@ -124,9 +141,12 @@ def _data_gradient(problem: _Problem, w: torch.Tensor, dy: torch.Tensor, dx_shap
     dx_desc = feature_desc(dx, problem.channel_last)
     h = handle(dx)
     conv = problem.descriptor
-    algo = cnnl.getConvolutionBackwardDataAlgorithm(h, w_desc, dy_desc, conv, dx_desc,
-                                                    cnnl.CNNL_CONVOLUTION_BWD_DATA_FASTEST)
-    size = cnnl.getConvolutionBackwardDataWorkspaceSize(h, w_desc, dy_desc, conv, dx_desc, algo)
+    def ask():
+        algo = cnnl.getConvolutionBackwardDataAlgorithm(h, w_desc, dy_desc, conv, dx_desc,
+                                                        cnnl.CNNL_CONVOLUTION_BWD_DATA_FASTEST)
+        return algo, cnnl.getConvolutionBackwardDataWorkspaceSize(h, w_desc, dy_desc, conv, dx_desc, algo)
+
+    algo, size = _plan(("data", h, conv, w_desc, dy_desc, dx_desc), ask)
     ws, _keep = workspace(size, dx.device)
     cnnl.convolutionBackwardData(h, 1.0, w_desc, w.data_ptr(), dy_desc, dy.data_ptr(), conv, algo, ws, size, 0.0,
                                  dx_desc, dx.data_ptr())
@@ -144,9 +164,12 @@ def _filter_gradient(problem: _Problem, x: torch.Tensor, dy: torch.Tensor, dw_sh
     dw_desc = feature_desc(dw, problem.channel_last)
     h = handle(dw)
     conv = problem.descriptor
-    algo = cnnl.getConvolutionBackwardFilterAlgorithm(h, conv, x_desc, dy_desc, dw_desc,
-                                                      cnnl.CNNL_CONVOLUTION_BWD_FILTER_FASTEST)
-    size = cnnl.getConvolutionBackwardFilterWorkspaceSize(h, x_desc, dy_desc, dw_desc, conv, algo)
+    def ask():
+        algo = cnnl.getConvolutionBackwardFilterAlgorithm(h, conv, x_desc, dy_desc, dw_desc,
+                                                          cnnl.CNNL_CONVOLUTION_BWD_FILTER_FASTEST)
+        return algo, cnnl.getConvolutionBackwardFilterWorkspaceSize(h, x_desc, dy_desc, dw_desc, conv, algo)
+
+    algo, size = _plan(("filter", h, conv, x_desc, dy_desc, dw_desc), ask)
     ws, _keep = workspace(size, dw.device)
     cnnl.convolutionBackwardFilter(h, 1.0, x_desc, x.data_ptr(), dy_desc, dy.data_ptr(), conv, algo, ws, size, 0.0,
                                    dw_desc, dw.data_ptr())
