@@ -165,8 +165,8 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
                    channel_last, op, alpha, beta, pairs, lo, hi):
     """dst[n, i, j, c] = alpha * reduce over the taps (a, b) of (i, j) of src[n, a, b, c] + beta * dst, for the
     output rows lo..hi. op 0: sum of src * w0 * w1; op 1/2: max with NaN winning / skipped, index = a * width + b
-    of the winner when index has elements. A window without taps gives 0 (sum) or -inf with the index of its
-    first (padding) position.
+    of the winner when index has elements (op 1, as PyTorch's CPU kernels: every NaN wins, so a window's last NaN
+    gives the index). A window without taps gives 0 (sum) or -inf with the index of its first (padding) position.
 
     src, dst, index are 2-D C-contiguous views of the memory, ss/ds/xs their (N, H, W, C) strides in rows.
     `channel_last`: rows of channel vectors; the work rows are (n, i). Otherwise
@@ -232,7 +232,7 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
                                     v = src[at, c]
                                     best = acc[c]
                                     if op == _MAX_PROPAGATE:
-                                        win = (v > best) | ((v != v) & (best == best))
+                                        win = (v > best) | (v != v)
                                     else:
                                         win = (v > best) | ((best != best) & (v == v))
                                     acc[c] = v if win else best
@@ -241,7 +241,7 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
                                 for c in range(channels):
                                     v = src[at, c]
                                     best = acc[c]
-                                    acc[c] = v if (v > best) | ((v != v) & (best == best)) else best
+                                    acc[c] = v if (v > best) | (v != v) else best
                             else:
                                 for c in range(channels):
                                     v = src[at, c]
@@ -305,7 +305,7 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
                         v = src[r, max(b, 0)]
                         best = acc[j]
                         if op == _MAX_PROPAGATE:
-                            win = (b >= 0) & ((v > best) | ((v != v) & (best == best)))
+                            win = (b >= 0) & ((v > best) | (v != v))
                         else:
                             win = (b >= 0) & ((v > best) | ((best != best) & (v == v)))
                         acc[j] = v if win else best
@@ -315,7 +315,7 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
                         b = tap1[kb, j]
                         v = src[r, max(b, 0)]
                         best = acc[j]
-                        acc[j] = v if (b >= 0) & ((v > best) | ((v != v) & (best == best))) else best
+                        acc[j] = v if (b >= 0) & ((v > best) | (v != v)) else best
                 else:
                     for j in range(cols):
                         b = tap1[kb, j]
@@ -349,6 +349,8 @@ def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1
     cell[0] = start
     first = cell[0]
     first_key = order_key(first, nan_highest)
+    cell[0] = np.nan
+    nan_key = order_key(cell[0], True)
     for u in range(lo, hi):
         i = u % rows
         nc = u // rows
@@ -369,7 +371,7 @@ def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1
                 r = n * ss[0] + a * ss[1] + c * ss[3]
                 for kb in range(k1):
                     b = tap1[kb, j]
-                    best, key, arg = _max_tap(best, key, arg, src[r, b], a * width + b, nan_highest)
+                    best, key, arg = _max_tap(best, key, arg, src[r, b], a * width + b, nan_highest, nan_key)
             dst[out, j] = best
             index[where, j] = arg
 
@@ -384,6 +386,8 @@ def _max_pairs_with_index(src, ss, dst, ds, index, xs, shape, width, op, start, 
     cell[0] = start
     first = cell[0]  # `start` in src's dtype (the running max keeps one type)
     first_key = order_key(first, nan_highest)
+    cell[0] = np.nan
+    nan_key = order_key(cell[0], True)
     for u in range(lo, hi):
         i = u % rows
         nc = u // rows
@@ -400,17 +404,18 @@ def _max_pairs_with_index(src, ss, dst, ds, index, xs, shape, width, op, start, 
             for tap in range(4):
                 column = b + (tap & 1)
                 best, key, arg = _max_tap(best, key, arg, src[upper if tap < 2 else lower, column],
-                                          top + (tap >> 1) * width + column, nan_highest)
+                                          top + (tap >> 1) * width + column, nan_highest, nan_key)
             dst[out, j] = best
             index[where, j] = arg
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _max_tap(best, key, arg, v, position, nan_highest):
+def _max_tap(best, key, arg, v, position, nan_highest, nan_key):
     """(best, its key, arg) after the tap `v` at `position`: v wins when its order key (`fastmath.order_key`) is
-    above the best's: the max rules of `_window_kernel` (op 1: NaN wins, 2: NaN skipped), first tap winning ties."""
+    above the best's, or when it is a NaN and NaN wins (`nan_key`): the max rules of `_window_kernel` (op 1: every
+    NaN wins, so the last NaN gives the index; 2: NaN skipped), the first tap winning ties between numbers."""
     k = order_key(v, nan_highest)
-    win = k > key
+    win = (k > key) | (nan_highest & (k == nan_key))
     return (v if win else best), (k if win else key), (position if win else arg)
 
 

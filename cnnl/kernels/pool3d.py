@@ -105,7 +105,7 @@ def max_pool3d_forward(x, out, windows, indices=None, propagate_nan=True, alpha=
             d = axis.taps[k, o]
             candidate = maxima[:, d]
             if propagate_nan:
-                win = (candidate > value) | (np.isnan(candidate) & ~np.isnan(value))
+                win = (candidate > value) | np.isnan(candidate)  # any NaN wins: the last one gives the index (torch)
             else:
                 win = (candidate > value) | (np.isnan(value) & ~np.isnan(candidate))
             np.copyto(value, candidate, where=win)

@@ -31,7 +31,7 @@ def reference_max(x, kernel, stride, pad, ceil_mode, propagate_nan):
                             v = x[p, q, a, b]
                             if best is None:
                                 best, where = v, a * w + b
-                            elif propagate_nan and np.isnan(v) and not np.isnan(best):
+                            elif propagate_nan and np.isnan(v):  # every NaN wins: the last one's index (torch)
                                 best, where = v, a * w + b
                             elif not propagate_nan and np.isnan(best) and not np.isnan(v):
                                 best, where = v, a * w + b

@@ -182,14 +182,15 @@ def test_backward_dtypes_nchw(handle, code):
 
 
 def test_nan_rules_in_padded_windows(handle):
-    """All-NaN windows give NaN (index of the first NaN) under either rule; a NaN among numbers wins only with
-    PROPAGATE_NAN; padding never wins (a window of -inf gives the index of its first input position)."""
+    """All-NaN windows give NaN under either rule: the index of the last NaN with PROPAGATE_NAN (every NaN wins, as
+    in PyTorch's CPU kernels), of the first without; a NaN among numbers wins only with PROPAGATE_NAN; padding never
+    wins (a window of -inf gives the index of its first input position)."""
     x = np.array([[np.nan, np.nan, 1.0], [np.nan, np.nan, -np.inf], [2.0, np.nan, -np.inf]]).reshape(1, 3, 3, 1)
     geometry = (MAX, (2, 2), ((1, 0), (1, 0)), (2, 2), (1, 1), False)
     for layout in (NHWC, NCHW):
         values, indices = forward(handle, x, F32, layout, geometry, with_index=True)
         np.testing.assert_array_equal(values.ravel(), [np.nan, np.nan, np.nan, np.nan])
-        np.testing.assert_array_equal(indices.ravel(), [0, 1, 3, 4])
+        np.testing.assert_array_equal(indices.ravel(), [0, 1, 3, 7])
         for nan, want, where in [(cnnl.CNNL_NOT_PROPAGATE_NAN, [np.nan, 1.0, 2.0, -np.inf], [0, 2, 6, 5])]:
             desc = pool_descriptor(*geometry, nan=nan)
             xt, yt = placed(layout_of(x, layout), F32, layout), blank(layout_of(np.empty((1, 2, 2, 1)), layout).shape,

@@ -75,3 +75,19 @@ def test_avg_pool_gradient_into_its_destination_matches_cpu(memory_format):
         grads[device] = moved.grad
     assert grads["mlu"].is_contiguous(memory_format=memory_format)
     torch.testing.assert_close(grads["mlu"].cpu(), grads["cpu"], rtol=1e-6, atol=1e-7)
+
+
+def test_max_pooling_indices_of_nan_windows_are_torchs():
+    """torch's CPU kernels let every NaN win a max window, so the index is the window's last NaN (2-D, 3-D and
+    adaptive); the gradient follows it."""
+    import torch.nn.functional as F
+    nan = float("nan")
+    x = torch.tensor([[[[nan, 1.0, 5.0, nan], [nan, 2.0, nan, nan], [0.0, -1.0, 3.0, 4.0], [nan, 7.0, 8.0, 9.0]]]])
+    for pool in (lambda t: F.max_pool2d(t, 2, return_indices=True),
+                 lambda t: F.max_pool2d(t, 3, stride=1, padding=1, return_indices=True),
+                 lambda t: F.adaptive_max_pool2d(t, (3, 2), return_indices=True),
+                 lambda t: F.max_pool3d(torch.stack([t, t.flip(-1)], 2), 2, return_indices=True)):
+        want_values, want_indices = pool(x)
+        values, indices = pool(x.to("mlu"))
+        torch.testing.assert_close(values.cpu(), want_values, equal_nan=True)
+        assert torch.equal(indices.cpu(), want_indices)
