@@ -338,24 +338,33 @@ def _window_kernel(src, ss, dst, ds, index, xs, tap0, w0, count0, first0, tap1, 
                 index[where, j] = arg[j]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _plane_row(u, rows, channels):
+    """(n, c, i) of work row u of width-innermost memory: output row i of channel c of sample n."""
+    nc = u // rows
+    return nc // channels, nc % channels, u % rows
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _max_start(src, op, start):
+    """(NaN wins, `start` in src's dtype, its order key, the key of NaN) for the max kernels with indices (the
+    running max keeps src's one type)."""
+    nan_highest = op == _MAX_PROPAGATE
+    cell = np.empty(2, src.dtype)
+    cell[0] = start
+    cell[1] = np.nan
+    return nan_highest, cell[0], order_key(cell[0], nan_highest), order_key(cell[1], True)
+
+
 @njit(nogil=True, cache=True)
 def _max_rows_with_index(src, ss, dst, ds, index, xs, tap0, count0, first0, tap1, count1, first1, shape, width, op,
                          start, lo, hi):
     """The width-innermost max with indices of `_window_kernel` (alpha 1, beta 0), one output element at a time
     with its running maximum in registers (the same taps in the same order, so the same winner)."""
     rows, cols, channels = shape[1], shape[2], shape[3]
-    nan_highest = op == _MAX_PROPAGATE
-    cell = np.empty(1, src.dtype)
-    cell[0] = start
-    first = cell[0]
-    first_key = order_key(first, nan_highest)
-    cell[0] = np.nan
-    nan_key = order_key(cell[0], True)
+    nan_highest, first, first_key, nan_key = _max_start(src, op, start)
     for u in range(lo, hi):
-        i = u % rows
-        nc = u // rows
-        c = nc % channels
-        n = nc // channels
+        n, c, i = _plane_row(u, rows, channels)
         k0 = count0[i]
         out = n * ds[0] + i * ds[1] + c * ds[3]
         where = n * xs[0] + i * xs[1] + c * xs[3]
@@ -381,18 +390,9 @@ def _max_pairs_with_index(src, ss, dst, ds, index, xs, shape, width, op, start, 
     """`_max_rows_with_index` for 2x2 windows at stride 2 inside the plane (max_pool2d(x, 2)): the same four taps in
     the same order from `start`, so the same winner, read at computed positions instead of through the tap tables."""
     rows, cols, channels = shape[1], shape[2], shape[3]
-    nan_highest = op == _MAX_PROPAGATE
-    cell = np.empty(1, src.dtype)
-    cell[0] = start
-    first = cell[0]  # `start` in src's dtype (the running max keeps one type)
-    first_key = order_key(first, nan_highest)
-    cell[0] = np.nan
-    nan_key = order_key(cell[0], True)
+    nan_highest, first, first_key, nan_key = _max_start(src, op, start)
     for u in range(lo, hi):
-        i = u % rows
-        nc = u // rows
-        c = nc % channels
-        n = nc // channels
+        n, c, i = _plane_row(u, rows, channels)
         upper = n * ss[0] + 2 * i * ss[1] + c * ss[3]
         lower = upper + ss[1]
         out = n * ds[0] + i * ds[1] + c * ds[3]
