@@ -42,8 +42,8 @@ def _library_not_rewritten() -> None:
     ast objects at import. CPython 3.11's ast constructor keeps its recursion depth in state shared by all threads,
     and numba parses source with `ast` while it compiles a kernel: a module of ours imported on one thread (cnnl
     loads its op modules on first use) while a queue's thread compiled failed either side with "SystemError: AST
-    constructor recursion depth mismatch". The library has no asserts for pytest to rewrite; imported plainly, its
-    modules are compiled without Python ast objects."""
+    constructor recursion depth mismatch". The library's few internal asserts need no rewritten messages; imported
+    plainly, its modules are compiled without Python ast objects."""
     from importlib.metadata import packages_distributions
 
     ours = {name for name, owners in packages_distributions().items() if "mlusim" in owners}

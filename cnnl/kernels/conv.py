@@ -19,9 +19,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import blas_threads
-from .conv_columns import (as_3d, flat_operand, gather_columns, gather_rows, gather_samples, is_dense, scatter_columns,
-                           scatter_samples,
-                           scatter_rows)
+from .conv_columns import (as_3d, flat_operand, gather_columns, gather_rows, gather_samples, is_dense,
+                           scatter_columns, scatter_rows, scatter_samples)
 from .dtypes import compute_dtype
 from .parallel import map_parallel, thread_count
 from .staging import load, store
@@ -32,7 +31,7 @@ COLUMN_BLOCK_BYTES = 1 << 18
 MIN_BLOCK_POSITIONS = 256
 #: problems of at most this many im2col elements run on the calling thread (handing work to the pool costs more)
 INLINE_COLUMN_ELEMENTS = 1 << 15
-#: bytes of the im2col matrices of the run of whole samples one batched GEMM multiplies (`_sample_runs`)
+#: at most this many bytes of im2col matrices in one run of whole samples (one gather, one batched GEMM: `_sample_runs`)
 SAMPLE_RUN_BYTES = 1 << 19
 #: above this many output channels (one group) the GEMMs of blocks are too small for the BLAS: the whole batch's
 #: im2col matrix is gathered on the pool and multiplied in one multi-threaded GEMM
@@ -310,9 +309,9 @@ def _column_forward(geo, values, wmat, result, bias=None):
 
 
 def _sample_runs(geo, itemsize):
-    """Runs (first, stop) of whole samples whose im2col matrices together hold at most SAMPLE_RUN_BYTES (and at
-    least 4 runs per thread when the batch allows), or None
-    when one sample's matrix is larger than a block of lines (`_Geometry.units` cuts samples then)."""
+    """Runs (first, stop) of whole samples whose im2col matrices together hold at most SAMPLE_RUN_BYTES (at least 4
+    runs per thread when the batch allows), or None when one sample's matrix is larger than a block of lines
+    (`_Geometry.units` cuts samples then)."""
     sample_bytes = geo.columns * geo.positions * itemsize
     if sample_bytes > COLUMN_BLOCK_BYTES:
         return None
