@@ -11,6 +11,7 @@ Python runtime over cnrt; native ops run through cnnl (torch_mlu.ops), the other
 """
 from __future__ import annotations
 
+import atexit
 import os as _os
 
 
@@ -31,6 +32,7 @@ def _install() -> None:
     _state.C = _extension.load()
     _state.runtime = Runtime()
     _state.C.init(_state.runtime)
+    atexit.register(_state.C.quiesce_at_exit)  # before the interpreter finalizes under torch's threads' frees
     _devices.on_rebuild(_state.C.reset)
     torch.utils.rename_privateuse1_backend("mlu")
     from . import mlu as _mlu_module

@@ -270,3 +270,34 @@ def test_without_the_cache_the_simulator_sees_each_tensors_bounds(uncached):
     too_long = _core.desc_for((8,), (1,), torch.float32)  # a kernel bug: twice the tensor's length
     with pytest.raises(cnnl.CnnlError, match="past the end"):
         cnnl.fill_v3(_core.handle(t), cnnl.CNNL_POINTER_MODE_HOST, 1.0, too_long, t.data_ptr())
+
+
+def test_after_the_exit_hook_frees_without_the_gil_stay_out_of_python():
+    """At exit, torch's autograd device thread may still free the tensors of a backward pass that has just returned;
+    once the interpreter finalizes, its asking for the GIL would end it through noexcept deleters (std::terminate).
+    torch_mlu's atexit hook closes Python to frees from threads without the GIL (torch lets go of the GIL to free a
+    tensor, on any thread): before it, steps leave nothing allocated; after it, their blocks stay allocated; the
+    process exits cleanly."""
+    import json
+    import subprocess
+    import sys
+    script = (
+        "import json, torch, torch_mlu\n"
+        "from torch_mlu import _state\n"
+        "x = torch.randn(256, 256, device='mlu', requires_grad=True)\n"
+        "def step():\n"
+        "    (x.tanh() * 3).sigmoid().sum().backward()\n"
+        "    x.grad = None\n"
+        "    torch.mlu.synchronize()\n"
+        "step()\n"
+        "before = torch.mlu.memory_allocated()\n"
+        "step()\n"
+        "steady = torch.mlu.memory_allocated() == before\n"
+        "_state.C.quiesce_at_exit()\n"
+        "step()\n"
+        "print(json.dumps({'steady': steady, 'kept': torch.mlu.memory_allocated() - before}))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout.splitlines()[-1])
+    assert facts["steady"]
+    assert facts["kept"] > 0  # the step's intermediates and gradient were not given back after the hook

@@ -37,7 +37,10 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <deque>
+#include <optional>
+#include <thread>
 #include <map>
 #include <mutex>
 #include <random>
@@ -115,6 +118,52 @@ bool py_alive() { return Py_IsInitialized() && !Py_IsFinalizing(); }
 bool py_alive() { return Py_IsInitialized() && !_Py_IsFinalizing(); }
 #endif
 
+// torch's own threads (the autograd engine's device thread) free blocks and events, and their frees call into
+// Python. Once the interpreter finalizes, a thread asking for the GIL is ended by pthread_exit, whose unwinding
+// through these noexcept deleters calls std::terminate ("terminate called without an active exception", seen at
+// the exit of a script whose backward pass had just returned). `quiesce_at_exit` (an atexit handler) closes the
+// door: later frees from threads without the GIL are dropped (the process is ending; torch lets go of the GIL to
+// free a tensor, so that is every free but those made under the GIL), and it waits for those already inside.
+std::atomic<bool> g_exiting{false};
+std::atomic<int> g_foreign_releases{0};
+
+// Holds the GIL for one release (a free) while it lives, when `open()`: Python is alive and, for a thread without
+// the GIL, the exit has not closed the door.
+class ReleaseSection {
+ public:
+  ReleaseSection() {
+    if (!PyGILState_Check()) {
+      g_foreign_releases.fetch_add(1);
+      counted_ = true;
+      if (g_exiting.load()) return;
+    }
+    open_ = py_alive();
+    if (open_) gil_.emplace();
+  }
+  ~ReleaseSection() {
+    gil_.reset();
+    if (counted_) g_foreign_releases.fetch_sub(1);
+  }
+  ReleaseSection(const ReleaseSection&) = delete;
+  ReleaseSection& operator=(const ReleaseSection&) = delete;
+  bool open() const { return open_; }
+
+ private:
+  bool open_ = false;
+  bool counted_ = false;
+  std::optional<py::gil_scoped_acquire> gil_;
+};
+
+// Called by Python's atexit (with the GIL): no new release from a thread without the GIL enters Python; the ones
+// inside finish (the GIL is let go meanwhile), for at most 2 s.
+void quiesce_at_exit() {
+  g_exiting.store(true);
+  py::gil_scoped_release release;
+  for (int waited = 0; waited < 2000 && g_foreign_releases.load() > 0; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 template <typename... Args>
 py::object call(PyObject* fn, Args&&... args) {
   return py::reinterpret_borrow<py::object>(fn)(std::forward<Args>(args)...);
@@ -190,8 +239,9 @@ void device_delete(void* raw) {
   const bool current = block->generation == g_generation.load();
   const uintptr_t address = block->address;
   delete block;
-  if (!current || !g_ready || !py_alive()) return;
-  py::gil_scoped_acquire gil;
+  if (!current || !g_ready) return;
+  ReleaseSection section;
+  if (!section.open()) return;
   py::error_scope keep_pending_error;  // storage may die while a Python exception is being raised
   try {
     call(rt.free, address);
@@ -299,8 +349,8 @@ void pinned_delete(void* raw) {
     std::lock_guard<std::mutex> lock(g_pinned_mutex);
     g_pinned.erase(context->start);
   }
-  if (py_alive()) {
-    py::gil_scoped_acquire gil;
+  ReleaseSection section;
+  if (section.open()) {
     py::error_scope keep_pending_error;
     try {
       call(rt.host_free, py::handle(context->owner));
@@ -414,8 +464,9 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     return with_gil("query_event", [&] { return call(rt.query_event, event_id(event)).cast<bool>(); });
   }
   void destroyEvent(void* event, const DeviceIndex) const noexcept override {
-    if (event == nullptr || !g_ready || !py_alive()) return;
-    py::gil_scoped_acquire gil;
+    if (event == nullptr || !g_ready) return;
+    ReleaseSection section;
+    if (!section.open()) return;
     py::error_scope keep_pending_error;
     try {
       call(rt.destroy_event, event_id(event));
@@ -906,4 +957,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("default_generator", &mlu::default_generator);
   m.def("is_pinned_ptr", [](uintptr_t ptr) { return mlu::is_pinned(reinterpret_cast<void*>(ptr)); });
   m.def("run_fallback", &mlu::run_fallback, "Run an aten op through the CPU fallback");
+  m.def("quiesce_at_exit", &mlu::quiesce_at_exit, "Close Python to late frees from torch's threads (atexit)");
 }
