@@ -71,11 +71,16 @@ def _direct(ufunc, a, b, out) -> bool:
     if dtype not in _DIRECT_DTYPES or a.dtype != dtype or b.dtype != dtype or a.shape != shape or b.shape != shape \
             or out.size > INLINE_DIRECT_ELEMENTS:
         return False
-    for operand in (a, b):
-        if np.may_share_memory(operand, out) and not same_view(operand, out):
-            return False
+    if not _apart_or_same(out, a, b):
+        return False
     ufunc(a, b, out=out)
     return True
+
+
+def _apart_or_same(out, *inputs) -> bool:
+    """True when each input is either apart from `out` or the very view of it: an elementwise pass on one thread
+    may then write `out` while reading them."""
+    return all(same_view(x, out) or not np.may_share_memory(x, out) for x in inputs)
 
 
 def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):
@@ -119,8 +124,7 @@ def _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta) -> bool:
             or not (a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous)):
         return False
     scale = dtype.type(alpha2) if ufunc is np.add else -dtype.type(alpha2)
-    if out.size <= INLINE_DIRECT_ELEMENTS and all(
-            same_view(x, out) or not np.may_share_memory(x, out) for x in (a, b)):
+    if out.size <= INLINE_DIRECT_ELEMENTS and _apart_or_same(out, a, b):
         _scaled_add_block(scale, out, a, b)  # on this thread, without the blocked driver (the optimizers' tensors)
     else:
         run_elementwise(functools.partial(_scaled_add_block, scale), out, [a, b], staged=False)

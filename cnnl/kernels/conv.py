@@ -130,6 +130,20 @@ class _Geometry:
         gather_columns(flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
                        self.kernel3, self.steps3, self.dilations3, self.pads3, sample, line0, line1, cols)
 
+    def gather_samples(self, flat, flat_strides, first, stop, cols):
+        """`gather` of whole samples first..stop of the one group, each into its own (K, L) matrix of cols."""
+        gather_samples(flat, flat_strides, self.in3, 0, self.channels, self.out3, self.kernel3, self.steps3,
+                       self.dilations3, self.pads3, first, stop, cols)
+
+    def scatter_samples(self, cols, flat, flat_strides, first, stop):
+        """`scatter` of whole samples first..stop of the one group, each from its own (K, L) matrix of cols."""
+        scatter_samples(cols, flat, flat_strides, self.in3, 0, self.channels, self.out3, self.kernel3, self.steps3,
+                        self.dilations3, self.pads3, first, stop)
+
+    def run_buffer(self, chunk, dtype):
+        """A (samples, K, L) im2col buffer for the longest of a chunk's runs of whole samples."""
+        return np.empty((max(stop - first for first, stop in chunk), self.columns, self.positions), dtype)
+
     def scatter(self, cols, flat, flat_strides, group, sample):
         scatter_columns(cols, flat, flat_strides, self.in3, group * self.per_group, self.per_group, self.out3,
                         self.kernel3, self.steps3, self.dilations3, self.pads3, sample)
@@ -324,12 +338,10 @@ def _sample_run_forward(geo, flat, flat_strides, wmat, target, bias, runs):
     per run, one compiled gather and one batched GEMM into the run's outputs, so a thread hands the GIL back and
     forth a few times per op instead of a few times per sample."""
     def work(chunk):
-        longest = max(stop - first for first, stop in chunk)
-        buffer = np.empty((longest, geo.columns, geo.positions), wmat.dtype)
+        buffer = geo.run_buffer(chunk, wmat.dtype)
         for first, stop in chunk:
             cols = buffer[:stop - first]
-            gather_samples(flat, flat_strides, geo.in3, 0, geo.channels, geo.out3, geo.kernel3, geo.steps3,
-                           geo.dilations3, geo.pads3, first, stop, cols)
+            geo.gather_samples(flat, flat_strides, first, stop, cols)
             block = target[first:stop]
             np.matmul(wmat, cols, out=block)
             if bias is not None:
@@ -344,13 +356,11 @@ def _sample_run_data(geo, source, wmat, flat, flat_strides, runs):
     weights_t = np.ascontiguousarray(wmat.T)
 
     def work(chunk):
-        longest = max(stop - first for first, stop in chunk)
-        buffer = np.empty((longest, geo.columns, geo.positions), wmat.dtype)
+        buffer = geo.run_buffer(chunk, wmat.dtype)
         for first, stop in chunk:
             cols = buffer[:stop - first]
             np.matmul(weights_t, source[first:stop], out=cols)
-            scatter_samples(cols, flat, flat_strides, geo.in3, 0, geo.channels, geo.out3, geo.kernel3, geo.steps3,
-                            geo.dilations3, geo.pads3, first, stop)
+            geo.scatter_samples(cols, flat, flat_strides, first, stop)
 
     geo.run(work, runs)
 
@@ -361,15 +371,13 @@ def _sample_run_filter(geo, flat, flat_strides, source, dtype, runs):
     channels_out = source.shape[1]
 
     def work(chunk):
-        longest = max(stop - first for first, stop in chunk)
-        buffer = np.empty((longest, geo.columns, geo.positions), dtype)
-        products = np.empty((longest, geo.columns, channels_out), dtype)
+        buffer = geo.run_buffer(chunk, dtype)
+        products = np.empty(buffer.shape[:2] + (channels_out,), dtype)
         total = np.zeros((geo.columns, channels_out), dtype)
         for first, stop in chunk:
             count = stop - first
             cols = buffer[:count]
-            gather_samples(flat, flat_strides, geo.in3, 0, geo.channels, geo.out3, geo.kernel3, geo.steps3,
-                           geo.dilations3, geo.pads3, first, stop, cols)
+            geo.gather_samples(flat, flat_strides, first, stop, cols)
             np.matmul(cols, source[first:stop].transpose(0, 2, 1), out=products[:count])
             total += products[:count].sum(axis=0)
         return total

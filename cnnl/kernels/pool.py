@@ -88,16 +88,15 @@ class _Axis:
     def __init__(self, taps, weights, count, first, size):
         self.taps, self.weights, self.count, self.first, self.size = taps, weights, count, first, size
         self._typed = {}
+        self._pairs = None
 
     def is_pairs(self):
         """True when output i reads exactly inputs 2i and 2i + 1 (a window of 2 at stride 2, all inside)."""
-        pairs = self._typed.get("pairs")
-        if pairs is None:
+        if self._pairs is None:
             doubled = 2 * np.arange(self.count.size)
-            pairs = self._typed["pairs"] = bool(
-                self.taps.shape[0] == 2 and (self.count == 2).all() and (self.taps[0] == doubled).all()
-                and (self.taps[1] == doubled + 1).all())
-        return pairs
+            self._pairs = bool(self.taps.shape[0] == 2 and (self.count == 2).all() and (self.taps[0] == doubled).all()
+                               and (self.taps[1] == doubled + 1).all())
+        return self._pairs
 
     def weights_as(self, kind):
         """The weights in dtype `kind` (kept: the tables are cached per geometry)."""
