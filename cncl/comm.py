@@ -61,7 +61,7 @@ class cnclComm:
         self.peer_memory = zerocopy.PeerMemory()
         self.collectives_issued = 0
         self.fast_plans: dict = {}  # fastpath.plan_key -> fastpath.Plan, the lean path's checked calls
-        self.fast_drain_from = 0.0  # when the lean path may wait for calls in flight again (fastpath.py)
+        self.fast_drain_skips = 0  # calls the lean path sends on without waiting for the calls in flight (fastpath.py)
         self._turn = threading.Condition()
         self._issued = 0
         self._next = 1

@@ -50,8 +50,12 @@ WAIT_SECONDS = 500e-6
 #: How long a call waits for its queue to finish the communicator's earlier calls (one handed over, the calls queued
 #: behind it) before it takes the general path itself.
 DRAIN_SECONDS = 2e-3
-#: After a wait for the queue that ran out, calls do not wait again for this long (unless a call is handed over).
-DRAIN_PAUSE_SECONDS = 20e-3
+#: After a wait for the queue that ran out, this many calls take the general path without waiting (unless a call is
+#: handed over): a peer that is late for long costs a wait now and then, not one per call. Few, so that what they
+#: queue drains within the next wait: a pause counted in time let the ranks queue more in it than the other rank's
+#: next wait could drain, and the ranks took turns at making each other wait (a hand-over once cost ~200 calls on
+#: the general path).
+DRAIN_SKIP_CALLS = 8
 #: Plans kept per communicator (a program cycling through more argument tuples starts over).
 MAX_PLANS = 64
 #: How calls that had a plan went: run in the calling thread, handed over to the queue, or not taken (general path)
@@ -162,7 +166,7 @@ class Plan:
                 status = self._wait(status)
                 if status != -1:
                     self._hand_over(position, ticket, seq, started)
-                    comm.fast_drain_from = 0.0
+                    comm.fast_drain_skips = 0
                     STATS["handed_over"] += 1
                     return True
             self.reduce(self.parts[self.io[self.parity_at]], self.recv, comm.scratch)
@@ -188,10 +192,10 @@ class Plan:
     def _drain(self, comm, queue) -> bool:
         """Wait (at most drain_seconds, the GIL released) for the communicator's operations in flight to end, when
         they are all on this plan's queue (a late peer's call handed over, calls queued while it ran): the calls
-        that follow then take the lean path again instead of queueing behind them for good. A wait that runs out
-        stops this for DRAIN_PAUSE_SECONDS or until the next hand-over (a peer that is late for long costs a wait
-        now and then, not one per call)."""
-        if comm.fast_drain_from and time.perf_counter() < comm.fast_drain_from:
+        that follow then take the lean path again instead of queueing behind them for good. After a wait that ran
+        out, the next DRAIN_SKIP_CALLS calls do not wait (until the next hand-over)."""
+        if comm.fast_drain_skips:
+            comm.fast_drain_skips -= 1
             return False
         with comm._turn:
             elsewhere = any(entry[0] is not queue for ticket, entry in comm._pending.items() if ticket >= comm._next)
@@ -201,7 +205,7 @@ class Plan:
         while comm._issued + 1 != comm._next or queue.completed != queue.submitted:
             left = give_up - time.perf_counter()
             if left <= 0 or comm.error is not None or not queue.idle_within(left):
-                comm.fast_drain_from = time.perf_counter() + DRAIN_PAUSE_SECONDS
+                comm.fast_drain_skips = DRAIN_SKIP_CALLS
                 return False
         return True
 

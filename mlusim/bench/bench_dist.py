@@ -10,6 +10,11 @@ Two rank processes (spawned, process group "cpu:gloo,mlu:cncl"), everything time
 - one DistributedDataParallel training step (forward, backward with the gradient all-reduce, SGD) of the same
   small MLP on mlu through cncl and on cpu through gloo: the ratio is printed (no target).
 
+torch.distributed's own cost per call is measured too: the same `dist.all_reduce` on a group of torch's
+FakeProcessGroup (a C++ backend that does nothing). No backend can make torch / bare lower than
+(bare + that cost) / bare, which is printed beside the ratio. The ranks run as torchrun starts them
+(OMP_NUM_THREADS=1).
+
 Run as `python benchmarks/bench_dist.py` (or `mlusim bench dist`); `run(report=print)` returns the result rows.
 Needs torch (the [torch] extra).
 """
@@ -50,7 +55,10 @@ def _all_reduce_rows(rank: int, sizes) -> list:
     import cncl
     import cnrt
 
+    from torch.testing._internal.distributed import fake_pg  # noqa: F401  (registers the backend "fake")
+
     backend = dist.group.WORLD._get_backend(torch.device("mlu")).impl
+    nothing = dist.new_group(backend="fake")
     results = []
     for size in sizes:
         count = size // 4
@@ -88,14 +96,20 @@ def _all_reduce_rows(rank: int, sizes) -> list:
             for _ in range(n):
                 dist.all_reduce(on_cpu)
 
+        def torch_alone(n=calls):  # on a backend that does nothing: what torch.distributed itself costs
+            for _ in range(n):
+                dist.all_reduce(on_cpu, group=nothing)
+
         through_torch(2)
         bare(2)
         gloo(2)
-        samples = {"torch": [], "bare": [], "torch_each": [], "bare_each": [], "gloo": []}
+        torch_alone(2)
+        samples = {"torch": [], "bare": [], "torch_each": [], "bare_each": [], "gloo": [], "torch_alone": []}
         for _ in range(ROUNDS):
             for name, function, n in (("torch", through_torch, calls), ("bare", bare, calls),
                                       ("torch_each", torch_each, max(calls // 4, 3)),
-                                      ("bare_each", bare_each, max(calls // 4, 3)), ("gloo", gloo, calls)):
+                                      ("bare_each", bare_each, max(calls // 4, 3)), ("gloo", gloo, calls),
+                                      ("torch_alone", torch_alone, calls)):
                 dist.barrier()
                 samples[name].append(_time(function, 1)[0] / n)
         results.append((size, {name: statistics.median(values) for name, values in samples.items()}))
@@ -136,7 +150,8 @@ def _ddp_step_times(rank: int, steps: int = 12) -> dict:
 
 def _rank_main(rank: int, world: int, port: int, sizes, connection) -> None:
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                      MLUSIM_TORCH_FALLBACK="silent", MLUSIM_SHARED_GDRAM="1", MLUSIM_DEVICE_COUNT="1")
+                      MLUSIM_TORCH_FALLBACK="silent", MLUSIM_SHARED_GDRAM="1", MLUSIM_DEVICE_COUNT="1",
+                      OMP_NUM_THREADS="1")  # as torchrun starts ranks
     import torch.distributed as dist
     import torch_mlu  # noqa: F401
 
@@ -185,12 +200,16 @@ def run(report=print, sizes=SIZES) -> list[dict]:
     results = []
     report("all_reduce of float32 on mlu, 2 ranks: torch.distributed (backend cncl) vs cncl.allReduce called "
            "directly (same memory, communicator, queue); us per call, median of rounds")
-    report(f"{'size':>10} {'torch piped':>12} {'bare piped':>11} {'ratio':>6} {'torch+sync':>11} {'bare+sync':>10} "
-           f"{'ratio':>6} {'gloo cpu':>9}")
+    report("torch alone: torch.distributed's own cost per call (a group of FakeProcessGroup, which does nothing); "
+           "lowest: the lowest ratio any backend could reach, (bare + torch alone) / bare")
+    report(f"{'size':>10} {'torch piped':>12} {'bare piped':>11} {'ratio':>6} {'torch alone':>12} {'lowest':>7} "
+           f"{'torch+sync':>11} {'bare+sync':>10} {'ratio':>6} {'gloo cpu':>9}")
     for size, timing in rows:
         piped = timing["torch"] / timing["bare"]
+        lowest = (timing["bare"] + timing["torch_alone"]) / timing["bare"]
         each = timing["torch_each"] / timing["bare_each"]
         report(f"{size:>10} {timing['torch'] * 1e6:>12.1f} {timing['bare'] * 1e6:>11.1f} {piped:>6.2f} "
+               f"{timing['torch_alone'] * 1e6:>12.1f} {lowest:>7.2f} "
                f"{timing['torch_each'] * 1e6:>11.1f} {timing['bare_each'] * 1e6:>10.1f} {each:>6.2f} "
                f"{timing['gloo'] * 1e6:>9.1f}")
         results.append(row(f"all_reduce {size} B: torch.distributed / bare cncl (pipelined)", timing["torch"] * 1e6,

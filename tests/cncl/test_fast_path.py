@@ -7,6 +7,9 @@ Two devices of one process; the calls of both ranks are made from this one threa
 path each rank takes is certain: the rank that calls first finds no message from its peer and hands its call over
 (ranks of one process do not wait for each other); the rank that calls second finds its peer's message and runs
 inline."""
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -337,3 +340,31 @@ def test_rank_processes_run_back_to_back_calls_inline_and_get_past_a_late_peer()
     # (rank 0 at the middle call, or either rank earlier when the rank processes began the task that far apart)
     assert sum(stats["handed_over"] for _, stats in late) >= 1, late
     assert all(stats["inline"] >= 1 for _, stats in prompt), prompt
+
+
+@LEAN_PATH_ON
+def test_after_a_wait_for_a_busy_queue_runs_out_a_few_calls_are_queued_then_a_call_waits_again(pair):
+    inputs = [np.full(4, r + 1, np.float32) for r in range(2)]
+    calls = Calls(pair, 4, cncl.cnclFloat, cncl.cnclSum, inputs)
+    calls.round()
+    plan = next(iter(pair[0].fast_plans.values()))
+    plan.drain_seconds = 0.2  # as when the peer is in another process (one process's ranks never wait)
+    held = threading.Event()
+    cnrt.setDevice(0)
+    cnrt.invokeHostFunc(plan.queue, lambda _: held.wait(30))  # rank 0's queue is busy until released
+    before = _stats()
+    seconds = []
+    for _ in range(fastpath.DRAIN_SKIP_CALLS + 2):
+        start = time.perf_counter()
+        calls.call(0)
+        seconds.append(time.perf_counter() - start)
+    held.set()
+    # the first call waited for the queue and gave up; the next DRAIN_SKIP_CALLS were queued at once; the last waited
+    assert seconds[0] >= 0.2 and seconds[-1] >= 0.2, seconds
+    assert max(seconds[1:-1]) < 0.2, seconds
+    assert _delta(before) == {"inline": 0, "handed_over": 0, "declined": fastpath.DRAIN_SKIP_CALLS + 2}
+    for _ in range(fastpath.DRAIN_SKIP_CALLS + 2):
+        calls.call(1)
+    _sync(0, 1)
+    for got in calls.results(inputs[0]):
+        np.testing.assert_array_equal(got, np.full(4, 3, np.float32))

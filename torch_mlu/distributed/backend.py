@@ -112,12 +112,20 @@ def _seconds(timeout) -> float:
     return float(timeout)
 
 
+class _ThreadState(threading.local):
+    """Per host thread, as cncl's groups: the (connection, Pending work) of the calls issued while coalescing (None:
+    not coalescing), and the steps to run after the group was queued."""
+
+    coalescing: list | None = None  # class defaults: a thread's first read finds them without an AttributeError
+    epilogues: list | None = None
+
+
 class CnclBackend:
     """The Python side of one ProcessGroupCNCL (one group's backend for mlu tensors)."""
 
     @property
     def _coalescing(self) -> list | None:
-        return getattr(self._thread, "coalescing", None)
+        return self._thread.coalescing
 
     @_coalescing.setter
     def _coalescing(self, value: list | None) -> None:
@@ -125,7 +133,7 @@ class CnclBackend:
 
     @property
     def _epilogues(self) -> list:
-        epilogues = getattr(self._thread, "epilogues", None)
+        epilogues = self._thread.epilogues
         if epilogues is None:
             epilogues = self._thread.epilogues = []
         return epilogues
@@ -143,9 +151,7 @@ class CnclBackend:
         self._connections: dict[int, Connection] = {}
         self._cliques = 0
         self._lock = threading.RLock()
-        # per host thread, as cncl's groups: (connection, Pending work) of the calls issued while coalescing (None:
-        # not coalescing), and the steps to run after the group was queued
-        self._thread = threading.local()
+        self._thread = _ThreadState()
         sharedmem.enable()  # device memory allocated from now on can be mapped by the peers (zero-copy)
         blocking_wait()     # read the environment now, not at every wait()
 
@@ -287,11 +293,15 @@ class CnclBackend:
                 cncl.reduceScatter(source.data_ptr(), target_ptr, count // self.size, plan.cncl_type, plan.cncl_op,
                                    comm, queue)
         if plan.average and recv is not None:
-            size = self.size
-            if recv.dtype.is_floating_point or recv.dtype.is_complex:
-                self._after(connection, lambda: recv.div_(size))
-            else:
-                self._after(connection, lambda: recv.div_(size, rounding_mode="trunc"))
+            self._average(connection, recv)
+
+    def _average(self, connection: Connection, recv: torch.Tensor) -> None:
+        """AVG: the sum in `recv` divided by the group size on the cncl stream (integers: truncating)."""
+        size = self.size
+        if recv.dtype.is_floating_point or recv.dtype.is_complex:
+            self._after(connection, lambda: recv.div_(size))
+        else:
+            self._after(connection, lambda: recv.div_(size, rounding_mode="trunc"))
 
     def _reduce_by_gathering(self, connection: Connection, kind: str, send: torch.Tensor, recv, plan: Plan,
                              root: int) -> None:
@@ -325,6 +335,25 @@ class CnclBackend:
         for tensor in tensors:
             self._reduce(connection, "allReduce", tensor, tensor, reduce_ops.plan(op, factor, tensor.dtype))
         return self._finish(connection, tensors, "allreduce", tensors)
+
+    def allreduce_dense(self, tensor: torch.Tensor, device: int, stream_id: int, op: int) -> Work:
+        """ProcessGroup.allreduce of one tensor, which the C++ side found dense and on mlu `device`, whose current
+        stream it read (`stream_id`), with a ReduceOp other than PREMUL_SUM: the steps of `allreduce` without its
+        checks of the tensor list, for the common call of small tensors, where those checks would cost as much as
+        the collective."""
+        connection = self._connections.get(device)
+        plan = reduce_ops.plan(op, None, tensor.dtype)
+        if connection is None or plan.emulated or plan.view is not None or self._thread.coalescing is not None:
+            return self.allreduce([tensor], (op, None))
+        connection.check()
+        self.sequence_number += 1
+        connection.follow(_state.runtime.streams.queue(device, stream_id))
+        address = tensor.data_ptr()
+        cncl.allReduce(address, address, tensor.numel(), plan.cncl_type, plan.cncl_op, connection.comm,
+                       connection.queue)
+        if plan.average:
+            self._average(connection, tensor)
+        return self._finish(connection, [tensor], "allreduce", (tensor,))
 
     def allreduce_coalesced(self, tensors: list, reduce_op: tuple) -> Work:
         """ProcessGroup.allreduce_coalesced: the all-reduces of several tensors as one group."""

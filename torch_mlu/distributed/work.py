@@ -52,6 +52,12 @@ class Work:
         self._source = source
 
     # ---- state ---------------------------------------------------------------------------------------------------
+    @property
+    def ran_in_call(self) -> bool:
+        """The collective already ran in the calling thread: nothing for a stream to wait for, now or later (the
+        C++ WorkCNCL then answers wait() and the state queries without calling back here)."""
+        return self.notifier is None
+
     def _failure(self) -> str | None:
         error = self.connection.error() if self.connection is not None else None
         return None if error is None else f"cncl {self.name} failed: {error}"
@@ -142,6 +148,10 @@ class Pending(Work):
 
     def __init__(self, connection, outputs: list, name: str, sequence_number: int):
         super().__init__(connection, None, outputs, name, sequence_number)
+
+    @property
+    def ran_in_call(self) -> bool:
+        return False  # its notifier comes at endCoalescing
 
     def resolve(self, notifier) -> None:
         self.notifier = notifier

@@ -11,6 +11,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/utils/pybind.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <atomic>
 #include <chrono>
@@ -34,20 +35,32 @@ void release(py::object& object) {
   object = py::object();
 }
 
+// A work whose collective already ran in the calling thread (`ran_in_call`, read once while the GIL is held)
+// answers wait() and the state queries here: a small collective's wait() costs no trip back into Python.
 class WorkCNCL : public c10d::Work {
  public:
-  WorkCNCL(py::object impl, int rank, OpType type) : Work(rank, type), impl_(std::move(impl)) {}
+  WorkCNCL(py::object impl, int rank, OpType type)
+      : Work(rank, type), impl_(std::move(impl)), ran_in_call_(impl_.attr("ran_in_call").cast<bool>()) {}
   ~WorkCNCL() override { release(impl_); }
 
   bool isCompleted() override {
+    if (ran_in_call_) {
+      return true;
+    }
     py::gil_scoped_acquire gil;
     return impl_.attr("is_completed")().cast<bool>();
   }
   bool isSuccess() const override {
+    if (ran_in_call_) {
+      return true;
+    }
     py::gil_scoped_acquire gil;
     return impl_.attr("is_success")().cast<bool>();
   }
   std::exception_ptr exception() const override {
+    if (ran_in_call_) {
+      return nullptr;
+    }
     py::gil_scoped_acquire gil;
     py::object message = impl_.attr("exception_message")();
     if (message.is_none()) {
@@ -65,10 +78,16 @@ class WorkCNCL : public c10d::Work {
     return impl_.attr("result")().cast<std::vector<at::Tensor>>();
   }
   void synchronize() override {
+    if (ran_in_call_) {
+      return;
+    }
     py::gil_scoped_acquire gil;
     impl_.attr("synchronize")();
   }
   bool wait(std::chrono::milliseconds timeout) override {
+    if (ran_in_call_) {
+      return true;
+    }
     py::gil_scoped_acquire gil;
     return impl_.attr("wait")(timeout.count()).cast<bool>();
   }
@@ -90,6 +109,7 @@ class WorkCNCL : public c10d::Work {
 
  private:
   mutable py::object impl_;
+  const bool ran_in_call_;
 };
 
 // (op, factor): the ReduceOp's type as an int, and PREMUL_SUM's factor (a float or a 1-element tensor) or None.
@@ -136,6 +156,16 @@ class ProcessGroupCNCL : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
                                            const c10d::AllreduceOptions& opts) override {
     py::gil_scoped_acquire gil;  // the arguments may be made into Python objects before forward() runs
+    if (tensors.size() == 1 && opts.reduceOp.op_ != c10d::ReduceOp::PREMUL_SUM) {
+      const at::Tensor& tensor = tensors[0];
+      if (tensor.device().is_privateuseone() && tensor.layout() == c10::kStrided && tensor.is_contiguous()) {
+        // the common call: one dense tensor, checked here, with its device's current stream read here
+        const c10::Stream stream =
+            c10::impl::getDeviceGuardImpl(c10::DeviceType::PrivateUse1)->getStream(tensor.device());
+        return forward("allreduce_dense", OpType::ALLREDUCE, tensor, static_cast<int>(tensor.device().index()),
+                       stream.id(), static_cast<int>(opts.reduceOp.op_));
+      }
+    }
     return forward("allreduce", OpType::ALLREDUCE, tensors, reduce_op(opts.reduceOp));
   }
   c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
