@@ -4,7 +4,8 @@ Two rank processes (spawned, process group "cpu:gloo,mlu:cncl"), everything time
 (median of rounds; the slowest rank's time):
 - all_reduce of a float32 tensor (1 KiB and 64 MiB) through `torch.distributed.all_reduce` on mlu, against
   `cncl.allReduce` called directly on the same device memory with the same communicator and queue, both pipelined
-  (calls back to back, one device synchronize at the end) and one call + synchronize at a time.
+  (calls back to back, one device synchronize at the end) and one call + synchronize at a time. Each sample
+  follows a barrier and one untimed call of its own kind (the ranks leave a barrier apart; that call lines them up).
   Targets (issue 13): torch / bare <= 1.3 at 1 KiB, <= 1.05 at 64 MiB (pipelined). For scale, the same
   all_reduce on a cpu tensor through gloo (torch.distributed's own cost per call with a C++ backend) is printed.
 - one DistributedDataParallel training step (forward, backward with the gradient all-reduce, SGD) of the same
@@ -111,6 +112,7 @@ def _all_reduce_rows(rank: int, sizes) -> list:
                                       ("bare_each", bare_each, max(calls // 4, 3)), ("gloo", gloo, calls),
                                       ("torch_alone", torch_alone, calls)):
                 dist.barrier()
+                function(1)  # the ranks leave the barrier apart: one call (synchronized) lines them up again
                 samples[name].append(_time(function, 1)[0] / n)
         results.append((size, {name: statistics.median(values) for name, values in samples.items()}))
     return results
