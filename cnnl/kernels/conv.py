@@ -33,6 +33,11 @@ MIN_BLOCK_POSITIONS = 256
 INLINE_COLUMN_ELEMENTS = 1 << 15
 #: at most this many bytes of im2col matrices in one run of whole samples (one gather, one batched GEMM: `_sample_runs`)
 SAMPLE_RUN_BYTES = 1 << 19
+#: samples whose im2col matrix is larger go by blocks of lines (`_Geometry.units`), which bounds the buffers' memory.
+#: Up to here whole samples are faster even where a sample's matrix outgrows L2 (2 cores, 1 MiB L2 each, 3x3 convs
+#: of batch 32 or 16, forward / forward + backward against blocks of lines: 590 KiB -22% / -16%, 1.2 MiB -25% /
+#: -14%, 7.2 MiB -11% / -3%): a block of lines costs several Python calls of its own.
+SAMPLE_MATRIX_LIMIT_BYTES = 8 << 20
 #: above this many output channels (one group) the GEMMs of blocks are too small for the BLAS: the whole batch's
 #: im2col matrix is gathered on the pool and multiplied in one multi-threaded GEMM
 WIDE_CHANNELS = 128
@@ -324,10 +329,10 @@ def _column_forward(geo, values, wmat, result, bias=None):
 
 def _sample_runs(geo, itemsize):
     """Runs (first, stop) of whole samples whose im2col matrices together hold at most SAMPLE_RUN_BYTES (at least 4
-    runs per thread when the batch allows), or None when one sample's matrix is larger than a block of lines
-    (`_Geometry.units` cuts samples then)."""
+    runs per thread when the batch allows; a larger sample runs alone), or None when one sample's matrix is larger
+    than SAMPLE_MATRIX_LIMIT_BYTES (`_Geometry.units` cuts samples then)."""
     sample_bytes = geo.columns * geo.positions * itemsize
-    if sample_bytes > COLUMN_BLOCK_BYTES:
+    if sample_bytes > SAMPLE_MATRIX_LIMIT_BYTES:
         return None
     per = max(1, min(SAMPLE_RUN_BYTES // max(1, sample_bytes), -(-geo.batch // (4 * thread_count()))))
     return [(n, min(n + per, geo.batch)) for n in range(0, geo.batch, per)]

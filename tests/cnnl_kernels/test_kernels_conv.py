@@ -173,6 +173,23 @@ def test_wide_layers_take_one_whole_batch_gemm(memory):
 
 
 @pytest.mark.parametrize("strides, dilations", [((1, 1), (1, 1)), ((2, 1), (1, 2))])
+def test_samples_above_the_matrix_limit_go_by_blocks_of_lines(monkeypatch, strides, dilations):
+    """Channel-first memory, one group, samples whose im2col matrix is above SAMPLE_MATRIX_LIMIT_BYTES: no runs of
+    whole samples; each sample is cut into blocks of lines (forward, data and filter gradients)."""
+    from mlusim import hostpool
+    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(conv, "INLINE_COLUMN_ELEMENTS", 0)
+    monkeypatch.setattr(conv, "SAMPLE_MATRIX_LIMIT_BYTES", 64)
+    monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 3 * 3 * 4 * 8 * 4 * 2)  # two output lines per block
+    monkeypatch.setattr(conv, "MIN_BLOCK_POSITIONS", 1)
+    geometry = conv._Geometry((5, 9, 8, 4), (9, 8), (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
+    assert conv._sample_runs(geometry, 4) is None
+    assert len(geometry.units(4, split=True)) == 5 * 5  # 9 lines in blocks of 2
+    _check(np.random.default_rng(10), 5, (9, 8), 4, 6, (3, 3), ((1, 1), (1, 1)), strides, dilations, 1,
+           "channel_first")
+
+
+@pytest.mark.parametrize("strides, dilations", [((1, 1), (1, 1)), ((2, 1), (1, 2))])
 def test_runs_of_whole_samples_on_the_pool(monkeypatch, strides, dilations):
     """Channel-first memory, one group, small samples: the batch goes by runs of whole samples (one gather and one
     batched GEMM per run), uneven runs shared out over the pool; the bias is added to each run's outputs."""
