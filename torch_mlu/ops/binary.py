@@ -100,23 +100,40 @@ def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> 
                   out_ptr)
 
 
-def _dense(op, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a op b for dense operands of one shape, dtype and device: one descriptor for all three; after the first
-    call with a descriptor, the validated fast path of _launch."""
-    out = torch.empty_like(a)
+def _dense(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha=1) -> torch.Tensor:
+    """a op alpha*b for dense operands of one shape, dtype and device, into a new tensor or `out` (a itself for the
+    in-place forms): one descriptor for all three; after the first call with a descriptor, the validated fast path
+    of _launch. An alpha other than 1 only for floating dtypes (`_plain_alpha`), where cnnl takes it as it is."""
+    if out is None:
+        out = torch.empty_like(a)
     d = desc(out)
     h = handle(out)
     signature = (op, d)
     if _launch.validated(signature):
         name = _KERNEL_NAMES[op]
         _launch.enqueue("cnnlOpTensor", h, ((d, a.data_ptr(), "a"), (d, b.data_ptr(), "b")),
-                        ((d, out.data_ptr(), "c"),), lambda av, bv, cv: kernels.op_tensor(name, av, bv, cv, 1, 1, 0),
-                        flops=out.numel(), dtype=d.dtype)
+                        ((d, out.data_ptr(), "c"),),
+                        lambda av, bv, cv: kernels.op_tensor(name, av, bv, cv, 1, alpha, 0),
+                        flops=out.numel() * (1 if alpha == 1 else 2), dtype=d.dtype)
         return out
-    cnnl.opTensor(h, _op_descriptor(op, out.dtype), 1, d, a.data_ptr(), 1, d, b.data_ptr(), None, 0, 0, d,
+    cnnl.opTensor(h, _op_descriptor(op, out.dtype), 1, d, a.data_ptr(), alpha, d, b.data_ptr(), None, 0, 0, d,
                   out.data_ptr())
     _launch.remember(signature)
     return out
+
+
+def _plain_alpha(alpha, dtype: torch.dtype) -> bool:
+    """Whether `_dense` takes this alpha for `dtype`: 1, or a Python number for a floating dtype."""
+    return alpha == 1 or (dtype in FLOATING and type(alpha) in (int, float))
+
+
+def _same_kind(op, self: torch.Tensor, other) -> bool:
+    """Whether `other` is a tensor of self's shape and dtype on self's mlu device, in a dtype the op takes as it is
+    (cnnlOpTensor; div_v2: floating): the common case, checked cheaply (what _supported says, as a set)."""
+    dtype = self.dtype
+    return (isinstance(other, torch.Tensor) and other.dtype == dtype
+            and dtype in (FLOATING if op == DIV else _PLAIN_DTYPES) and (device := self.device).type == "mlu"
+            and other.device == device and other.shape == self.shape)
 
 
 def _broadcast(self: torch.Tensor, other) -> torch.Size:
@@ -127,15 +144,13 @@ def _broadcast(self: torch.Tensor, other) -> torch.Size:
 
 def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor | None = None):
     """The shared body of the Tensor / Scalar / in-place / out= forms."""
-    if out is None and alpha == 1 and isinstance(other, torch.Tensor) and isinstance(self, torch.Tensor):
-        dtype = self.dtype  # the common case, checked cheaply (what _supported(op, dtype, 1) says, as a set)
-        if other.dtype == dtype and dtype in (FLOATING if op == DIV else _PLAIN_DTYPES) and \
-                (device := self.device).type == "mlu" and other.device == device and other.shape == self.shape:
-            if op != DIV and self.is_contiguous() and other.is_contiguous():
-                return _dense(op, self, other)
-            result = torch.empty(self.shape, dtype=dtype, device=device)
-            _compute(op, self, other, result, 1)
-            return result
+    if out is None and isinstance(self, torch.Tensor) and _plain_alpha(alpha, self.dtype) and \
+            _same_kind(op, self, other):
+        if op != DIV and self.is_contiguous() and other.is_contiguous():
+            return _dense(op, self, other, alpha=alpha)
+        result = torch.empty(self.shape, dtype=self.dtype, device=self.device)
+        _compute(op, self, other, result, alpha)
+        return result
     operands = [value for value in (self, other) if isinstance(value, torch.Tensor)]  # a wrapped number is a
     device = check_same_device(*operands, *((out,) if out is not None else ()))     # Python number here
     dtype = _result_dtype(op, self, other)
@@ -166,6 +181,10 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
 
 
 def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
+    if op != DIV and _plain_alpha(alpha, self.dtype) and _same_kind(op, self, other) and self.is_contiguous() \
+            and other.is_contiguous():
+        _dense(op, self, other, self, alpha)  # the common case (an optimizer's update, a running sum)
+        return self
     dtype = _result_dtype(op, self, other)
     if torch.can_cast(dtype, self.dtype) is False:
         raise RuntimeError(f"result type {_type_name(dtype)} can't be cast to the desired output type "
