@@ -26,6 +26,7 @@ import cnrt
 from mlusim import sharedmem
 
 from .. import _state
+from ..ops._iter import is_non_overlapping_and_dense
 from . import reduce_ops
 from .reduce_ops import Plan
 from .work import Pending, Work, blocking_wait
@@ -193,7 +194,7 @@ class CnclBackend:
         for tensor in tensors:
             if tensor.device.type != "mlu":
                 raise ValueError(f"cncl {name}: expected mlu tensors, got a tensor on {tensor.device}")
-            if not (tensor.is_contiguous() or tensor.is_non_overlapping_and_dense()):
+            if not is_non_overlapping_and_dense(tensor):
                 raise ValueError(f"cncl {name}: tensors must be contiguous (dense), got one of size "
                                  f"{tuple(tensor.shape)} with strides {tensor.stride()}")
             if tensor.is_sparse:

@@ -61,6 +61,19 @@ def check_no_internal_overlap(out: torch.Tensor) -> None:
                            "single memory location. Please clone() the tensor before performing the operation.")
 
 
+def is_non_overlapping_and_dense(tensor: torch.Tensor) -> bool:
+    """TensorImpl::is_non_overlapping_and_dense (not exposed to Python): some order of the dims is contiguous,
+    e.g. a contiguous or channels-last tensor; not an expanded, sliced-with-step or overlapping one."""
+    if tensor.is_contiguous():
+        return True
+    expected = 1
+    for stride, size in sorted((stride, size) for size, stride in zip(tensor.shape, tensor.stride()) if size != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.data_ptr() == b.data_ptr() and a.stride() == b.stride() and a.shape == b.shape
 

@@ -114,6 +114,19 @@ def reductions(rank: int, world: int, count: int) -> list[str]:
         want_whole = _reference(rank, world, dtype, count * world, op, factor)
         if not _same(out, want_whole[rank * count:(rank + 1) * count]):
             failures.append(f"reduce_scatter_tensor {label}")
+    # dense in another memory order (channels-last) is reduced; a strided view is refused with the backend's error
+    image = (torch.arange(24, dtype=torch.float32).reshape(2, 3, 2, 2) + rank).to(memory_format=torch.channels_last)
+    on_device = image.to("mlu")
+    dist.all_reduce(on_device)
+    want = torch.arange(24, dtype=torch.float32).reshape(2, 3, 2, 2) * world + world * (world - 1) // 2
+    if not on_device.is_contiguous(memory_format=torch.channels_last) or not torch.equal(on_device.cpu(), want):
+        failures.append("all_reduce of a channels-last tensor")
+    try:
+        dist.all_reduce(torch.zeros(8, device="mlu")[::2])
+        failures.append("all_reduce of a strided view was not refused")
+    except ValueError as error:
+        if "must be contiguous (dense)" not in str(error):
+            failures.append(f"all_reduce of a strided view: {error}")
     return failures
 
 
