@@ -78,6 +78,24 @@ def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.data_ptr() == b.data_ptr() and a.stride() == b.stride() and a.shape == b.shape
 
 
+def check_no_partial_overlap(out: torch.Tensor, *operands) -> None:
+    """TensorIterator's assert_no_partial_overlap: an operand that shares some, but not all, of the written tensor's
+    memory is refused. As torch's get_overlap_status, only dense tensors are judged (others are "too hard")."""
+    if not out.numel():
+        return
+    start = out.data_ptr()
+    end = start + out.numel() * out.element_size()  # (its span when dense, the only case judged)
+    for value in operands:
+        if not isinstance(value, torch.Tensor) or value is out or value.device != out.device or not value.numel():
+            continue
+        first = value.data_ptr()
+        if first < end and start < first + value.numel() * value.element_size() and not _same_view(out, value) \
+                and is_non_overlapping_and_dense(out) and is_non_overlapping_and_dense(value):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
 def shares_memory(out: torch.Tensor, value) -> bool:
     """True when `value` (a tensor) lies in out's storage without being exactly out's view."""
     if not isinstance(value, torch.Tensor) or value.device != out.device or value.numel() == 0:

@@ -15,7 +15,7 @@ from cnnl import kernels
 from . import _launch
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from .copy import copy_into
-from ._iter import is_non_overlapping_and_dense
+from ._iter import check_castable, check_no_partial_overlap
 from .fill import device_scalar
 from .logic import logic_op
 
@@ -169,7 +169,7 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
         result = torch.empty(shape, dtype=dtype, device=device)
         _compute(op, a, b, result, alpha)
         return result
-    _check_no_partial_overlap(out, self, other)
+    check_no_partial_overlap(out, self, other)
     if out.dtype == dtype and out.shape == shape:
         target = out
     else:
@@ -182,50 +182,18 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
     return out
 
 
-_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                    "single memory location. Please clone() the tensor before performing the operation.")
-
-
-def _check_no_partial_overlap(out: torch.Tensor, *operands) -> None:
-    """TensorIterator's assert_no_partial_overlap: an operand that shares some, but not all, of the written tensor's
-    memory is refused. As torch's get_overlap_status, only dense tensors are judged (others are "too hard")."""
-    if not out.numel():
-        return
-    start = out.data_ptr()
-    end = start + out.numel() * out.element_size()  # (its span when dense, the only case judged)
-    for value in operands:
-        if not isinstance(value, torch.Tensor) or value is out or value.device != out.device or not value.numel():
-            continue
-        first = value.data_ptr()
-        if first == start and value.shape == out.shape and value.stride() == out.stride():
-            continue  # the very view: full overlap is fine
-        if first < end and start < first + value.numel() * value.element_size() and \
-                is_non_overlapping_and_dense(out) and is_non_overlapping_and_dense(value):
-            raise RuntimeError(_PARTIAL_OVERLAP)
-
-
 def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
     if op != DIV and _plain_alpha(alpha, self.dtype) and _same_kind(op, self, other) and self.is_contiguous() \
             and other.is_contiguous():
-        address, partner, nbytes = self.data_ptr(), other.data_ptr(), self.numel() * self.element_size()
-        if address != partner and address < partner + nbytes and partner < address + nbytes:
-            raise RuntimeError(_PARTIAL_OVERLAP)
+        check_no_partial_overlap(self, other)
         _dense(op, self, other, self, alpha)  # the common case (an optimizer's update, a running sum)
         return self
     dtype = _result_dtype(op, self, other)
-    if torch.can_cast(dtype, self.dtype) is False:
-        raise RuntimeError(f"result type {_type_name(dtype)} can't be cast to the desired output type "
-                           f"{_type_name(self.dtype)}")
+    check_castable(dtype, self)
     shape = _broadcast(self, other)
     if shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
     return _binary(op, overload, self, other, alpha, out=self)
-
-
-def _type_name(dtype: torch.dtype) -> str:
-    return {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
-            torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char",
-            torch.uint8: "Byte", torch.bool: "Bool"}.get(dtype, str(dtype))
 
 
 # ---- registrations -------------------------------------------------------------------------------------------------
