@@ -64,12 +64,15 @@ _DIRECT_DTYPES = frozenset((FLOAT32, FLOAT64) + INT_DTYPES)
 
 
 def _direct(ufunc, a, b, out) -> bool:
-    """The plain small case (one dtype computed in itself, one shape, out aliasing no input other than as that very
-    view) as one ufunc call on this thread: what tiny ops from frameworks are, where the general driver's checks
-    cost more than the arithmetic. False when the general path must run."""
+    """The plain small case (one dtype computed in itself, a of out's shape, b of it too or one element broadcast
+    over it, out aliasing no input other than as that very view) as one ufunc call on this thread: what tiny ops
+    from frameworks are (a tensor and a scalar operand among them), where the general driver's checks cost more than
+    the arithmetic. False when the general path must run."""
     dtype, shape = out.dtype, out.shape
-    if dtype not in _DIRECT_DTYPES or a.dtype != dtype or b.dtype != dtype or a.shape != shape or b.shape != shape \
+    if dtype not in _DIRECT_DTYPES or a.dtype != dtype or b.dtype != dtype or a.shape != shape \
             or out.size > INLINE_DIRECT_ELEMENTS:
+        return False
+    if b.shape != shape and (b.size != 1 or b.ndim > out.ndim):
         return False
     if not _apart_or_same(out, a, b):
         return False

@@ -360,3 +360,24 @@ def test_small_add_into_an_output_that_overlaps_an_input_reads_the_input_before_
     want = a.astype(np.float64) + alpha2 * b.astype(np.float64)
     K.op_tensor("add", a, b, out, 1.0, alpha2, 0.0)
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf - inf, 0 * inf (queued commands are quiet)
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_small_op_with_a_one_element_operand_matches_the_general_path(op, monkeypatch):
+    """A tensor op a one-element operand (a scalar broadcast, one ufunc call on this thread) gives the general
+    driver's bits, also when that element is the output's first element (read before it is written)."""
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(5, 7)).astype(np.float32)
+    a[0, :4] = [-0.0, np.nan, np.inf, -np.inf]
+    for scalar in (np.array([-0.0], np.float32), np.array([2.5], np.float32), np.array(3.0, np.float32)):
+        fast, general = np.empty_like(a), np.empty_like(a)
+        K.op_tensor(op, a, scalar, fast)
+        with monkeypatch.context() as patched:
+            patched.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
+            K.op_tensor(op, a, scalar, general)
+        assert fast.tobytes() == general.tobytes()
+    out = a.copy()
+    K.op_tensor(op, out, out.reshape(-1)[:1], out)  # the operand is out's first element
+    want = getattr(np, {"add": "add", "sub": "subtract", "mul": "multiply"}[op])(a, a[0, 0])
+    assert out.tobytes() == want.tobytes()

@@ -6,6 +6,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mlusim import queue as queues
 from torch_mlu import fallback
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
@@ -62,6 +63,61 @@ def test_scalar_forms_alpha_and_promotion(dtype):
     ]:
         _check(device_result, cpu_result)
     assert fallback.counts() == {}
+
+
+SPECIALS = [0.0, -0.0, 1.0, -1.0, float("inf"), float("-inf"), float("nan"), 3e38, -1e-45, 7.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64, torch.int8, torch.uint8])
+def test_tensor_and_number_are_torchs_bits_on_first_and_later_calls(dtype):
+    """add/sub/mul of a tensor and a number (Python or 0-d cpu tensor), out of place and in place: the first call
+    with a descriptor goes through the public cnnlOpTensor with a device scalar, later calls through the one-command
+    path with the number as a host operand; both give torch's CPU bits (signed zeros, NaN, inf, integer wrap)."""
+    if dtype.is_floating_point:
+        a = torch.tensor(SPECIALS, dtype=dtype)
+        numbers = [2.5, -0.0, 0.0, 1e39, -3, float("nan"), torch.tensor(0.1, dtype=torch.float64)]
+    else:
+        a = torch.arange(-6, 6).to(dtype) if dtype != torch.uint8 else torch.arange(250, 256).to(dtype)
+        numbers = [3, -7, 2 ** 40 + 5, 300, torch.tensor(9)]
+    d = a.to("mlu")
+    with fallback.mode("error"):
+        for _ in range(3):
+            for number in numbers:
+                for name in ("add", "sub", "mul"):
+                    op = getattr(torch, name)
+                    want = op(a, number)
+                    got = op(d, number)
+                    assert got.dtype == want.dtype and torch.equal(got.cpu().view(torch.uint8),
+                                                                   want.view(torch.uint8)), (name, number)
+                    inplace = d.clone()
+                    getattr(inplace, f"{name}_")(number)
+                    assert torch.equal(inplace.cpu().view(torch.uint8), want.view(torch.uint8)), (name, number)
+                if dtype.is_floating_point:
+                    want = torch.add(a, number, alpha=-0.5)
+                    assert torch.equal(torch.add(d, number, alpha=-0.5).cpu().view(torch.uint8),
+                                       want.view(torch.uint8))
+    assert torch.equal(d.cpu().view(torch.uint8), a.view(torch.uint8))  # the operand is untouched
+
+
+def test_a_counter_incremented_in_place_is_one_command_per_call():
+    """`num_batches_tracked += 1` (batch norm, every training step): one queued cnnlOpTensor per call once the
+    descriptor was validated, no fill of a device scalar."""
+    counter = torch.zeros((), dtype=torch.int64, device="mlu")
+    counter.add_(1)
+    torch.mlu.synchronize()
+    seen = []
+
+    def hook(queue, command):
+        seen.append(command.name)
+    queues.command_hooks.append(hook)
+    try:
+        for _ in range(5):
+            counter.add_(1)
+        torch.mlu.synchronize()
+    finally:
+        queues.command_hooks.remove(hook)
+    assert seen == ["cnnlOpTensor"] * 5
+    assert counter.item() == 6
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

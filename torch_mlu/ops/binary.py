@@ -7,16 +7,18 @@ takes the validated fast path of `_launch` after its first call (`_dense`).
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 import cnnl
 from cnnl import kernels
+from cnnl.dtypes import numpy_dtype
 
 from . import _launch
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from .copy import copy_into
 from ._iter import check_castable, check_no_partial_overlap
-from .fill import device_scalar
+from .fill import cast_number, device_number
 from .logic import logic_op
 
 ADD, SUB, MUL = cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_OP_TENSOR_SUB, cnnl.CNNL_OP_TENSOR_MUL
@@ -55,12 +57,53 @@ def _result_dtype(op, self: torch.Tensor, other) -> torch.dtype:
 
 
 def _operand(value, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """`value` (a tensor or a number) as an mlu tensor of `dtype` on `device`."""
+    """`value` (a tensor or a number) as an mlu tensor of `dtype` on `device`; a number or a 0-d cpu tensor (a
+    scalar operand) converted as torch's CPU kernels convert it (`cast_number`: 1e39 + a float32 tensor is inf)."""
     if not isinstance(value, torch.Tensor):
-        return device_scalar(value, dtype, device)
-    if value.device.type == "cpu":  # a 0-d cpu tensor: a scalar operand
-        return device_scalar(value.item(), dtype, device)
+        return device_number(cast_number(value, dtype), dtype, device)
+    if value.device.type == "cpu":
+        return device_number(cast_number(value.item(), dtype), dtype, device)
     return value if value.dtype == dtype else value.to(dtype)
+
+
+def _number(op, self: torch.Tensor, other, alpha):
+    """The number `other` stands for, converted to self's dtype, when `self op alpha * other` takes the one-command
+    path of a tensor and a number (`_with_number`): add, sub or mul of a contiguous mlu tensor and a Python number
+    or 0-d cpu tensor that leaves self's dtype as it is; else None."""
+    dtype = self.dtype
+    if op == DIV or dtype not in _PLAIN_DTYPES or not _plain_alpha(alpha, dtype):
+        return None
+    if isinstance(other, torch.Tensor):
+        if other.dim() != 0 or other.device.type != "cpu":
+            return None
+        value = other.item()
+    elif type(other) in (int, float):
+        value = other
+    else:
+        return None
+    if self.device.type != "mlu" or not self.is_contiguous() or torch.result_type(self, other) != dtype:
+        return None
+    return cast_number(value, dtype)
+
+
+def _with_number(op, self: torch.Tensor, number, out: torch.Tensor | None = None, alpha=1) -> torch.Tensor:
+    """self op alpha*number into a new tensor or `out` (self itself for the in-place forms): the public cnnlOpTensor
+    with a one-element device operand on the first call with a descriptor; later, one validated command (_launch)
+    running the same kernel with the number as a one-element host operand (no fill, no device scalar)."""
+    if out is None:
+        out = torch.empty_like(self)
+    d = desc(out)
+    h = handle(out)
+    signature = ("number", op, d)
+    if _launch.validated(signature):
+        name, operand = _KERNEL_NAMES[op], np.array([number], numpy_dtype(d.dtype))
+        _launch.enqueue("cnnlOpTensor", h, ((d, self.data_ptr(), "a"),), ((d, out.data_ptr(), "c"),),
+                        lambda av, cv: kernels.op_tensor(name, av, operand, cv, 1, alpha, 0),
+                        flops=out.numel() * (1 if alpha == 1 else 2), dtype=d.dtype)
+        return out
+    _compute(op, self, device_number(number, self.dtype, self.device), out, alpha)
+    _launch.remember(signature)
+    return out
 
 
 #: the dtypes add, sub and mul with alpha 1 run natively in, bool aside (cnnlLogicOp)
@@ -152,6 +195,10 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
         result = torch.empty(self.shape, dtype=self.dtype, device=self.device)
         _compute(op, self, other, result, alpha)
         return result
+    if out is None and isinstance(self, torch.Tensor):
+        number = _number(op, self, other, alpha)
+        if number is not None:
+            return _with_number(op, self, number, alpha=alpha)
     operands = [value for value in (self, other) if isinstance(value, torch.Tensor)]  # a wrapped number is a
     device = check_same_device(*operands, *((out,) if out is not None else ()))     # Python number here
     dtype = _result_dtype(op, self, other)
@@ -188,6 +235,9 @@ def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
         check_no_partial_overlap(self, other)
         _dense(op, self, other, self, alpha)  # the common case (an optimizer's update, a running sum)
         return self
+    number = _number(op, self, other, alpha)
+    if number is not None:  # a counter's += 1, an optimizer's scaling
+        return _with_number(op, self, number, self, alpha)
     dtype = _result_dtype(op, self, other)
     check_castable(dtype, self)
     shape = _broadcast(self, other)

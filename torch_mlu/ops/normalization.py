@@ -49,18 +49,18 @@ def _parameter_dtype(input, weight, running_mean) -> torch.dtype:
     return torch.float32 if input.dtype in (torch.float16, torch.bfloat16) else input.dtype
 
 
-def _parameters(input, weight, bias, dtype):
-    channels = input.shape[1]
-    options = dict(dtype=dtype, device=input.device)
-    w = torch.ones(channels, **options) if weight is None else weight.to(dtype).contiguous()
-    b = torch.zeros(channels, **options) if bias is None else bias.to(dtype).contiguous()
-    return w, b
+def _parameter(input, value, dtype, default):
+    """A batch norm weight or bias as cnnl takes it: dense, in `dtype`; `default` (1 or 0) per channel when torch
+    passes None."""
+    if value is None:
+        return torch.full((input.shape[1],), default, dtype=dtype, device=input.device)
+    return value.to(dtype).contiguous()
 
 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """(output, save_mean, save_invstd) of torch's native_batch_norm on mlu."""
     dtype = _parameter_dtype(input, weight, running_mean)
-    w, b = _parameters(input, weight, bias, dtype)
+    w, b = _parameter(input, weight, dtype, 1), _parameter(input, bias, dtype, 0)
     channels = input.shape[1]
     out = torch.empty_like(input)
     x, x_desc = _bn_view(input)
@@ -179,7 +179,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
             if output_mask[2] else None
         return grad_input, grad_weight, grad_bias
     dtype = save_mean.dtype
-    w, _ = _parameters(input, weight, None, dtype)
+    w = _parameter(input, weight, dtype, 1)  # (the bias does not enter the gradients)
     dx = torch.empty_like(input)
     dweight = torch.empty(input.shape[1], dtype=dtype, device=input.device)
     dbias = torch.empty(input.shape[1], dtype=dtype, device=input.device)
