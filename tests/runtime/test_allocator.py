@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from mlusim.errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault,
                            OutOfBoundsFault, OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
-from mlusim.memory import ALIGNMENT, AddressSpace, footprint
+from mlusim.memory import ALIGNMENT, BACKING_ALIGNMENT, AddressSpace, footprint
 
 BASE = 1 << 40
 
@@ -61,6 +61,17 @@ def test_fresh_blocks_are_poisoned():
     assert (block.data == 0xFF).all()
     assert np.isnan(block.data.view(np.float32)).all()
     assert np.isnan(block.data.view(np.float16).astype(np.float32)).all()
+
+
+@pytest.mark.parametrize("poison", [True, False])
+def test_host_bytes_of_blocks_start_on_a_cache_line(poison):
+    """Kernels read device memory through numpy views of a block's bytes: those start on a 64-byte boundary of
+    host memory (numpy alone gives 16), whatever the size, with exactly the block's size."""
+    memory = AddressSpace(0, BASE, 1 << 24, poison=poison)
+    for nbytes in (1, 64, 1000, 200_000, 3 << 20):
+        data = memory.allocate(nbytes).data
+        assert data.ctypes.data % BACKING_ALIGNMENT == 0 and data.size == nbytes
+        assert (data == (0xFF if poison else 0)).all()
 
 
 def test_poison_can_be_turned_off():
