@@ -1,4 +1,6 @@
 """Reductions, argmax/argmin, cumsum and topk against float64 / exact references."""
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -10,6 +12,8 @@ from cnnl.kernels.reduce import REDUCE_OPS
 from .references import to_f64, wrap_int
 from .strategies import ALL, FLOATS, INTS, NUMERIC, SETTINGS, operands, outputs, shapes
 from .tolerances import COMPUTE_UNIT, assert_close
+
+reduce_module = importlib.import_module("cnnl.kernels.reduce")
 
 
 @st.composite
@@ -123,6 +127,35 @@ def test_row_reductions_of_many_rows_are_float64_accurate(op, dtype):
     fine = np.isfinite(expected)
     assert_close(out[fine], expected[fine], dtype, scale=np.abs(exact).sum(1, keepdims=True)[fine] / (
         1500 if op == "mean" else 1) if op != "norm2" else None)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("op", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sums_around_one_kept_middle_axis_are_float64_accurate(op, dtype, threads, monkeypatch):
+    """Every axis but one middle axis (the bias gradient of NCHW, axes 0, 2, 3): one compiled float64 pass over the
+    contiguous inner rows, on one thread or several; within an ulp of the exact sum, NaN and inf propagate to their
+    channel only."""
+    if threads:
+        monkeypatch.setattr(reduce_module, "INLINE_DIRECT_ELEMENTS", 0)
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((6, 5, 7, 9)) * 1e3).astype(dtype)
+    x[2, 1, 3, 4] = np.nan
+    x[0, 3, 0, 0] = np.inf
+    out = np.empty((1, 5, 1, 1), dtype)
+    reduce(op, x, out, (0, 2, 3))
+    exact = to_f64(x).sum((0, 2, 3), keepdims=True) / (6 * 7 * 9 if op == "mean" else 1)
+    assert np.isnan(out[0, 1, 0, 0]) and out[0, 3, 0, 0] == np.inf
+    fine = np.isfinite(exact)
+    assert_close(out[fine], exact[fine], dtype, scale=np.abs(to_f64(x)).sum((0, 2, 3), keepdims=True)[fine] / (
+        6 * 7 * 9 if op == "mean" else 1))
+    if dtype == np.float32:  # float64 holds these sums exactly: the float32 result is the exact sum rounded once
+        assert (out[fine] == exact[fine].astype(np.float32)).all()
+    middle = np.empty((1, 7, 1), dtype)
+    reduce(op, x[1], middle, (0, 2))  # a 3-D tensor: its axis 1 kept between the two reduced ones
+    count = 5 * 9 if op == "mean" else 1
+    assert_close(middle, to_f64(x[1]).sum((0, 2), keepdims=True) / count, dtype,
+                 scale=np.abs(to_f64(x[1])).sum((0, 2), keepdims=True) / count)
 
 
 def test_argmax_first_occurrence_and_nan():
