@@ -111,6 +111,18 @@ def test_forward_beta_zero_ignores_nan_and_relu_propagates_nan():
     assert out[:2].tolist() == [0.0, 2.0] and np.isnan(out[2])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("alpha", [1.0, 2.0])
+def test_relu_is_torchs_clamp_min_bit_for_bit(dtype, alpha):
+    """max(x, 0) as torch's relu (clamp_min) computes it: -0.0 and 0.0 stay as they are, NaN stays NaN, -inf is 0;
+    plain (alpha 1, the array's own type) and scaled."""
+    x = np.array([-0.0, 0.0, np.nan, -1.0, 2.5, -np.inf, np.inf, -1e-30], dtype)
+    out = np.empty_like(x)
+    activation_forward("relu", x, out, alpha=alpha)
+    want = np.where(x < 0, dtype(0), x) * dtype(alpha)
+    assert out.tobytes() == want.tobytes()
+
+
 def test_sigmoid_backward_from_x_only_recomputes_y():
     x = np.linspace(-4, 4, 9).astype(np.float32)
     out = np.empty_like(x)
