@@ -32,7 +32,12 @@ MIN_BLOCK_POSITIONS = 256
 #: problems of at most this many im2col elements run on the calling thread (handing work to the pool costs more)
 INLINE_COLUMN_ELEMENTS = 1 << 15
 #: at most this many bytes of im2col matrices in one run of whole samples (one gather, one batched GEMM: `_sample_runs`)
-SAMPLE_RUN_BYTES = 1 << 19
+#: ... and at most a batch's share of RUNS_PER_THREAD runs per thread. Runs of whole samples beat runs that fit L2
+#: here: each run costs its thread the GIL a few times, and on a small VM a thread that finds the GIL taken waits
+#: ~50 us to be woken (3x3 convolutions of a small CNN, batch 32, all three directions: 4.66 -> 3.90 ms against
+#: runs of at most 512 KiB and 4 per thread)
+SAMPLE_RUN_BYTES = 8 << 20
+RUNS_PER_THREAD = 2
 #: samples whose im2col matrix is larger go by blocks of lines (`_Geometry.units`), which bounds the buffers' memory.
 #: Up to here whole samples are faster even where a sample's matrix outgrows L2 (2 cores, 1 MiB L2 each, 3x3 convs
 #: of batch 32 or 16, forward / forward + backward against blocks of lines: 590 KiB -22% / -16%, 1.2 MiB -25% /
@@ -328,13 +333,13 @@ def _column_forward(geo, values, wmat, result, bias=None):
 
 
 def _sample_runs(geo, itemsize):
-    """Runs (first, stop) of whole samples whose im2col matrices together hold at most SAMPLE_RUN_BYTES (at least 4
-    runs per thread when the batch allows; a larger sample runs alone), or None when one sample's matrix is larger
-    than SAMPLE_MATRIX_LIMIT_BYTES (`_Geometry.units` cuts samples then)."""
+    """Runs (first, stop) of whole samples whose im2col matrices together hold at most SAMPLE_RUN_BYTES (at least
+    RUNS_PER_THREAD runs per thread when the batch allows; a larger sample runs alone), or None when one sample's
+    matrix is larger than SAMPLE_MATRIX_LIMIT_BYTES (`_Geometry.units` cuts samples then)."""
     sample_bytes = geo.columns * geo.positions * itemsize
     if sample_bytes > SAMPLE_MATRIX_LIMIT_BYTES:
         return None
-    per = max(1, min(SAMPLE_RUN_BYTES // max(1, sample_bytes), -(-geo.batch // (4 * thread_count()))))
+    per = max(1, min(SAMPLE_RUN_BYTES // max(1, sample_bytes), -(-geo.batch // (RUNS_PER_THREAD * thread_count()))))
     return [(n, min(n + per, geo.batch)) for n in range(0, geo.batch, per)]
 
 
