@@ -109,3 +109,30 @@ def test_two_by_two_windows_take_the_general_paths_winners(monkeypatch, dtype, p
     general = pooled()
     assert np.array_equal(fast[0].view(f"u{fast[0].itemsize}"), general[0].view(f"u{fast[0].itemsize}"))
     np.testing.assert_array_equal(fast[1], general[1])
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_max_pool_and_its_backward_give_the_same_bits_in_blocks_on_the_pool(monkeypatch, blocked):
+    """Small problems run in one block on the calling thread, larger ones in blocks of output rows (planes for
+    the backward) shared out over the pool: both against the reference, forward and backward."""
+    from mlusim import hostpool
+    monkeypatch.setattr(hostpool, "_cores", 2)
+    if blocked:
+        monkeypatch.setattr(P, "POOL_INLINE_ELEMENTS", 0)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 5, 9, 8)).astype(np.float32)
+    x[2, 4, 1, 1] = np.nan
+    want_y, want_index = reference_max(x, 3, 2, 1, True, True)
+    y, index = np.empty_like(want_y), np.empty_like(want_index)
+    windows = P.Windows((9, 8), want_y.shape[2:], (3, 3), (2, 2), (1, 1), [(1, 1)] * 2)
+    P.max_pool_forward(_channel_last(x), _channel_last(y), windows, _channel_last(index), True)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(index, want_index)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    want = np.zeros(x.shape)
+    for p, q, i, j in np.ndindex(*y.shape):
+        a, b = divmod(index[p, q, i, j], 8)
+        want[p, q, a, b] += dy[p, q, i, j]
+    dx = np.full(x.shape, np.nan, np.float32)
+    P.max_pool_backward(_channel_last(dy), _channel_last(index), _channel_last(dx))
+    np.testing.assert_allclose(dx, want, rtol=1e-6, atol=1e-6)
