@@ -14,6 +14,7 @@ import torch
 import cnnl
 
 from ._core import FLOATING, aten, check_same_device, desc, fallback, feature_desc, handle, register, workspace
+from .reduce import ADD as SUM, run_reduce
 
 _descriptors: dict[tuple, object] = {}
 #: (direction, handle, convolution and tensor descriptors) -> (algorithm, workspace size): cnnl's answer for one
@@ -258,5 +259,15 @@ def convolution_backward_overrideable(grad_output, input, weight, stride, paddin
             _filter_gradient(problem, x, dy, tuple(w.shape))
         grad_weight = problem.shaped(grad_weight)
     if output_mask[2]:
-        grad_bias = grad_output.sum(dim=[d for d in range(grad_output.dim()) if d != 1])
+        grad_bias = _bias_gradient(grad_output)
     return grad_input, grad_weight, grad_bias
+
+
+def _bias_gradient(grad_output: torch.Tensor) -> torch.Tensor:
+    """grad_output summed over every axis but the channels (axis 1): the cnnlReduce torch.sum would queue, without
+    the round trip through torch's dispatcher."""
+    grad_bias = torch.empty(grad_output.shape[1], dtype=grad_output.dtype, device=grad_output.device)
+    if grad_output.numel() == 0:
+        return grad_bias.zero_()
+    run_reduce(SUM, grad_output, tuple(d for d in range(grad_output.dim()) if d != 1), grad_bias)
+    return grad_bias
