@@ -403,3 +403,22 @@ def test_convolutions_repeated_across_shapes_and_dtypes_match_cpu():
             torch.testing.assert_close(xd.grad.float().cpu(), xc.grad, **tolerance)
             torch.testing.assert_close(wd.grad.float().cpu(), wc.grad, **tolerance)
     assert fallback.counts() == {}
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])  # none, mean, sum
+def test_nll_loss_backward_writes_every_element_of_its_grad_input(reduction):
+    """The gradient of nll_loss is computed straight into a contiguous grad_input (no buffer and copy): every
+    element is written (a grad_input full of NaN comes back as CPU's), ignored and weighted labels included; a
+    strided grad_input still gets the same values."""
+    torch.manual_seed(4)
+    x, target, weight = torch.randn(6, 5), torch.tensor([1, 4, 0, 2, 2, 3]), torch.rand(5)
+    upstream = torch.randn(6) if reduction == 0 else torch.tensor(1.7)
+    total = weight[target][target != 2].sum()
+    want = torch.ops.aten.nll_loss_backward(upstream, x, target, weight, reduction, 2, total)
+    with fallback.mode("error"):
+        for grad_input in (torch.full((6, 5), float("nan"), device="mlu"),
+                           torch.full((5, 6), float("nan"), device="mlu").t()):
+            got = torch.ops.aten.nll_loss_backward.grad_input(upstream.mlu(), x.mlu(), target.mlu(), weight.mlu(),
+                                                              reduction, 2, total.mlu(), grad_input=grad_input)
+            assert got is grad_input
+            torch.testing.assert_close(got.cpu(), want)

@@ -355,15 +355,19 @@ def _nll_backward(grad_output, self, target, weight, reduction, ignore_index, to
     result = destination.target
     if result.numel():
         spatial = self.dim() > 2
-        dense = torch.empty(self.movedim(1, -1).shape if spatial else self.shape, dtype=self.dtype,
-                            device=self.device)
+        if not spatial and result.is_contiguous():
+            dense = result  # the kernel writes every element of its rows: no buffer, no copy
+        else:
+            dense = torch.empty(self.movedim(1, -1).shape if spatial else self.shape, dtype=self.dtype,
+                                device=self.device)
         dx, t = _rows(dense.movedim(-1, 1) if spatial else dense, target)
         w = _class_weight(weight, self.shape[1] if self.dim() > 1 else self.shape[0], self)
         dy = _as_1d(grad_output).reshape(-1) if reduction == NONE else grad_output.reshape(1)
         total = total_weight.reshape(1)
         cnnl.nlllossBackward(handle(dx), reduction, desc(dy), dy.data_ptr(), desc(t), t.data_ptr(), ignore_index,
                              desc(w), w.data_ptr(), desc(total), total.data_ptr(), desc(dx), dx.data_ptr())
-        result.copy_(dense.movedim(-1, 1) if spatial else dense)
+        if dense is not result:
+            result.copy_(dense.movedim(-1, 1) if spatial else dense)
     return destination.finish()
 
 
