@@ -12,6 +12,7 @@ from ._core import TORCH_TO_CNNL, aten, desc, fallback, handle, register
 
 #: float dtypes whose conversion of a Python float or int is one numpy rounding (as C++'s): no torch call needed
 _NUMPY_FLOATS = {torch.float32: np.float32, torch.float64: np.float64}
+_FLOAT_MAX = {dtype: float(torch.finfo(dtype).max) for dtype in _NUMPY_FLOATS}
 #: integer dtypes a Python int in their range converts to as it is
 _INT_RANGES = {dtype: (torch.iinfo(dtype).min, torch.iinfo(dtype).max)
                for dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)}
@@ -35,8 +36,6 @@ def _plain_number(value, dtype: torch.dtype):
         return value
     return None
 
-
-_FLOAT_MAX = {dtype: float(torch.finfo(dtype).max) for dtype in _NUMPY_FLOATS}
 
 
 def converted(value, dtype: torch.dtype):
