@@ -2,10 +2,10 @@
 
 The output keeps the reduced axes with extent 1 (keepdims). Accumulation: float16/bfloat16/float32 in float32,
 float64 in float64 (float32/float64 sums and means over contiguous rows, the last axis or all axes around one
-middle axis, in float64: faster and more accurate), integers in int64 and wrapped into the output type (so integer sums and products wrap, as in
-the tensor's own type). Integer mean is the int64 sum (wrapped, which only int64 inputs can reach) divided by
-the count, truncated toward zero. max/min propagate NaN; their optional int32 indices
-give the first occurrence (the first NaN when there is one), counted in C order over the reduced axes.
+middle axis, in float64: faster and more accurate), integers in int64 and wrapped into the output type (so
+integer sums and products wrap, as in the tensor's own type). Integer mean is the int64 sum (wrapped, which only
+int64 inputs can reach) divided by the count, truncated toward zero. max/min propagate NaN; their optional int32
+indices give the first occurrence (the first NaN when there is one), counted in C order over the reduced axes.
 bool tensors support max and min only.
 
 Large reductions split over threads by output rows; when there are fewer outputs than threads (typically a full
