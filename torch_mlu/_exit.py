@@ -5,8 +5,8 @@ The engine's device thread (torch names it pt_autograd_<device>) drops its last 
 `backward()` has returned to the caller, and that drop takes the GIL (the task's thread-local state holds Python
 objects). A script that ends right after a backward pass can reach interpreter finalization first; the thread then
 asks for the GIL, CPython ends it with pthread_exit, and the unwinding through torch's noexcept destructors calls
-std::terminate ("terminate called without an active exception", exit status 134: seen about once in 30 runs of
-such a script). `settle_autograd_threads` runs at exit (before torch_mlu's quiesce hook), sleeping with the GIL let
+std::terminate ("terminate called without an active exception", exit status 134: 5 of about 100 runs of such a
+script). `settle_autograd_threads` runs at exit (before torch_mlu's quiesce hook), sleeping with the GIL let
 go until each such thread has been seen asleep several checks in a row: what it still had to do with the GIL is
 then done.
 """

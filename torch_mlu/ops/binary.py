@@ -59,11 +59,10 @@ def _result_dtype(op, self: torch.Tensor, other) -> torch.dtype:
 def _operand(value, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """`value` (a tensor or a number) as an mlu tensor of `dtype` on `device`; a number or a 0-d cpu tensor (a
     scalar operand) converted as torch's CPU kernels convert it (`cast_number`: 1e39 + a float32 tensor is inf)."""
-    if not isinstance(value, torch.Tensor):
-        return device_number(cast_number(value, dtype), dtype, device)
-    if value.device.type == "cpu":
-        return device_number(cast_number(value.item(), dtype), dtype, device)
-    return value if value.dtype == dtype else value.to(dtype)
+    if isinstance(value, torch.Tensor) and value.device.type != "cpu":
+        return value if value.dtype == dtype else value.to(dtype)
+    number = value.item() if isinstance(value, torch.Tensor) else value
+    return device_number(cast_number(number, dtype), dtype, device)
 
 
 def _number(op, self: torch.Tensor, other, alpha):

@@ -42,10 +42,7 @@ def converted(value, dtype: torch.dtype):
     """`value` converted to `dtype` as torch converts a fill value (torch's error if it overflows the dtype), as a
     Python number cnnl can take exactly."""
     number = _plain_number(value, dtype)
-    if number is not None:
-        return number
-    number = torch.full((), value, dtype=dtype).item()
-    return int(number) if isinstance(number, bool) else number
+    return number if number is not None else _as_number(torch.full((), value, dtype=dtype))
 
 
 #: the dtype torch gives a Python number it wraps into a tensor operand
@@ -59,8 +56,12 @@ def cast_number(value, dtype: torch.dtype):
     number = _plain_number(value, dtype)
     if number is not None:
         return number
-    wrapped = _WRAPPED_DTYPES.get(type(value), torch.float64)
-    number = torch.tensor(value, dtype=wrapped).to(dtype).item()
+    return _as_number(torch.tensor(value, dtype=_WRAPPED_DTYPES.get(type(value), torch.float64)).to(dtype))
+
+
+def _as_number(scalar: torch.Tensor):
+    """A 0-d tensor's value as a number cnnl takes (a bool as 0 or 1)."""
+    number = scalar.item()
     return int(number) if isinstance(number, bool) else number
 
 
