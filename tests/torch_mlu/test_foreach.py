@@ -84,6 +84,33 @@ def test_nan_inf_and_negative_zero_pass_through():
         assert torch.signbit(got[2]) and torch.signbit(want[2])  # -0.0 + -0.0 = -0.0
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_scalars_beyond_the_dtype_convert_as_torch_cpu(dtype):
+    """A Python number out of the tensors' range becomes inf, as TensorIterator converts it (fill_'s checked
+    conversion would raise), on the validating call and on the one-command call after it; and the scalar path
+    queues one command with no fill of a device scalar."""
+    a, _ = _lists(dtype, 4, [(4, 6), (3,)])
+    for _ in range(2):
+        ma = [t.mlu() for t in a]
+        torch._foreach_mul_(ma, 1e39)
+        want = [t.clone() for t in a]
+        torch._foreach_mul_(want, 1e39)
+        for m, w in zip(ma, want):
+            assert torch.equal(m.cpu(), w)
+    names = []
+    submit = cnnl.launch.OpCall.submit
+
+    def counting(self, *args, **kwargs):
+        names.append(self.name)
+        return submit(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cnnl.launch.OpCall, "submit", counting)
+        torch._foreach_mul_(ma, 0.5)
+        torch.mlu.synchronize()
+    assert names == ["cnnlOpTensor"]
+
+
 @pytest.mark.parametrize("case", ["mixed_dtypes", "non_contiguous", "integers", "cpu_scalar_list"])
 def test_lists_off_the_native_path_match_cpu(case):
     a, b = _lists(torch.float32, 3, [(4, 6), (3, 3)])

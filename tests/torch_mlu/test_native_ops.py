@@ -6,6 +6,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import cnnl.launch
 from mlusim import queue as queues
 from torch_mlu import fallback
 
@@ -422,3 +423,37 @@ def test_nll_loss_backward_writes_every_element_of_its_grad_input(reduction):
                                                               reduction, 2, total.mlu(), grad_input=grad_input)
             assert got is grad_input
             torch.testing.assert_close(got.cpu(), want)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_without_class_weights_queues_only_its_own_commands(weighted, monkeypatch):
+    """nll_loss forward and backward with no class weight (cross_entropy's usual call) pass NULL to
+    cnnlNlllossForward_v2 / cnnlNlllossBackward_v2 (every class weighs 1): no ones tensor is built and filled per
+    call. Values and gradients match CPU either way."""
+    torch.manual_seed(5)
+    logits, target = torch.randn(7, 4), torch.tensor([0, 3, 1, 1, 2, 0, 3])
+    weight = torch.rand(4) if weighted else None
+    names = []
+    submit = cnnl.launch.OpCall.submit
+
+    def counting(self, *args, **kwargs):
+        names.append(self.name)
+        return submit(self, *args, **kwargs)
+
+    x = logits.log_softmax(1).mlu().requires_grad_()
+    monkeypatch.setattr(cnnl.launch.OpCall, "submit", counting)
+    with fallback.mode("error"):
+        loss = torch.ops.aten.nll_loss_forward(x, target.mlu(), None if weight is None else weight.mlu(), 1, -100)[0]
+        grad = torch.ops.aten.nll_loss_backward(torch.tensor(1.3).mlu(), x, target.mlu(),
+                                                None if weight is None else weight.mlu(), 1, -100,
+                                                torch.tensor(7.0 if weight is None else float(weight[target].sum()))
+                                                .mlu())
+    torch.mlu.synchronize()
+    reference = logits.log_softmax(1).requires_grad_()
+    want = torch.nn.functional.nll_loss(reference, target, weight=weight)
+    want.backward(torch.tensor(1.3))
+    torch.testing.assert_close(loss.cpu(), want.detach())
+    torch.testing.assert_close(grad.cpu(), reference.grad)
+    commands = [n for n in names if "Nll" in n or "Fill" in n]
+    assert commands[0] == "cnnlNlllossForward_v2" and commands[-1] == "cnnlNlllossBackward_v2"
+    assert weighted or commands == ["cnnlNlllossForward_v2", "cnnlNlllossBackward_v2"]

@@ -9,15 +9,17 @@ own single-tensor kernels or the CPU fallback), as torch does for lists it canno
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 import cnnl
+from cnnl.dtypes import numpy_dtype
 from cnnl.kernels.foreach import foreach_op_tensor
 
 from . import _launch
 from ._core import FLOATING, aten, desc, handle, register, workspace
 from .binary import ADD, MUL, _op_descriptor
-from .fill import device_scalar
+from .fill import cast_number, device_number
 
 _NAMES = {ADD: "add", MUL: "mul"}
 
@@ -43,8 +45,8 @@ def _native(tensors: list, others: list | None) -> bool:
 
 
 def _apply(op, tensors: list, others: list, outs: list, alpha) -> None:
-    """outs[i] = tensors[i] op alpha * others[i] (others[i] may be one device scalar for every i): one command once
-    the descriptors were validated, else the public cnnlOpTensor per tensor."""
+    """outs[i] = tensors[i] op alpha * others[i]: one command once the descriptors were validated, else the public
+    cnnlOpTensor per tensor."""
     h = handle(outs[0])
     descriptors = [desc(t) for t in outs]
     other_descs = [desc(o) for o in others]
@@ -53,19 +55,48 @@ def _apply(op, tensors: list, others: list, outs: list, alpha) -> None:
         count = len(outs)
         inputs = [(d, t.data_ptr(), "a") for d, t in zip(descriptors, tensors)]
         inputs += [(d, o.data_ptr(), "b") for d, o in zip(other_descs, others)]
-        outputs = [(d, t.data_ptr(), "c") for d, t in zip(descriptors, outs)]
         name = _NAMES[op]
-        _launch.enqueue("cnnlOpTensor", h, inputs, outputs,
-                        lambda *views: foreach_op_tensor(name, views[:count], views[count:2 * count],
-                                                         views[2 * count:], 1, alpha),
-                        flops=sum(t.numel() for t in outs), dtype=descriptors[0].dtype)
+        _enqueue(h, descriptors, inputs, outs,
+                 lambda views: foreach_op_tensor(name, views[:count], views[count:2 * count], views[2 * count:], 1,
+                                                 alpha))
         return
+    _public(op, tensors, others, outs, descriptors, other_descs, alpha)
+    _launch.remember(signature)
+
+
+def _apply_number(op, tensors: list, number, outs: list) -> None:
+    """outs[i] = tensors[i] op number (a number already in the tensors' dtype): once the descriptors were validated,
+    one command reading the number as a 0-d host operand (no device scalar, no fill); else the public
+    cnnlOpTensor per tensor with a one-element device operand."""
+    h = handle(outs[0])
+    descriptors = [desc(t) for t in outs]
+    signature = ("foreach number", op, outs[0].dtype, tuple(descriptors))
+    if _launch.validated(signature):
+        count, name = len(outs), _NAMES[op]
+        operands = [np.array(number, numpy_dtype(descriptors[0].dtype))] * count
+        _enqueue(h, descriptors, [(d, t.data_ptr(), "a") for d, t in zip(descriptors, tensors)], outs,
+                 lambda views: foreach_op_tensor(name, views[:count], operands, views[count:]))
+        return
+    operand = device_number(number, outs[0].dtype, outs[0].device)
+    _public(op, tensors, [operand] * len(outs), outs, descriptors, [desc(operand)] * len(outs), 1)
+    _launch.remember(signature)
+
+
+def _enqueue(h, descriptors, inputs, outs, kernel) -> None:
+    """Queue one cnnlOpTensor command over the lists: kernel(views) gets the input views, then the outputs'."""
+    outputs = [(d, t.data_ptr(), "c") for d, t in zip(descriptors, outs)]
+    _launch.enqueue("cnnlOpTensor", h, inputs, outputs, lambda *views: kernel(views),
+                    flops=sum(t.numel() for t in outs), dtype=descriptors[0].dtype)
+
+
+def _public(op, tensors, others, outs, descriptors, other_descs, alpha) -> None:
+    """The public cnnlOpTensor per tensor (which validates every descriptor)."""
+    h = handle(outs[0])
     op_desc = _op_descriptor(op, outs[0].dtype)
     for t, o, out, d, od in zip(tensors, others, outs, descriptors, other_descs):
         size = cnnl.getOpTensorWorkspaceSize(h, d, od, d)
         ws, _keep = workspace(size, out.device)
         cnnl.opTensor(h, op_desc, 1, d, t.data_ptr(), alpha, od, o.data_ptr(), ws, size, 0, d, out.data_ptr())
-    _launch.remember(signature)
 
 
 def _list_op(op, per_tensor, self: list, other: list, alpha, inplace: bool):
@@ -80,12 +111,11 @@ def _list_op(op, per_tensor, self: list, other: list, alpha, inplace: bool):
 
 
 def _scalar_op(op, per_tensor, self: list, scalar, inplace: bool):
-    if not _native(self, None) or isinstance(scalar, complex):
+    if not _native(self, None) or isinstance(scalar, (complex, bool)) or not isinstance(scalar, (int, float)):
         results = [per_tensor(t) for t in self]
         return None if inplace else results
-    operand = device_scalar(scalar, self[0].dtype, self[0].device)
     outs = self if inplace else [torch.empty_like(t) for t in self]
-    _apply(op, self, [operand] * len(self), outs, 1)
+    _apply_number(op, self, cast_number(scalar, self[0].dtype), outs)
     return None if inplace else outs
 
 

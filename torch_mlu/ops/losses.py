@@ -274,11 +274,14 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
 
 
 # ---- negative log likelihood ----------------------------------------------------------------------------------------
-def _class_weight(weight: torch.Tensor | None, classes: int, like: torch.Tensor) -> torch.Tensor:
-    """The per-class weight cnnl takes (ones when torch passes none)."""
+def _class_weight(weight: torch.Tensor | None, like: torch.Tensor):
+    """(descriptor, address) of the per-class weight in `like`'s dtype, or (None, None) when torch passes none:
+    cnnl's _v2 NLL functions then weigh every class 1."""
     if weight is None:
-        return torch.ones(classes, dtype=like.dtype, device=like.device)
-    return weight if weight.dtype == like.dtype else weight.to(like.dtype)
+        return None, None
+    if weight.dtype != like.dtype:
+        weight = weight.to(like.dtype)
+    return desc(weight), weight.data_ptr()
 
 
 def _rows(self: torch.Tensor, target: torch.Tensor):
@@ -298,7 +301,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, output, total_we
     _check_reduction(reduction)
     x, t = _rows(self, target)
     shape = tuple(target.shape) if reduction == NONE else ()
-    w = _class_weight(weight, self.shape[1] if self.dim() > 1 else self.shape[0], self)
+    w_desc, w_address = _class_weight(weight, self)
     outputs = [Destination(output, shape, self.dtype, (self,)), Destination(total_weight, (), self.dtype, (self,))]
     y, total = (o.target if o.target.is_contiguous() else torch.empty(o.target.shape, dtype=self.dtype,
                                                                        device=self.device) for o in outputs)
@@ -311,9 +314,9 @@ def _nll_forward(self, target, weight, reduction, ignore_index, output, total_we
         size = cnnl.getNlllossWorkspaceSize(h, x_desc)
         ws, _keep = workspace(size, self.device)
         y_flat, total_flat = _as_1d(y).reshape(-1), total.reshape(1)
-        cnnl.nlllossForward(h, reduction, ws, size, x_desc, x.data_ptr(), desc(t), t.data_ptr(), ignore_index,
-                            desc(w), w.data_ptr(), desc(total_flat), total_flat.data_ptr(), desc(y_flat),
-                            y_flat.data_ptr())
+        cnnl.nlllossForward_v2(h, reduction, x_desc, x.data_ptr(), desc(t), t.data_ptr(), ignore_index, w_desc,
+                               w_address, ws, size, desc(total_flat), total_flat.data_ptr(), desc(y_flat),
+                               y_flat.data_ptr())
     for o, result in zip(outputs, (y, total)):
         if result is not o.target:
             o.target.copy_(result)
@@ -361,11 +364,11 @@ def _nll_backward(grad_output, self, target, weight, reduction, ignore_index, to
             dense = torch.empty(self.movedim(1, -1).shape if spatial else self.shape, dtype=self.dtype,
                                 device=self.device)
         dx, t = _rows(dense.movedim(-1, 1) if spatial else dense, target)
-        w = _class_weight(weight, self.shape[1] if self.dim() > 1 else self.shape[0], self)
+        w_desc, w_address = _class_weight(weight, self)
         dy = _as_1d(grad_output).reshape(-1) if reduction == NONE else grad_output.reshape(1)
         total = total_weight.reshape(1)
-        cnnl.nlllossBackward(handle(dx), reduction, desc(dy), dy.data_ptr(), desc(t), t.data_ptr(), ignore_index,
-                             desc(w), w.data_ptr(), desc(total), total.data_ptr(), desc(dx), dx.data_ptr())
+        cnnl.nlllossBackward_v2(handle(dx), reduction, desc(dy), dy.data_ptr(), desc(t), t.data_ptr(), ignore_index,
+                                w_desc, w_address, desc(total), total.data_ptr(), desc(dx), dx.data_ptr())
         if dense is not result:
             result.copy_(dense.movedim(-1, 1) if spatial else dense)
     return destination.finish()
