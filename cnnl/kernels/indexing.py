@@ -7,10 +7,12 @@ raises IndexError, which fails the queued op. Accumulating ops (scatter add, ind
 backward) add in the compute dtype (float32 for half/bfloat16) and round once; duplicate indices all add. Plain
 scatter and index put with duplicate indices keep one of the values (unspecified which, as in CNNL).
 """
+import math
+
 import numpy as np
 
 from .dtypes import compute_dtype, is_float
-from .parallel import same_view
+from .parallel import INLINE_DIRECT_ELEMENTS, map_parallel, same_view, thread_count
 from .staging import load, store
 
 
@@ -28,9 +30,28 @@ def _working_copy(x):
     return np.array(load(x, dtype), dtype, copy=True)
 
 
+def _take(x, dim, positions, out):
+    """out = x taken at `positions` (checked: in range) along `dim`. np.take runs in 'clip' mode, a no-op on checked
+    positions, because numpy buffers the out= of mode 'raise' (4x slower); it lets go of the GIL, so a large take
+    whose leading axes are 1 is cut into runs of positions over the host threads, each written in place."""
+    if out.dtype != x.dtype or not out.flags.c_contiguous or np.may_share_memory(out, x):
+        np.copyto(out, np.take(x, positions, axis=dim, mode="clip"))
+        return
+    if out.size <= INLINE_DIRECT_ELEMENTS or math.prod(out.shape[:dim]) != 1:
+        np.take(x, positions, axis=dim, out=out, mode="clip")
+        return
+    lead = (0,) * dim
+    source, flat = x[lead], positions.reshape(-1)
+    target = out.reshape((flat.size,) + x.shape[dim + 1:])
+    pieces = thread_count()
+    bounds = [flat.size * k // pieces for k in range(pieces + 1)]
+    map_parallel(lambda run: np.take(source, flat[run[0]:run[1]], axis=0, out=target[run[0]:run[1]], mode="clip"),
+                 [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+
+
 def index_select(x, dim, index, out):
     """out = x taken at `index` (1-D) along `dim`."""
-    np.copyto(out, np.take(x, _checked(index, x.shape[dim]), axis=dim))
+    _take(x, dim, _checked(index, x.shape[dim]), out)
 
 
 def gather(x, dim, index, out):
@@ -60,11 +81,7 @@ def scatter(x, dim, index, src, out, add):
 
 def embedding_forward(weight, indices, out):
     """out[..., :] = weight[indices[...], :]."""
-    rows = _checked(indices, weight.shape[0])
-    if out.dtype == weight.dtype and out.flags.c_contiguous and not np.may_share_memory(out, weight):
-        np.take(weight, rows, axis=0, out=out)  # straight into the output, no temporary
-    else:
-        np.copyto(out, weight[rows])
+    _take(weight, 0, _checked(indices, weight.shape[0]), out)
 
 
 def embedding_backward(indices, grad, padding_idx, scale_by_frequency, out):
