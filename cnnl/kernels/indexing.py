@@ -85,17 +85,26 @@ def embedding_forward(weight, indices, out):
 
 
 def embedding_backward(indices, grad, padding_idx, scale_by_frequency, out):
-    """out[row] = sum of the gradient rows whose index is `row` (rows equal to padding_idx get none); with
-    scale_by_frequency each gradient row is divided by how often its index occurs."""
-    rows = _checked(indices, out.shape[0]).reshape(-1)
+    """out[row] = sum of the gradient rows whose index is `row`, in index order (rows equal to padding_idx get
+    none); with scale_by_frequency each gradient row is divided by how often its index occurs. One compiled pass
+    per range of table rows, the ranges over the host threads; into `out` itself when it is dense in its compute
+    dtype."""
+    from .row_accumulate import accumulate_rows  # numba's import waits for the first embedding backward
+
+    rows = np.ascontiguousarray(_checked(indices, out.shape[0]).reshape(-1))
     dtype = compute_dtype(grad.dtype)
-    grads = load(grad, dtype).reshape(rows.size, -1)
-    if scale_by_frequency:
-        grads = grads / np.bincount(rows, minlength=out.shape[0])[rows][:, None].astype(dtype)
-    keep = rows != padding_idx
-    result = np.zeros(out.shape, dtype)
-    np.add.at(result, rows[keep], grads[keep])
-    store(result, out)
+    width = math.prod(out.shape[1:])
+    grads = np.ascontiguousarray(load(grad, dtype).reshape(rows.size, width))
+    counts = np.bincount(rows, minlength=out.shape[0]).astype(dtype) if scale_by_frequency else np.empty(0, dtype)
+    direct = out.dtype == dtype and out.flags.c_contiguous and not np.may_share_memory(out, grad)
+    result = out.reshape(out.shape[0], width) if direct else np.empty((out.shape[0], width), dtype)
+    table_rows = result.shape[0]
+    pieces = 1 if result.size + grads.size <= INLINE_DIRECT_ELEMENTS else max(1, min(thread_count(), table_rows))
+    bounds = [table_rows * k // pieces for k in range(pieces + 1)]
+    map_parallel(lambda span: accumulate_rows(rows, grads, padding_idx, counts, scale_by_frequency, result, *span),
+                 [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])])
+    if not direct:
+        store(result.reshape(out.shape), out)
 
 
 def masked_fill(x, mask, value, out):

@@ -1,5 +1,6 @@
-"""index_select and embedding forward (cnnl/kernels/indexing.py): exact against numpy's take, on one thread and cut
-into runs of positions over the host threads, into contiguous and strided outputs; out-of-range positions raise."""
+"""index_select and embedding forward and backward (cnnl/kernels/indexing.py): exact against numpy's take and an
+in-order sum of the gradient rows, on one thread and cut over the host threads, into contiguous and strided outputs;
+out-of-range positions raise."""
 import contextlib
 
 import numpy as np
@@ -68,4 +69,51 @@ def test_positions_out_of_range_raise_and_leave_out_alone(split, bad):
     out = np.zeros((1, 3, 2), np.float32)
     with threads(split), pytest.raises(IndexError, match=f"index {bad} is out of range for an axis of 6"):
         indexing.index_select(x, 1, np.array([0, bad, 2]), out)
+    assert not out.any()
+
+
+def _in_order_sums(rows, grads, padding_idx, scale, table_rows):
+    """The embedding gradient, each table row summed in index order in the gradient's dtype."""
+    result = np.zeros((table_rows,) + grads.shape[1:], grads.dtype)
+    counts = np.bincount(rows, minlength=table_rows).astype(grads.dtype)
+    for row, gradient in zip(rows, grads):
+        if row != padding_idx:
+            result[row] += gradient / counts[row] if scale else gradient
+    return result
+
+
+@SPLIT
+@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize("padding_idx", [-1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_backward_sums_rows_in_index_order(split, scale, padding_idx, dtype):
+    rng = np.random.default_rng(7)
+    rows = rng.integers(0, 6, (4, 5))  # duplicates on purpose
+    grads = rng.standard_normal((4, 5, 3)).astype(dtype)
+    out = np.full((6, 3), np.nan, dtype)
+    with threads(split):
+        indexing.embedding_backward(rows, grads, padding_idx, scale, out)
+    np.testing.assert_array_equal(out, _in_order_sums(rows.reshape(-1), grads.reshape(-1, 3), padding_idx, scale, 6))
+
+
+@SPLIT
+def test_embedding_backward_into_half_and_strided_tables(split):
+    rng = np.random.default_rng(8)
+    rows = rng.integers(0, 7, 9)
+    grads = rng.standard_normal((9, 4)).astype(np.float16)
+    want = _in_order_sums(rows, grads.astype(np.float32), -1, False, 7)
+    half = np.full((7, 4), np.nan, np.float16)
+    strided = np.moveaxis(np.full((4, 7), np.nan, np.float32), 0, 1)
+    with threads(split):
+        indexing.embedding_backward(rows, grads, -1, False, half)
+        indexing.embedding_backward(rows, grads.astype(np.float32), -1, False, strided)
+    np.testing.assert_array_equal(half, want.astype(np.float16))
+    np.testing.assert_array_equal(strided, want)
+
+
+@SPLIT
+def test_embedding_backward_of_no_indices_zeroes_the_table(split):
+    out = np.full((5, 2), np.nan, np.float32)
+    with threads(split):
+        indexing.embedding_backward(np.zeros(0, np.int64), np.zeros((0, 2), np.float32), -1, True, out)
     assert not out.any()
