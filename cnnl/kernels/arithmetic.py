@@ -21,8 +21,10 @@ import numpy as np
 from numba import njit
 
 from .cast import readonly_flat
-from .dtypes import BOOL, FLOAT_DTYPES, NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_int
+from .dtypes import (BOOL, FLOAT32, FLOAT64, FLOAT_DTYPES, NUMERIC_DTYPES, check_dtype, check_same_dtype,
+                     compute_dtype, is_int)
 from .elementwise import run_elementwise
+from .parallel import INLINE_ELEMENTS, apart_or_same
 from .staging import compute_buffer, load, store
 
 INT_OR_BOOL = tuple(d for d in NUMERIC_DTYPES if is_int(d)) + (BOOL,)
@@ -60,13 +62,28 @@ def _addc_block(divide, value, out, x, t1, t2):
     store(result, out)
 
 
+def _small_dense(out, *inputs) -> bool:
+    """True for operands of out's shape and float32/float64 dtype, each apart from out or that very view, with at
+    most INLINE_ELEMENTS elements: one block on this thread computes them (an optimizer's per-parameter work),
+    without the general driver's checks."""
+    dtype, shape = out.dtype, out.shape
+    return (dtype in (FLOAT32, FLOAT64) and out.size <= INLINE_ELEMENTS and out.ndim > 0
+            and all(x.dtype == dtype and x.shape == shape for x in inputs) and apart_or_same(out, *inputs))
+
+
 def addcmul(x, t1, t2, value, out):
     """out = x + value * t1 * t2 (`cnnlAddcmul`)."""
+    if _small_dense(out, x, t1, t2):
+        _addc_block(False, value, out, x, t1, t2)
+        return
     _run(functools.partial(_addc_block, False, value), out, (x, t1, t2))
 
 
 def addcdiv(x, t1, t2, value, out):
     """out = x + value * t1 / t2 (`cnnlAddcdiv`); floats only."""
+    if _small_dense(out, x, t1, t2):
+        _addc_block(True, value, out, x, t1, t2)
+        return
     _run(functools.partial(_addc_block, True, value), out, (x, t1, t2), FLOAT_DTYPES)
 
 
@@ -79,6 +96,16 @@ def _lerp_kernel(start, end, weight, out):
         out[i] = a + t * difference if abs(t) < 0.5 else b - difference * (1 - t)
 
 
+@njit(nogil=True, cache=True)
+def _lerp_one_weight(start, end, weight, out):
+    """`_lerp_kernel` with one weight (a scalar of the compute dtype) for every element: the same arithmetic, no
+    broadcast weight array."""
+    for i in range(out.size):
+        a, b = start[i], end[i]
+        difference = b - a
+        out[i] = a + weight * difference if abs(weight) < 0.5 else b - difference * (1 - weight)
+
+
 def _lerp_block(out, start, end, weight):
     kind = compute_dtype(out.dtype)
     flat = [readonly_flat(np.broadcast_to(load(x, kind), out.shape)) for x in (start, end, weight)]
@@ -89,6 +116,10 @@ def _lerp_block(out, start, end, weight):
 
 def lerp(start, end, weight, out):
     """out = start + weight * (end - start) with PyTorch's two-sided formula (`cnnlLerp`); floats only."""
+    if weight.size == 1 and _small_dense(out, start, end) and start.flags.c_contiguous and end.flags.c_contiguous \
+            and out.flags.c_contiguous and weight.dtype == out.dtype:
+        _lerp_one_weight(readonly_flat(start), readonly_flat(end), weight.reshape(-1)[0], out.reshape(-1))
+        return
     _run(_lerp_block, out, (start, end, weight), FLOAT_DTYPES)
 
 

@@ -14,7 +14,7 @@ from .cast import readonly_flat
 from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, INT_DTYPES, NUMERIC_DTYPES, check_dtype,
                      check_same_dtype, compute_dtype, is_int)
 from .elementwise import run_elementwise, store_bool_result, stored_in_compute_dtype
-from .parallel import INLINE_DIRECT_ELEMENTS, same_view
+from .parallel import INLINE_DIRECT_ELEMENTS, apart_or_same, same_view
 from .staging import compute_buffer, load, store
 
 OP_TENSOR_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
@@ -64,30 +64,26 @@ _DIRECT_DTYPES = frozenset((FLOAT32, FLOAT64) + INT_DTYPES)
 
 
 def _direct(ufunc, a, b, out) -> bool:
+    """`ufunc(a, b, out=out)` on this thread when the operands are plain (`_plain`); False when the general path
+    must run."""
+    if not _plain(a, b, out):
+        return False
+    ufunc(a, b, out=out)
+    return True
+
+
+def _plain(a, b, out) -> bool:
     """The plain small case (one dtype computed in itself, a of out's shape, b of it too or one element broadcast
-    over it, out aliasing no input other than as that very view) as one ufunc call on this thread: what tiny ops
-    from frameworks are (a tensor and a scalar operand among them), where the general driver's checks cost more than
-    the arithmetic. False when the general path must run."""
+    over it, out aliasing no input other than as that very view), which one call on this thread computes: what
+    tiny ops from frameworks are (a tensor and a scalar operand among them), where the general driver's checks cost
+    more than the arithmetic."""
     dtype, shape = out.dtype, out.shape
     if dtype not in _DIRECT_DTYPES or a.dtype != dtype or b.dtype != dtype or a.shape != shape \
             or out.size > INLINE_DIRECT_ELEMENTS:
         return False
     if b.shape != shape and (b.size != 1 or b.ndim > out.ndim):
         return False
-    if not _apart_or_same(out, a, b):
-        return False
-    ufunc(a, b, out=out)
-    return True
-
-
-def _apart_or_same(out, *inputs) -> bool:
-    """True when each input is either apart from `out` or the very view of it: an elementwise pass on one thread
-    may then write `out` while reading them. (The bounds test goes first: it is ten times cheaper than reading
-    a view's data pointer, and apart is the common case.)"""
-    for x in inputs:
-        if np.may_share_memory(x, out) and not same_view(x, out):
-            return False
-    return True
+    return apart_or_same(out, a, b)
 
 
 def op_tensor(op, a, b, out, alpha1=1.0, alpha2=1.0, beta=0.0):
@@ -131,7 +127,7 @@ def _scaled_add(ufunc, a, b, out, alpha1, alpha2, beta) -> bool:
             or not (a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous)):
         return False
     scale = dtype.type(alpha2) if ufunc is np.add else -dtype.type(alpha2)
-    if out.size <= INLINE_DIRECT_ELEMENTS and _apart_or_same(out, a, b):
+    if out.size <= INLINE_DIRECT_ELEMENTS and apart_or_same(out, a, b):
         _scaled_add_block(scale, out, a, b)  # on this thread, without the blocked driver (the optimizers' tensors)
     else:
         run_elementwise(functools.partial(_scaled_add_block, scale), out, [a, b], staged=False)
@@ -200,6 +196,9 @@ def _binary_block(float_fn, int_fn, out, a, b):
 def binary(op, a, b, out):
     """out = op(a, b) with broadcasting; op is 'div', 'maximum', 'minimum' or 'pow' (see module numerics)."""
     float_fn, int_fn = _lookup(BINARY_OPS, op, "binary op")
+    if _plain(a, b, out):
+        (int_fn if is_int(out.dtype) else float_fn)(a, b, out)
+        return
     check_same_dtype(a=a, b=b, out=out)
     check_dtype("a", a, NUMERIC_DTYPES)
     # one ufunc into out, no temporaries: large blocks (integer div and pow stage through temporaries)

@@ -68,6 +68,16 @@ def same_view(a, b):
             and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
+def apart_or_same(out, *inputs) -> bool:
+    """True when each input is either apart from `out` or the very view of it: an elementwise pass on one thread
+    may then write `out` while reading them. (The bounds test goes first: it is ten times cheaper than reading
+    a view's data pointer, and apart is the common case.)"""
+    for x in inputs:
+        if np.may_share_memory(x, out) and not same_view(x, out):
+            return False
+    return True
+
+
 def block_slices(shape, whole_axes=(), block_elements=STAGED_BLOCK):
     """Tuples of slices cutting `shape` into blocks of about `block_elements`, never cutting `whole_axes`."""
     ndim = len(shape)

@@ -12,6 +12,9 @@ from mlusim import hostpool
 
 from .strategies import ALL, FLOATS, random_values
 
+BINARY = importlib.import_module("cnnl.kernels.binary")
+ARITHMETIC = importlib.import_module("cnnl.kernels.arithmetic")
+
 topk_module = importlib.import_module("cnnl.kernels.topk")
 reduce_module = importlib.import_module("cnnl.kernels.reduce")
 movement_module = importlib.import_module("cnnl.kernels.movement")
@@ -374,10 +377,69 @@ def test_small_op_with_a_one_element_operand_matches_the_general_path(op, monkey
         fast, general = np.empty_like(a), np.empty_like(a)
         K.op_tensor(op, a, scalar, fast)
         with monkeypatch.context() as patched:
-            patched.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
+            patched.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
             K.op_tensor(op, a, scalar, general)
         assert fast.tobytes() == general.tobytes()
     out = a.copy()
     K.op_tensor(op, out, out.reshape(-1)[:1], out)  # the operand is out's first element
     want = getattr(np, {"add": "add", "sub": "subtract", "mul": "multiply"}[op])(a, a[0, 0])
     assert out.tobytes() == want.tobytes()
+
+
+def _same_bits(*arrays) -> bool:
+    """The arrays hold the same bits, NaN aside: they have NaN at the same places (whose sign and payload x86
+    leaves to the order of the operands, which vectorised and scalar loops may swap)."""
+    first = arrays[0]
+    nan = np.isnan(first)
+    return all(np.array_equal(np.isnan(a), nan) and np.where(nan, 0, a).tobytes() == np.where(nan, 0, first).tobytes()
+               for a in arrays[1:])
+
+
+def _special_values(shape, dtype, seed):
+    values = np.random.default_rng(seed).normal(size=shape).astype(dtype)
+    values.reshape(-1)[:6] = [-0.0, np.nan, np.inf, -np.inf, 0.0, 1e-30]
+    return values
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("op", ["div", "maximum", "minimum", "pow"])
+def test_small_binary_ops_on_this_thread_match_the_general_path(op, dtype, monkeypatch):
+    """div, maximum, minimum and pow of plain small operands (one call on this thread) give the general driver's
+    bits, for a tensor and for a one-element operand, in place too."""
+    a = _special_values((6, 5), np.float64, 5).astype(dtype) if dtype != np.int32 else \
+        np.random.default_rng(5).integers(-9, 9, (6, 5)).astype(dtype)
+    for b in (a[::-1].copy(), np.array(dtype(3)), np.array([dtype(-2)])):
+        fast, general = np.empty_like(a), np.empty_like(a)
+        K.binary(op, a, b, fast)
+        with monkeypatch.context() as patched:
+            patched.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
+            K.binary(op, a, b, general)
+        assert _same_bits(fast, general)
+    inplace = a.copy()
+    K.binary(op, inplace, inplace, inplace)
+    general = np.empty_like(a)
+    with monkeypatch.context() as patched:
+        patched.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
+        K.binary(op, a, a.copy(), general)
+    assert _same_bits(inplace, general)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_lerp_addcmul_addcdiv_match_the_general_path(dtype, monkeypatch):
+    """lerp with one weight (both sides of its formula, NaN), addcmul and addcdiv of small dense operands, computed
+    in one call on this thread, give the general driver's bits; in place (out is the first input) too."""
+    x, t1, t2 = (_special_values((7, 3), dtype, seed) for seed in (6, 7, 8))
+    cases = [(ARITHMETIC.lerp, (x, t1, np.array(w, dtype))) for w in (0.1, -0.3, 0.5, 0.75, 2.0, np.nan)]
+    cases += [(function, (x, t1, t2, value)) for function in (ARITHMETIC.addcmul, ARITHMETIC.addcdiv)
+              for value in (0.001, -2.5)]
+    for function, arguments in cases:
+        fast, general = np.empty_like(x), np.empty_like(x)
+        inplace = x.copy()
+        function(*arguments, fast)
+        function(inplace, *arguments[1:], inplace)
+        with monkeypatch.context() as patched:
+            patched.setattr(ARITHMETIC, "INLINE_ELEMENTS", -1)
+            function(*arguments, general)
+        assert _same_bits(fast, general, inplace), function.__name__
