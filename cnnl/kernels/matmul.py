@@ -82,6 +82,8 @@ def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
         _half_matmul_rows(a, b, out, trans_a, trans_b, alpha, beta)
         return
     left, right = _operand(a, trans_a, dtype), _operand(b, trans_b, dtype)
+    if _row_blocks(left, right, out, alpha, beta):
+        return
     with blas_threads.gemm_threads(out.size * left.shape[-1]):
         if alpha == 1 and beta == 0 and out.dtype == dtype:
             if not _batches_in_parallel(left, right, out):
@@ -89,6 +91,40 @@ def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
             return
         product = np.matmul(left, right)
     run_elementwise(functools.partial(_scale_block, alpha, beta), out, [product], staged=True)
+
+
+#: 2-D float products of at least this many multiply-adds, and fewer than blas_threads.PARALLEL_GEMM_MACS (where
+#: BLAS's own threads take over), are cut into row blocks over the pool, each multiplied by single-threaded BLAS:
+#: twice as fast as one thread (a transformer block's 256 x 128 x 384 linear: 249 -> 154 us of GEMM), where BLAS's
+#: threads, which spin after a GEMM, slowed the torch CPU work around such products 2x
+ROW_SPLIT_MIN_MACS = 1 << 21
+#: fewest rows of a block
+ROW_SPLIT_MIN_ROWS = 16
+
+
+def _row_blocks(left, right, out, alpha, beta) -> bool:
+    """out = alpha * left @ right + beta * out by blocks of rows on the pool (see ROW_SPLIT_MIN_MACS), each block
+    scaled as `_scale_block` scales the whole; False to leave the product to one GEMM."""
+    dtype = left.dtype
+    if (out.ndim != 2 or dtype not in (FLOAT32, FLOAT64) or right.dtype != dtype or thread_count() == 1
+            or not blas_threads.available()):
+        return False
+    rows, macs = out.shape[0], out.size * left.shape[-1]
+    pieces = min(thread_count(), rows // ROW_SPLIT_MIN_ROWS)
+    if not ROW_SPLIT_MIN_MACS <= macs < blas_threads.PARALLEL_GEMM_MACS or pieces < 2:
+        return False
+    plain = alpha == 1 and beta == 0 and out.dtype == dtype
+
+    def run(bounds):
+        block = slice(*bounds)
+        with blas_threads.single_threaded_blas():
+            if plain:
+                np.matmul(left[block], right, out=out[block])
+            else:
+                _scale_block(alpha, beta, out[block], np.matmul(left[block], right))
+
+    map_parallel(run, [(rows * k // pieces, rows * (k + 1) // pieces) for k in range(pieces)])
+    return True
 
 
 #: batched float products whose matrices have at most this many multiply-adds are shared out by batch over the pool,

@@ -1,4 +1,6 @@
 """matmul: transposes, alpha/beta, batch broadcasting, every dtype, against float64 / exact references."""
+import importlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -98,3 +100,27 @@ def test_batches_shared_out_over_threads_match_numpy(dtype, trans_b):
     matmul(a, b, strided, trans_b=trans_b)
     for result in (out, strided):
         np.testing.assert_allclose(result, expected, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, True)])
+@pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (1.0, 1.0), (-0.5, 2.0)])
+def test_mid_size_products_by_row_blocks_match_numpy(dtype, trans_a, trans_b, alpha, beta, monkeypatch):
+    """A 2-D product of 2^21 multiply-adds is cut into row blocks over the pool (single-threaded BLAS each), scaled
+    and accumulated per block: the values of one numpy matmul, into a dense and a strided output; the cut is
+    really taken."""
+    module = importlib.import_module("cnnl.kernels.matmul")
+    blocks = []
+    monkeypatch.setattr(module, "thread_count", lambda: 2)
+    monkeypatch.setattr(module, "map_parallel", lambda run, spans: blocks.extend([run(s) for s in spans]))
+    rng = np.random.default_rng(3)
+    m, k, n = 64, 128, 256
+    a = rng.standard_normal((k, m) if trans_a else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if trans_b else (k, n)).astype(dtype)
+    start = rng.standard_normal((m, n)).astype(dtype)
+    expected = alpha * ((a.T if trans_a else a) @ (b.T if trans_b else b)) + beta * start
+    for out in (start.copy(), np.empty((n, m), dtype).T):
+        out[...] = start
+        matmul(a, b, out, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta)
+        np.testing.assert_allclose(out, expected, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+    assert len(blocks) == 4  # two row blocks per call
