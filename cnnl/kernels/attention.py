@@ -42,6 +42,11 @@ from .staging import load, store
 QUERY_BLOCK = 128
 #: keys per score block: one block covers typical sequences whole, longer ones are walked with the online softmax
 KEY_BLOCK = 2048
+#: attention over sequences of one length (packed from row 0, no dropout) whose scores for every (sequence, head)
+#: together hold at most this many elements is computed for all of them at once, by batched products: blockwise, a
+#: small model's attention is hundreds of tiny numpy calls (a GPT-style block, 4 sequences of 64 tokens, 4 heads:
+#: 3.9 -> 0.3 ms forward, 2.5 -> 0.5 ms backward in its training step)
+BATCHED_SCORES = 1 << 21
 
 NONE, CAUSAL, CAUSAL_TOP_LEFT, CAUSAL_BOTTOM_RIGHT, LOCAL_TOP_LEFT, LOCAL_BOTTOM_RIGHT = range(6)
 MASK_MODES = (NONE, CAUSAL, CAUSAL_TOP_LEFT, CAUSAL_BOTTOM_RIGHT, LOCAL_TOP_LEFT, LOCAL_BOTTOM_RIGHT)
@@ -92,7 +97,8 @@ class Dropout:
 def _bias_block(bias, sequence, head, rows, j0, j1, dtype):
     """The additive bias of a block of scores (bias broadcasts to (batch, heads_q, max_q, max_k))."""
     return load(bias[min(sequence, bias.shape[0] - 1), min(head, bias.shape[1] - 1),
-                     rows if bias.shape[2] > 1 else slice(None), j0:j1 if bias.shape[3] > 1 else slice(None)], dtype)
+                     rows if bias.shape[2] > 1 else slice(None), slice(j0, j1) if bias.shape[3] > 1 else slice(None)],
+                dtype)
 
 
 def random_numbers(batch: int, heads: int, max_q: int, max_k: int) -> int:
@@ -218,6 +224,67 @@ def _store_debug(debug, sequence, head, block, j0, j1, factors, first, last, dty
     store(kept, debug[sequence, head, block, j0:j1])
 
 
+def _batch_shape(pairs, heads_q: int, dropout) -> tuple[int, int, int] | None:
+    """(batch, len_q, len_k) when the whole problem takes the batched path (see BATCHED_SCORES), else None."""
+    if dropout is not None or not pairs:
+        return None
+    (_, len_q), (_, len_k) = pairs[0]
+    for sequence, ((q0, lq), (k0, lk)) in enumerate(pairs):
+        if lq != len_q or lk != len_k or q0 != sequence * len_q or k0 != sequence * len_k:
+            return None
+    if len_q == 0 or len_k == 0 or len(pairs) * heads_q * len_q * len_k > BATCHED_SCORES:
+        return None
+    return len(pairs), len_q, len_k
+
+
+def _heads_first(x, batch: int, length: int, dtype, group: int = 1, scale=None) -> np.ndarray:
+    """Rows 0..batch*length of packed x (total, heads, d) as (batch, heads * group, length, d) in the compute dtype
+    (each head repeated `group` times: grouped-query attention), times `scale` when given."""
+    values = load(x[:batch * length], dtype).reshape(batch, length, x.shape[1], x.shape[2]).transpose(0, 2, 1, 3)
+    if group > 1:
+        values = np.repeat(values, group, axis=1)
+    return np.multiply(values, dtype.type(scale)) if scale is not None else np.ascontiguousarray(values)
+
+
+def _batched_scores(query, keys, mask, bias, shape, dtype, scale=None) -> np.ndarray:
+    """q . k of every (sequence, head), times `scale` when given (the forward scales q first, the backward the
+    product, as the blockwise passes do), plus the bias, -inf where the mask forbids."""
+    _, len_q, len_k = shape
+    scores = np.matmul(query, keys.swapaxes(-1, -2))
+    if scale is not None:
+        scores *= dtype.type(scale)
+    if bias is not None:
+        rows = slice(None) if bias.shape[2] == 1 else slice(0, len_q)
+        cols = slice(None) if bias.shape[3] == 1 else slice(0, len_k)
+        scores += load(bias[:, :, rows, cols], dtype)
+    first, last = mask.bounds(np.arange(len_q), len_q, len_k)
+    if first.max() > 0 or last.min() < len_k - 1:
+        cols = np.arange(len_k)
+        np.copyto(scores, -np.inf, where=(cols[None, :] < first[:, None]) | (cols[None, :] > last[:, None]))
+    return scores
+
+
+def _batched_forward(q, k, v, out, lse, scale, mask, bias, shape, group, dtype):
+    """out and lse of every (sequence, head) at once (`_batch_shape`): the blockwise formulas on whole score
+    matrices."""
+    batch, len_q, _ = shape
+    heads = q.shape[1]
+    query = _heads_first(q, batch, len_q, dtype, scale=scale)
+    scores = _batched_scores(query, _heads_first(k, batch, shape[2], dtype, group), mask, bias, shape, dtype)
+    row_max = scores.max(axis=-1)
+    shift = np.where(np.isfinite(row_max), row_max, 0)
+    scores -= shift[..., None]
+    np.exp(scores, out=scores)
+    row_sum = scores.sum(axis=-1)
+    acc = np.matmul(scores, _heads_first(v, batch, shape[2], dtype, group))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        empty = row_sum == 0
+        acc /= np.where(empty, 1, row_sum)[..., None]
+        logsum = np.where(empty, np.inf, row_max + np.log(np.where(empty, 1, row_sum)))
+    store(acc.transpose(0, 2, 1, 3).reshape(batch * len_q, heads, -1), out[:batch * len_q])
+    lse[:, :batch * len_q] = logsum.transpose(1, 0, 2).reshape(heads, -1)
+
+
 def _items_forward(pairs, heads_q, rows_per_item):
     items = []
     for sequence, (q_seq, k_seq) in enumerate(pairs):
@@ -253,6 +320,11 @@ def flash_forward(q, k, v, cu_q, cu_k, out, lse, scale, max_q, max_k, mask=Mask(
         lse[...] = -np.inf
     if debug is not None:
         debug[...] = 0
+    shape = _batch_shape(pairs, heads_q, dropout)
+    if shape is not None:
+        with np.errstate(over="ignore"):
+            _batched_forward(q, k, v, out, lse, scale, mask, bias, shape, group, dtype)
+        return
     items = _items_forward(pairs, heads_q, _rows_per_item(pairs, heads_q))
 
     def run(item):
@@ -318,6 +390,34 @@ def _backward_item(q, k, v, out, dout, lse, scale, mask, dropout, bias, sequence
     return key_grad, value_grad, query_grads
 
 
+def _batched_backward(q, k, v, out, dout, lse, dq, dk, dv, scale, mask, bias, shape, group, dtype):
+    """dq, dk, dv (and D) of every (sequence, head) at once (`_batch_shape`): the blockwise formulas on whole
+    matrices; a key/value head shared by `group` query heads sums their gradients. Returns D (batch, heads, len_q)."""
+    batch, len_q, len_k = shape
+    heads, heads_k = q.shape[1], k.shape[1]
+    query = _heads_first(q, batch, len_q, dtype)
+    keys = _heads_first(k, batch, len_k, dtype, group)
+    grad_out = _heads_first(dout, batch, len_q, dtype)
+    delta = np.einsum("bhij,bhij->bhi", grad_out, _heads_first(out, batch, len_q, dtype))
+    probs = _batched_scores(query, keys, mask, bias, shape, dtype, scale)
+    probs -= load(lse[:, :batch * len_q], dtype).reshape(heads, batch, len_q).transpose(1, 0, 2)[..., None]
+    np.exp(probs, out=probs)
+    grad_probs = np.matmul(grad_out, _heads_first(v, batch, len_k, dtype, group).swapaxes(-1, -2))
+    value_grad = np.matmul(probs.swapaxes(-1, -2), grad_out)
+    grad_probs -= delta[..., None]
+    grad_probs *= probs
+    grad_probs *= dtype.type(scale)
+    query_grad = np.matmul(grad_probs, keys)
+    key_grad = np.matmul(grad_probs.swapaxes(-1, -2), query)
+    if group > 1:
+        key_grad = key_grad.reshape(batch, heads_k, group, len_k, -1).sum(axis=2)
+        value_grad = value_grad.reshape(batch, heads_k, group, len_k, -1).sum(axis=2)
+    for gradient, target, length in ((query_grad, dq, len_q), (key_grad, dk, len_k), (value_grad, dv, len_k)):
+        store(gradient.transpose(0, 2, 1, 3).reshape(batch * length, gradient.shape[1], -1), target[:batch * length])
+        target[batch * length:] = 0
+    return delta
+
+
 def flash_backward(q, k, v, out, dout, lse, cu_q, cu_k, dq, dk, dv, scale, max_q, max_k, mask=Mask(), dropout=None,
                    bias=None, used_k=None, delta=None):
     """dq, dk, dv of flash attention (see the module doc) from the forward's out and lse. Rows of dq/dk/dv outside
@@ -327,6 +427,14 @@ def flash_backward(q, k, v, out, dout, lse, cu_q, cu_k, dq, dk, dv, scale, max_q
     pairs = check_sequences(cu_q, cu_k, total_q, total_k, max_q, max_k, used_k)
     dtype = compute_dtype(q.dtype)
     group = heads_q // heads_k
+    shape = _batch_shape(pairs, heads_q, dropout)
+    if shape is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            batched_delta = _batched_backward(q, k, v, out, dout, lse, dq, dk, dv, scale, mask, bias, shape, group,
+                                              dtype)
+        if delta is not None:
+            delta[:, :shape[0] * shape[1]] = batched_delta.transpose(1, 0, 2).reshape(heads_q, -1)
+        return
     units = len(pairs) * heads_k
     longest_k = max((kk[1] for _, kk in pairs), default=0)
     chunks = 1 if units >= 2 * thread_count() else max(1, min(-(-2 * thread_count() // max(units, 1)),

@@ -1,7 +1,8 @@
 """Flash attention through the API: forward against softmax(scale q k^T) v in float64 (every mask mode, sliding
 windows, variable lengths, grouped-query heads, the online softmax over several key blocks), the backward against
 central differences, dropout against the random-number stream of cnnlRandGenerateUniform, the _v2 extras, the
-non-packed layout, empty inputs, bad arguments, and the blockwise memory bound."""
+non-packed layout, empty inputs, bad arguments, and the blockwise memory bound; the batched path of sequences of one
+length against the blockwise one."""
 import math
 import tracemalloc
 
@@ -23,9 +24,11 @@ ALL_MODES = [cnnl.CNNL_ATTN_MASK_NONE, cnnl.CNNL_ATTN_MASK_CAUSAL, cnnl.CNNL_ATT
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of 4 x 3 scores, so that short sequences walk several query and key blocks."""
+    """Blocks of 4 x 3 scores, so that short sequences walk several query and key blocks (never the batched path of
+    sequences of one length)."""
     monkeypatch.setattr(A, "QUERY_BLOCK", 4)
     monkeypatch.setattr(A, "KEY_BLOCK", 3)
+    monkeypatch.setattr(A, "BATCHED_SCORES", -1)
 
 
 def allowed(mode, left, right, len_q, len_k):
@@ -383,3 +386,57 @@ def test_memory_is_linear_in_the_sequence():
     matrix = length * length * 4
     assert forward_peak < matrix / 4, forward_peak
     assert backward_peak < matrix / 2, backward_peak
+
+
+def _both_paths(monkeypatch, function, *arguments):
+    """function(*arguments) on the batched path (sequences of one length) and on the blockwise one; the copies of
+    every array argument each wrote."""
+    results = []
+    for batched in (True, False):
+        copies = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+        with monkeypatch.context() as patched:
+            if not batched:
+                patched.setattr(A, "BATCHED_SCORES", -1)
+            function(*copies)
+        results.append(copies)
+    return results
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("window", [(-1, -1), (2, 1)])
+@pytest.mark.parametrize("lengths", [(6, 6), (7, 4), (3, 8)])
+def test_batched_path_matches_blockwise(monkeypatch, mode, window, lengths):
+    """Sequences of one length take the batched path; its out, lse, gradients and D are the blockwise path's (every
+    mask mode and window, grouped-query heads, rows that see no key, a broadcast bias)."""
+    rng = np.random.default_rng(11)
+    len_q, len_k = lengths
+    q, k, v, cu_q, cu_k = operands(rng, [len_q] * 3, [len_k] * 3)
+    mask = A.Mask(mode if mode != cnnl.CNNL_ATTN_MASK_CAUSAL else A.CAUSAL, *window)
+    for bias in (None, rng.standard_normal((1, 4, len_q, 1))):
+        out, lse = np.zeros((q.shape[0], 4, 6)), np.zeros((4, q.shape[0]))
+        batched, blockwise = _both_paths(monkeypatch, lambda o, l: A.flash_forward(
+            q, k, v, cu_q, cu_k, o, l, 0.5, len_q, len_k, mask, bias=bias), out, lse)
+        for got, want in zip(batched, blockwise):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        out, lse = blockwise
+        dout = rng.standard_normal(out.shape)
+        grads = [np.full_like(x, np.nan) for x in (q, k, v)] + [np.zeros((4, q.shape[0]))]
+        batched, blockwise = _both_paths(monkeypatch, lambda dq, dk, dv, delta: A.flash_backward(
+            q, k, v, out, dout, lse, cu_q, cu_k, dq, dk, dv, 0.5, len_q, len_k, mask, bias=bias, delta=delta), *grads)
+        for got, want in zip(batched, blockwise):
+            assert np.isfinite(got).all()
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_batched_path_only_for_small_uniform_problems(monkeypatch):
+    """Variable lengths, dropout and score matrices beyond BATCHED_SCORES take the blockwise path."""
+    taken = []
+    monkeypatch.setattr(A, "_batched_forward", lambda *args: taken.append(True))
+    rng = np.random.default_rng(12)
+    for lengths, dropout, limit in (([5, 5], None, A.BATCHED_SCORES), ([5, 4], None, A.BATCHED_SCORES),
+                                    ([5, 5], A.Dropout(0.1, 1, 0, 5, 5), A.BATCHED_SCORES), ([5, 5], None, 199)):
+        q, k, v, cu_q, cu_k = operands(rng, lengths, lengths)
+        monkeypatch.setattr(A, "BATCHED_SCORES", limit)
+        A.flash_forward(q, k, v, cu_q, cu_k, np.zeros((q.shape[0], 4, 6)), np.zeros((4, q.shape[0])), 0.5, 5, 5,
+                        dropout=dropout)
+    assert taken == [True]  # 2 sequences x 4 heads x 5 x 5 = 200 scores: over a limit of 199
