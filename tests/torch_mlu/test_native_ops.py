@@ -457,3 +457,19 @@ def test_nll_loss_without_class_weights_queues_only_its_own_commands(weighted, m
     commands = [n for n in names if "Nll" in n or "Fill" in n]
     assert commands[0] == "cnnlNlllossForward_v2" and commands[-1] == "cnnlNlllossBackward_v2"
     assert weighted or commands == ["cnnlNlllossForward_v2", "cnnlNlllossBackward_v2"]
+
+
+@pytest.mark.parametrize("dtype", [None, torch.int32, torch.float32, torch.float16])
+def test_arange_sizes_values_and_errors_match_cpu(dtype):
+    """arange on mlu: integer bounds (sized without the meta device), float bounds and their rounding, empty ranges,
+    and torch's errors for a zero step and bounds against the step's sign."""
+    with fallback.mode("error"):
+        floats = [(0.5, 3.2, 0.7), (1, 2.5, 0.5)] if dtype in (None, torch.float32, torch.float16) else []
+        for bounds in [(64,), (3, 17, 4), (5, 0, -2), (5, 0, -3), (0, 0), (-7, 8, 3), (10, 1, -1)] + floats:
+            want = torch.arange(*bounds, dtype=dtype)
+            got = torch.arange(*bounds, dtype=dtype, device="mlu")
+            assert got.dtype == want.dtype and torch.equal(got.cpu(), want), bounds
+        for bounds, message in [((0, 5, 0), "step must be nonzero"), ((5, 0, 1), "inconsistent with step sign"),
+                                ((0, 5, -1), "inconsistent with step sign")]:
+            with pytest.raises(RuntimeError, match=message):
+                torch.arange(*bounds, dtype=dtype, device="mlu")
