@@ -274,14 +274,10 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
 
 
 # ---- negative log likelihood ----------------------------------------------------------------------------------------
-def _class_weight(weight: torch.Tensor | None, like: torch.Tensor):
-    """(descriptor, address) of the per-class weight in `like`'s dtype, or (None, None) when torch passes none:
-    cnnl's _v2 NLL functions then weigh every class 1."""
-    if weight is None:
-        return None, None
-    if weight.dtype != like.dtype:
-        weight = weight.to(like.dtype)
-    return desc(weight), weight.data_ptr()
+def _class_weight(weight: torch.Tensor | None):
+    """(descriptor, address) of the per-class weight (of the input's dtype: `_native` checked it), or (None, None)
+    when torch passes none: cnnl's _v2 NLL functions then weigh every class 1."""
+    return (None, None) if weight is None else (desc(weight), weight.data_ptr())
 
 
 def _rows(self: torch.Tensor, target: torch.Tensor):
@@ -301,7 +297,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, output, total_we
     _check_reduction(reduction)
     x, t = _rows(self, target)
     shape = tuple(target.shape) if reduction == NONE else ()
-    w_desc, w_address = _class_weight(weight, self)
+    w_desc, w_address = _class_weight(weight)
     outputs = [Destination(output, shape, self.dtype, (self,)), Destination(total_weight, (), self.dtype, (self,))]
     y, total = (o.target if o.target.is_contiguous() else torch.empty(o.target.shape, dtype=self.dtype,
                                                                        device=self.device) for o in outputs)
@@ -364,7 +360,7 @@ def _nll_backward(grad_output, self, target, weight, reduction, ignore_index, to
             dense = torch.empty(self.movedim(1, -1).shape if spatial else self.shape, dtype=self.dtype,
                                 device=self.device)
         dx, t = _rows(dense.movedim(-1, 1) if spatial else dense, target)
-        w_desc, w_address = _class_weight(weight, self)
+        w_desc, w_address = _class_weight(weight)
         dy = _as_1d(grad_output).reshape(-1) if reduction == NONE else grad_output.reshape(1)
         total = total_weight.reshape(1)
         cnnl.nlllossBackward_v2(handle(dx), reduction, desc(dy), dy.data_ptr(), desc(t), t.data_ptr(), ignore_index,
