@@ -22,7 +22,7 @@ from . import blas_threads
 from .conv_columns import (as_3d, flat_operand, gather_columns, gather_rows, gather_samples, is_dense,
                            scatter_columns, scatter_rows, scatter_samples)
 from .dtypes import compute_dtype
-from .parallel import map_parallel, thread_count
+from .parallel import even_ranges, map_parallel, thread_count
 from .staging import load, store
 
 #: target bytes of one block of the im2col matrix: what a thread gathers stays in its L2 cache while its GEMM reads it
@@ -213,9 +213,7 @@ class _Geometry:
         if self.batch * self.positions * self.columns * self.groups <= INLINE_COLUMN_ELEMENTS or thread_count() == 1:
             with blas_threads.single_threaded_blas():  # (blocks of lines: GEMMs far too small for BLAS's threads)
                 return [work(units)]
-        count = min(len(units), 4 * thread_count())
-        bounds = [len(units) * k // count for k in range(count + 1)]
-        return map_parallel(chunk_work, [units[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+        return map_parallel(chunk_work, [units[lo:hi] for lo, hi in even_ranges(len(units), 4 * thread_count())])
 
 
 def _channel_first(array):

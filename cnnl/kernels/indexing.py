@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .dtypes import compute_dtype, is_float
-from .parallel import INLINE_DIRECT_ELEMENTS, map_parallel, same_view, thread_count
+from .parallel import INLINE_DIRECT_ELEMENTS, even_ranges, map_parallel, same_view, thread_count
 from .staging import load, store
 
 
@@ -43,10 +43,8 @@ def _take(x, dim, positions, out):
     lead = (0,) * dim
     source, flat = x[lead], positions.reshape(-1)
     target = out.reshape((flat.size,) + x.shape[dim + 1:])
-    pieces = thread_count()
-    bounds = [flat.size * k // pieces for k in range(pieces + 1)]
     map_parallel(lambda run: np.take(source, flat[run[0]:run[1]], axis=0, out=target[run[0]:run[1]], mode="clip"),
-                 [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+                 even_ranges(flat.size, thread_count()))
 
 
 def index_select(x, dim, index, out):
@@ -98,11 +96,9 @@ def embedding_backward(indices, grad, padding_idx, scale_by_frequency, out):
     counts = np.bincount(rows, minlength=out.shape[0]).astype(dtype) if scale_by_frequency else np.empty(0, dtype)
     direct = out.dtype == dtype and out.flags.c_contiguous and not np.may_share_memory(out, grad)
     result = out.reshape(out.shape[0], width) if direct else np.empty((out.shape[0], width), dtype)
-    table_rows = result.shape[0]
-    pieces = 1 if result.size + grads.size <= INLINE_DIRECT_ELEMENTS else max(1, min(thread_count(), table_rows))
-    bounds = [table_rows * k // pieces for k in range(pieces + 1)]
+    pieces = 1 if result.size + grads.size <= INLINE_DIRECT_ELEMENTS else thread_count()
     map_parallel(lambda span: accumulate_rows(rows, grads, padding_idx, counts, scale_by_frequency, result, *span),
-                 [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])])
+                 even_ranges(result.shape[0], pieces))
     if not direct:
         store(result.reshape(out.shape), out)
 

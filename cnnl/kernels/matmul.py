@@ -17,7 +17,7 @@ from . import blas_threads
 from .cast import cast_to_new
 from .dtypes import FLOAT32, FLOAT64, NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_half, is_int
 from .elementwise import run_elementwise
-from .parallel import map_parallel, thread_count
+from .parallel import even_ranges, map_parallel, thread_count
 from .staging import load, store
 
 #: 16-bit matrix products with at least this many multiply-adds run as row blocks, each converting its rows of a,
@@ -125,7 +125,7 @@ def _row_blocks(left, right, out, alpha, beta) -> bool:
             else:
                 _scale_block(alpha, beta, out[block], np.matmul(left[block], right))
 
-    map_parallel(run, [(rows * k // pieces, rows * (k + 1) // pieces) for k in range(pieces)])
+    map_parallel(run, even_ranges(rows, pieces))
     return True
 
 
@@ -149,14 +149,13 @@ def _batches_in_parallel(left, right, out) -> bool:
     target = out.reshape((batches,) + out.shape[-2:])
     if not np.shares_memory(target, out):  # out is not viewable as one batch axis: leave it to numpy
         return False
-    cuts = np.linspace(0, batches, min(batches, 2 * threads) + 1).astype(np.int64)
 
     def run(bounds):
         start, stop = bounds
         with blas_threads.single_threaded_blas():
             np.matmul(flat[0][start:stop], flat[1][start:stop], out=target[start:stop])
 
-    map_parallel(run, [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a])
+    map_parallel(run, even_ranges(batches, 2 * threads))
     return True
 
 

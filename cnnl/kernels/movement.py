@@ -11,7 +11,7 @@ from .cast import cast_block
 from .dtypes import ALL_DTYPES, BOOL, check_dtype, check_same_dtype
 from .elementwise import run_elementwise
 from . import parallel
-from .parallel import detach_inputs, map_parallel, thread_count
+from .parallel import detach_inputs, even_ranges, map_parallel, thread_count
 from .staging import load
 
 #: edge of the square tiles a transposing copy moves at a time, by element size (a source and a destination tile of
@@ -103,11 +103,10 @@ def _tile_copy_parallel(src, dst):
         _copy_tiles(src, dst, tile)
         return
     if batches >= threads:
-        cuts = np.linspace(0, batches, threads + 1).astype(int)
-        pieces = [(slice(a, b), slice(None)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        pieces = [(slice(a, b), slice(None)) for a, b in even_ranges(batches, threads)]
     else:
-        cuts = np.linspace(0, -(-rows // tile), threads + 1).astype(int) * tile
-        pieces = [(slice(None), slice(a, min(b, rows))) for a, b in zip(cuts[:-1], cuts[1:]) if min(b, rows) > a]
+        tiles = even_ranges(-(-rows // tile), threads)
+        pieces = [(slice(None), slice(a * tile, min(b * tile, rows))) for a, b in tiles]
     map_parallel(lambda piece: _copy_tiles(src[piece], dst[piece], tile), pieces)
 
 

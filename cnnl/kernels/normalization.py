@@ -16,7 +16,7 @@ from numba import njit
 from .channel_stats import (channel_affine, channel_centred_squares, channel_grad_sums, channel_input_grad,
                             channel_sums)
 from .dtypes import compute_dtype
-from .parallel import (STAGED_BLOCK, detach_inputs, map_parallel, run_blocked, same_view,
+from .parallel import (STAGED_BLOCK, detach_inputs, even_ranges, map_parallel, run_blocked, same_view,
                        thread_count)
 from .staging import load, store
 
@@ -217,12 +217,8 @@ def _channel_blocks(values):
     if values.size <= CHANNEL_INLINE_ELEMENTS:
         return [(0, rows, 0, channels)]
     if inner > 1 and channels > 1:
-        count = min(channels, 4 * thread_count())
-        bounds = [channels * k // count for k in range(count + 1)]
-        return [(0, rows, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-    count = min(rows, 4 * thread_count())
-    bounds = [rows * k // count for k in range(count + 1)]
-    return [(lo, hi, 0, channels) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+        return [(0, rows, lo, hi) for lo, hi in even_ranges(channels, 4 * thread_count())]
+    return [(lo, hi, 0, channels) for lo, hi in even_ranges(rows, 4 * thread_count())]
 
 
 def _blockwise(kernel, blocks):

@@ -56,7 +56,7 @@ def detach_inputs(out, *inputs):
     """Copy any input that overlaps `out` other than as the identical view, so blocked writes cannot corrupt it."""
     result = []
     for array in inputs:
-        if array is not None and np.may_share_memory(array, out) and not same_view(array, out):
+        if array is not None and not apart_or_same(out, array):
             array = array.copy()
         result.append(array)
     return result
@@ -66,6 +66,13 @@ def same_view(a, b):
     """True when a and b are the same view of the same memory (identical data pointer, shape, strides, dtype)."""
     return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
             and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
+def even_ranges(count, pieces):
+    """(start, stop) ranges cutting range(count) into at most `pieces` nearly equal, non-empty, consecutive parts."""
+    pieces = max(1, min(int(pieces), int(count)))
+    bounds = [count * k // pieces for k in range(pieces + 1)]
+    return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
 
 
 def apart_or_same(out, *inputs) -> bool:

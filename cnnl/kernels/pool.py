@@ -27,7 +27,7 @@ from numba import njit
 from .cast import cast
 from .dtypes import compute_dtype
 from .fastmath import order_key
-from .parallel import map_parallel, thread_count
+from .parallel import even_ranges, map_parallel, thread_count
 
 #: pooling problems of at most this many elements run in one block on the calling thread. Each block costs a
 #: thread the GIL, and on a 2-core VM a thread that finds it taken waits ~50 us to be woken: max pooling 2x2 of
@@ -546,9 +546,7 @@ def _blocks(units, elements):
     """(lo, hi) unit ranges: one when the problem is small, else a few per thread."""
     if elements <= POOL_INLINE_ELEMENTS or units <= 1:
         return [(0, units)]
-    count = min(units, 4 * thread_count())
-    bounds = [units * k // count for k in range(count + 1)]
-    return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    return even_ranges(units, 4 * thread_count())
 
 
 def _run(fn, blocks):

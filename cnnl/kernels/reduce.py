@@ -19,7 +19,8 @@ from numba import njit
 
 from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, FLOAT_DTYPES, INT32, NUMERIC_DTYPES, check_dtype,
                      compute_dtype, is_int)
-from .parallel import INLINE_DIRECT_ELEMENTS, STAGED_BLOCK, detach_inputs, map_parallel, run_blocked, thread_count
+from .parallel import (INLINE_DIRECT_ELEMENTS, STAGED_BLOCK, detach_inputs, even_ranges, map_parallel, run_blocked,
+                       thread_count)
 from .staging import load, store
 
 REDUCE_OPS = ("sum", "mean", "max", "min", "prod", "norm1", "norm2")
@@ -237,19 +238,13 @@ def _leading_rows(x, axes):
     return x.reshape(math.prod(x.shape[:k]), -1)
 
 
-def _row_ranges(count, pieces):
-    """(start, stop) ranges cutting `count` rows into at most `pieces` nearly equal, non-empty parts."""
-    cuts = np.linspace(0, count, min(pieces, count) + 1).astype(np.int64)
-    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
-
-
 def _reduce_leading(op, rows, out, count):
     """out = op over the rows of `rows` (reduced, kept): ranges of whole rows reduced in parallel (numpy's row-wise
     accumulation, contiguous), then the partial results combined."""
     function, accumulator = _LEADING_OPS[op], _accumulator(rows.dtype)
     kwargs = {"dtype": accumulator} if function is np.sum else {}
     partials = map_parallel(lambda bounds: function(rows[bounds[0]:bounds[1]], axis=0, **kwargs),
-                            _row_ranges(rows.shape[0], 4 * thread_count()))
+                            even_ranges(rows.shape[0], 4 * thread_count()))
     result = function(np.stack(partials), axis=0, **kwargs)
     _store_result(_finish(op, result, count), out)
 
@@ -274,7 +269,7 @@ def _reduce_middle(op, planes, out, count):
     sums = np.empty(rows.shape[0], FLOAT64)
     pieces = 4 * thread_count() if planes.size > INLINE_DIRECT_ELEMENTS else 1
     map_parallel(lambda bounds: _float64_row_sums(rows[bounds[0]:bounds[1]], False, sums[bounds[0]:bounds[1]]),
-                 _row_ranges(rows.shape[0], pieces))
+                 even_ranges(rows.shape[0], pieces))
     _store_result(_finish(op, sums.reshape(planes.shape[:2]).sum(axis=0), count), out)
 
 

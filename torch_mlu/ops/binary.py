@@ -7,18 +7,16 @@ takes the validated fast path of `_launch` after its first call (`_dense`).
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 import cnnl
 from cnnl import kernels
-from cnnl.dtypes import numpy_dtype
 
 from . import _launch
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from .copy import copy_into
 from ._iter import check_castable, check_no_partial_overlap
-from .fill import cast_number, device_number
+from .fill import cast_number, device_number, host_number
 from .logic import logic_op
 
 ADD, SUB, MUL = cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_OP_TENSOR_SUB, cnnl.CNNL_OP_TENSOR_MUL
@@ -88,14 +86,14 @@ def _number(op, self: torch.Tensor, other, alpha):
 def _with_number(op, self: torch.Tensor, number, out: torch.Tensor | None = None, alpha=1) -> torch.Tensor:
     """self op alpha*number into a new tensor or `out` (self itself for the in-place forms): the public cnnlOpTensor
     with a one-element device operand on the first call with a descriptor; later, one validated command (_launch)
-    running the same kernel with the number as a one-element host operand (no fill, no device scalar)."""
+    running the same kernel with the number as a 0-d host operand (no fill, no device scalar)."""
     if out is None:
         out = torch.empty_like(self)
     d = desc(out)
     h = handle(out)
     signature = ("number", op, d)
     if _launch.validated(signature):
-        name, operand = _KERNEL_NAMES[op], np.array([number], numpy_dtype(d.dtype))
+        name, operand = _KERNEL_NAMES[op], host_number(number, self.dtype)
         _launch.enqueue("cnnlOpTensor", h, ((d, self.data_ptr(), "a"),), ((d, out.data_ptr(), "c"),),
                         lambda av, cv: kernels.op_tensor(name, av, operand, cv, 1, alpha, 0),
                         flops=out.numel() * (1 if alpha == 1 else 2), dtype=d.dtype)

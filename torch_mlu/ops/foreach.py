@@ -11,17 +11,15 @@ later calls queue one command over the whole lists (`_launch.enqueue`). Anything
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from cnnl import kernels
-from cnnl.dtypes import numpy_dtype
 from cnnl.kernels import arithmetic
 from cnnl.kernels.foreach import for_each
 
 from . import _launch
-from ._core import FLOATING, TORCH_TO_CNNL, desc, handle, register
-from .fill import cast_number, converted
+from ._core import FLOATING, desc, handle, register
+from .fill import cast_number, converted, host_number
 
 
 def _native(*lists) -> bool:
@@ -44,12 +42,6 @@ def _native(*lists) -> bool:
 
 def _numbers(*values) -> bool:
     return all(type(v) in (int, float) for v in values)
-
-
-def _operand(number, dtype: torch.dtype) -> np.ndarray:
-    """A number already converted to `dtype`, as the 0-d host array a kernel broadcasts: what the one-element device
-    tensor of the single-tensor op holds."""
-    return np.array(number, numpy_dtype(TORCH_TO_CNNL[dtype]))
 
 
 def _apply(native: bool, key: tuple, name: str, inputs: list, inplace: bool, single, kernel, constants=None,
@@ -122,7 +114,7 @@ def _op_scalar(op: str, self, scalar, inplace):
         return getattr(self[i], op + "_")(scalar) if inplace else getattr(torch, op)(self[i], scalar)
 
     native = _native(self) and _numbers(scalar)
-    operand = _operand(cast_number(scalar, self[0].dtype), self[0].dtype) if native else None
+    operand = host_number(cast_number(scalar, self[0].dtype), self[0].dtype) if native else None
     return _apply(native, (op, "scalar"), "cnnlOpTensor", [self], inplace, single,
                   lambda a, out: kernels.op_tensor(op, a, operand, out))
 
@@ -182,7 +174,7 @@ def _div(self, scalars: list, inplace):
         return self[i].div_(scalars[i]) if inplace else torch.div(self[i], scalars[i])
 
     native = _native(self) and _numbers(*scalars)
-    operands = [_operand(cast_number(s, self[0].dtype), self[0].dtype) for s in scalars] if native else None
+    operands = [host_number(cast_number(s, self[0].dtype), self[0].dtype) for s in scalars] if native else None
     return _apply(native, ("div", "scalars"), "cnnlDiv_v2", [self], inplace, single,
                   lambda a, b, out: kernels.binary("div", a, b, out), operands)
 
@@ -248,7 +240,7 @@ def _lerp(self, ends, weight, inplace):
         return self[i].lerp_(ends[i], weight) if inplace else torch.lerp(self[i], ends[i], weight)
 
     native = _native(self, ends) and _numbers(weight)
-    operand = _operand(converted(weight, self[0].dtype), self[0].dtype) if native else None
+    operand = host_number(converted(weight, self[0].dtype), self[0].dtype) if native else None
     return _apply(native, ("lerp",), "cnnlLerp", [self, ends], inplace, single,
                   lambda a, e, out: arithmetic.lerp(a, e, operand, out), flops=4)
 
