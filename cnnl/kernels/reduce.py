@@ -249,27 +249,46 @@ def _reduce_leading(op, rows, out, count):
     _store_result(_finish(op, result, count), out)
 
 
-def _kept_middle(x, axes):
-    """x as a 3-D (outer, kept, inner) view when every axis but one middle axis is reduced and x is C-contiguous
-    (the bias gradient and the batch statistics of an NCHW tensor), else None."""
+def _kept_run(x, axes):
+    """x as a 3-D (outer, kept, inner) view when the kept axes are one run of consecutive axes with at least one
+    reduced axis after it (the last axis of rows, the bias gradient and the batch statistics of an NCHW tensor)
+    and x is C-contiguous, else None."""
     kept = [d for d in range(x.ndim) if d not in axes]
-    if len(kept) != 1 or not 0 < kept[0] < x.ndim - 1 or not x.flags.c_contiguous:
+    if x.size == 0 or not kept or kept[-1] == x.ndim - 1 or kept != list(range(kept[0], kept[-1] + 1)) or not x.flags.c_contiguous:
         return None
-    axis = kept[0]
-    return x.reshape(math.prod(x.shape[:axis]), x.shape[axis], -1)
+    first, stop = kept[0], kept[-1] + 1
+    return x.reshape(math.prod(x.shape[:first]), math.prod(x.shape[first:stop]), -1)
 
 
-def _reduce_middle(op, planes, out, count):
-    """sum / mean over the outer and inner axes of (outer, kept, inner) float32/float64 planes: the float64 sum of
-    each contiguous inner row (one compiled pass per range of rows, ranges in parallel), then of the outer partial
-    sums per kept index; rounded once into out. (Cutting such an x into blocks along the kept axis, as the generic
-    path does, gives numpy strided sums three times slower, accumulated in float32.)"""
+def _kept_run_fits(op, x, planes):
+    """True when `_reduce_kept_run` computes op over x's planes: float sums, or the maxima / minima of rows."""
+    if op in ("sum", "mean", "norm2"):
+        return x.dtype in (FLOAT32, FLOAT64)
+    return op in _INDEXED and planes.shape[0] == 1
+
+
+def _reduce_kept_run(op, planes, out, count):
+    """op over the outer and inner axes of (outer, kept, inner) planes: ranges of contiguous inner rows reduced in
+    parallel, one call per range, so that a large reduction costs a few calls rather than a few per block.
+
+    sum / mean / norm2 of float32/float64: the float64 sum (of squares) of each row in one compiled pass, then of
+    the outer partial sums per kept index; rounded once into out. Cut into blocks, as the generic path does, a
+    kept middle axis gives numpy strided float32 sums three times slower, and the last axis per-block calls that
+    cost more than the sums. max / min of rows (no outer axis): numpy's row maxima per range (NaN propagates)."""
     rows = planes.reshape(-1, planes.shape[-1]).view()
     rows.flags.writeable = False  # one numba specialisation per dtype
+    ranges = even_ranges(rows.shape[0], 4 * thread_count() if planes.size > INLINE_DIRECT_ELEMENTS else 1)
+    if op in _INDEXED:
+        extremes = np.empty(rows.shape[0], rows.dtype)
+        function = np.max if op == "max" else np.min
+        map_parallel(lambda bounds: function(rows[bounds[0]:bounds[1]], axis=1, out=extremes[bounds[0]:bounds[1]]),
+                     ranges)
+        _store_result(extremes, out)
+        return
     sums = np.empty(rows.shape[0], FLOAT64)
-    pieces = 4 * thread_count() if planes.size > INLINE_DIRECT_ELEMENTS else 1
-    map_parallel(lambda bounds: _float64_row_sums(rows[bounds[0]:bounds[1]], False, sums[bounds[0]:bounds[1]]),
-                 even_ranges(rows.shape[0], pieces))
+    squares = op == "norm2"
+    map_parallel(lambda bounds: _float64_row_sums(rows[bounds[0]:bounds[1]], squares, sums[bounds[0]:bounds[1]]),
+                 ranges)
     _store_result(_finish(op, sums.reshape(planes.shape[:2]).sum(axis=0), count), out)
 
 
@@ -315,10 +334,10 @@ def reduce(op, x, out, axes, indices=None):
         if rows is not None:
             _reduce_leading(op, rows, out, count)
             return
-    if indices is None and not staged and op in ("sum", "mean") and x.dtype in (FLOAT32, FLOAT64):
-        planes = _kept_middle(x, axes)
-        if planes is not None:
-            _reduce_middle(op, planes, out, count)
+    if indices is None and not staged:
+        planes = _kept_run(x, axes)
+        if planes is not None and _kept_run_fits(op, x, planes):
+            _reduce_kept_run(op, planes, out, count)
             return
     operands = [a for a in (out, indices) if a is not None] + [x]
     block = functools.partial(_reduce_rows_block, op, axes, count)

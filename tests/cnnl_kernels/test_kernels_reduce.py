@@ -158,6 +158,50 @@ def test_sums_around_one_kept_middle_axis_are_float64_accurate(op, dtype, thread
                  scale=np.abs(to_f64(x[1])).sum((0, 2), keepdims=True) / count)
 
 
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_row_extremes_take_every_row_and_propagate_nan(op, dtype, threads, monkeypatch):
+    """max / min over the last axis of C-contiguous rows (ranges of rows, one numpy call each, on one thread or
+    several): every row's extreme, NaN propagating to its own row only; leading kept axes are merged."""
+    if threads:
+        monkeypatch.setattr(reduce_module, "INLINE_DIRECT_ELEMENTS", 0)
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((3, 37, 50)) * 100).astype(dtype)
+    if dtype != np.int32:
+        x[1, 5, 7] = np.nan
+        x[2, 0, 3] = -np.inf
+    out = np.empty((3, 37, 1), dtype)
+    reduce(op, x, out, (2,))
+    expected = (np.max if op == "max" else np.min)(x, axis=2, keepdims=True)
+    np.testing.assert_array_equal(out, expected)
+    if dtype != np.int32:
+        assert np.isnan(out[1, 5, 0]) and not np.isnan(np.delete(out.ravel(), 37 + 5)).any()
+
+
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("op", ["sum", "mean", "norm2"])
+def test_float_sums_around_a_run_of_kept_axes(op, threads, monkeypatch):
+    """Two consecutive kept axes with reduced axes before and after them, and the last axes of rows: one float64
+    pass per row, within an ulp of the exact result; the float32 sums are the exact sums rounded once."""
+    if threads:
+        monkeypatch.setattr(reduce_module, "INLINE_DIRECT_ELEMENTS", 0)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 3, 5, 6, 7)).astype(np.float32)
+    for axes in ((0, 3, 4), (2, 3, 4)):
+        shape = reduced_shape(x.shape, axes)
+        out = np.empty(shape, np.float32)
+        reduce(op, x, out, axes)
+        exact = to_f64(x)
+        count = np.prod([x.shape[a] for a in axes])
+        expected = {"sum": lambda: exact.sum(axes, keepdims=True),
+                    "mean": lambda: exact.sum(axes, keepdims=True) / count,
+                    "norm2": lambda: np.sqrt((exact * exact).sum(axes, keepdims=True))}[op]()
+        if op == "sum":
+            np.testing.assert_array_equal(out, expected.astype(np.float32))
+        assert_close(out, expected, np.float32, scale=np.abs(expected) + 1)
+
+
 def test_argmax_first_occurrence_and_nan():
     x = np.array([[1, 5, 5, 2], [np.nan, 3, np.nan, 9]], np.float32)
     out = np.empty((2, 1), np.int32)
