@@ -25,6 +25,7 @@ from torch import nn
 import torch_mlu  # noqa: F401  (registers the device when torch did not autoload it)
 import cnnl
 import cnrt
+from mlusim.bench import torch_spin_note
 from mlusim.bench.common import format_rows, paired_median_ms, row
 
 
@@ -160,7 +161,8 @@ def run(report=print, quick: bool = False) -> list[dict]:
     """Every figure of the suite (`mlusim bench torch`); `quick` makes fewer calls (a smoke test)."""
     calls = 500 if quick else 3000
     report(f"torch {torch.__version__}; torch_mlu {torch_mlu.__version__}; board {torch.mlu.get_device_name()}; "
-           "times are host times on this machine (its load shows in them; the ratios are what counts)")
+           f"{torch_spin_note()}; times are host times on this machine (its load shows in them; the ratios are "
+           "what counts)")
     rows = per_op_rows(calls)
     rows += matmul_rows(256 if quick else 1024)
     rows += training_rows()

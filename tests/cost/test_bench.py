@@ -133,3 +133,26 @@ def test_suites_can_hand_their_functions_to_spawned_processes():
     module = suite_module("cncl")
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         assert pool.apply(module.iterations, (1024,)) == module.iterations(1024)
+
+
+def _spin_setting(environment, statement):
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    env.update(environment)
+    code = (f"{statement}\nimport os, mlusim.bench as b\n"
+            "print(os.environ.get('GOMP_SPINCOUNT'), '|', b.torch_spin_note())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env)
+    return done.stdout.strip().split(" | ")
+
+
+def test_the_benchmarks_shorten_torchs_openmp_spin_before_torch_loads():
+    """libgomp reads GOMP_SPINCOUNT when torch loads it: importing mlusim.bench sets it (unless the user did), and
+    the suites say which setting holds, also when torch was imported first (then libgomp's own)."""
+    from mlusim.bench import TORCH_OMP_SPINCOUNT
+
+    value, note = _spin_setting({}, "")
+    assert value == TORCH_OMP_SPINCOUNT and note.endswith(f"GOMP_SPINCOUNT={TORCH_OMP_SPINCOUNT}")
+    value, note = _spin_setting({"GOMP_SPINCOUNT": "50"}, "")
+    assert value == "50" and note.endswith("GOMP_SPINCOUNT=50")
+    _, note = _spin_setting({}, "import sys; sys.modules.setdefault('torch', None)")
+    assert "libgomp's own" in note
