@@ -254,7 +254,8 @@ def _kept_run(x, axes):
     reduced axis after it (the last axis of rows, the bias gradient and the batch statistics of an NCHW tensor)
     and x is C-contiguous, else None."""
     kept = [d for d in range(x.ndim) if d not in axes]
-    if x.size == 0 or not kept or kept[-1] == x.ndim - 1 or kept != list(range(kept[0], kept[-1] + 1)) or not x.flags.c_contiguous:
+    if (x.size == 0 or not kept or kept[-1] == x.ndim - 1 or kept != list(range(kept[0], kept[-1] + 1))
+            or not x.flags.c_contiguous):
         return None
     first, stop = kept[0], kept[-1] + 1
     return x.reshape(math.prod(x.shape[:first]), math.prod(x.shape[first:stop]), -1)

@@ -25,11 +25,12 @@ import os
 import sys
 import time
 
+from mlusim.bench import torch_spin  # before torch: libgomp reads its setting when torch loads it
+
 import torch
 import torch.nn.functional as F
 
 import torch_mlu  # noqa: F401  (registers the device when torch did not autoload it)
-from mlusim.bench import torch_spin_note
 from mlusim.bench.common import format_rows, paired_best_ms, row
 from mlusim.bench.torch_models import GPTBlock, ResNet18
 from torch_mlu import fallback, op_tools
@@ -277,7 +278,7 @@ def conformance_rows(quick: bool, csv_path: str | None) -> list[dict]:
 def run(report=print, quick: bool = False, conformance_csv: str | None = None) -> list[dict]:
     """Every figure of the suite (`mlusim bench ops-torch`); `quick`: smaller shapes and models (a smoke test)."""
     report(f"torch {torch.__version__}; torch_mlu {torch_mlu.__version__}; board {torch.mlu.get_device_name()}; "
-           f"torch CPU threads {torch.get_num_threads()}; {torch_spin_note()}; times are host times on this machine "
+           f"torch CPU threads {torch.get_num_threads()}; {torch_spin.note()}; times are host times on this machine "
            "(its load shows in "
            "them; the ratios are what counts)")
     rows = native_share_rows(quick)

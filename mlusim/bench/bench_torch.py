@@ -18,6 +18,8 @@ import statistics
 import sys
 import time
 
+from mlusim.bench import torch_spin  # before torch: libgomp reads its setting when torch loads it
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -25,7 +27,6 @@ from torch import nn
 import torch_mlu  # noqa: F401  (registers the device when torch did not autoload it)
 import cnnl
 import cnrt
-from mlusim.bench import torch_spin_note
 from mlusim.bench.common import format_rows, paired_median_ms, row
 
 
@@ -161,7 +162,7 @@ def run(report=print, quick: bool = False) -> list[dict]:
     """Every figure of the suite (`mlusim bench torch`); `quick` makes fewer calls (a smoke test)."""
     calls = 500 if quick else 3000
     report(f"torch {torch.__version__}; torch_mlu {torch_mlu.__version__}; board {torch.mlu.get_device_name()}; "
-           f"{torch_spin_note()}; times are host times on this machine (its load shows in them; the ratios are "
+           f"{torch_spin.note()}; times are host times on this machine (its load shows in them; the ratios are "
            "what counts)")
     rows = per_op_rows(calls)
     rows += matmul_rows(256 if quick else 1024)

@@ -135,24 +135,31 @@ def test_suites_can_hand_their_functions_to_spawned_processes():
         assert pool.apply(module.iterations, (1024,)) == module.iterations(1024)
 
 
+
 def _spin_setting(environment, statement):
     import os
     env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
     env.update(environment)
-    code = (f"{statement}\nimport os, mlusim.bench as b\n"
-            "print(os.environ.get('GOMP_SPINCOUNT'), '|', b.torch_spin_note())")
+    code = (f"{statement}\nimport os, mlusim.cli\nbefore = os.environ.get('GOMP_SPINCOUNT')\n"
+            "from mlusim.bench import torch_spin\n"
+            "print(before, '|', os.environ.get('GOMP_SPINCOUNT'), '|', torch_spin.note())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env)
     return done.stdout.strip().split(" | ")
 
 
-def test_the_benchmarks_shorten_torchs_openmp_spin_before_torch_loads():
-    """libgomp reads GOMP_SPINCOUNT when torch loads it: importing mlusim.bench sets it (unless the user did), and
-    the suites say which setting holds, also when torch was imported first (then libgomp's own)."""
-    from mlusim.bench import TORCH_OMP_SPINCOUNT
+def test_the_torch_suites_shorten_torchs_openmp_spin_before_torch_loads():
+    """libgomp reads GOMP_SPINCOUNT when torch loads it: the torch-comparing suites set it first (unless the user
+    did), and say which setting holds, also when torch was loaded first (then libgomp's own). The CLI alone leaves
+    it unset, so the programs it launches never see it."""
+    from mlusim.bench import bench_ops_torch, bench_torch, torch_spin
 
-    value, note = _spin_setting({}, "")
-    assert value == TORCH_OMP_SPINCOUNT and note.endswith(f"GOMP_SPINCOUNT={TORCH_OMP_SPINCOUNT}")
-    value, note = _spin_setting({"GOMP_SPINCOUNT": "50"}, "")
+    for suite in (bench_torch, bench_ops_torch):
+        source = open(suite.__file__).read()
+        assert source.index("from mlusim.bench import torch_spin") < source.index("\nimport torch\n")
+    before, value, note = _spin_setting({}, "")
+    assert before == "None" and value == torch_spin.SPIN_COUNT
+    assert note.endswith(f"GOMP_SPINCOUNT={torch_spin.SPIN_COUNT}")
+    _, value, note = _spin_setting({"GOMP_SPINCOUNT": "50"}, "")
     assert value == "50" and note.endswith("GOMP_SPINCOUNT=50")
-    _, note = _spin_setting({}, "import sys; sys.modules.setdefault('torch', None)")
+    _, _, note = _spin_setting({}, "import sys; sys.modules.setdefault('torch', None)")
     assert "libgomp's own" in note
