@@ -4,6 +4,7 @@ queue is lost when a worker thread ran it)."""
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -108,13 +109,20 @@ print("done", flush=True)
 """
 
 
+#: seconds the three scenarios may take in all (about 5 when the kernels are compiled, 15 with cold caches)
+SCENARIO_DEADLINE = 120
+
+
 @pytest.fixture(scope="module")
 def endless_scenarios() -> str:
-    """The output of one process that runs the three scenarios of _SCRIPT, Ctrl-C sent 0.4 s after each 'ready'."""
-    process = subprocess.Popen([sys.executable, "-c", _SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, cwd=__file__.rsplit("/tests/", 1)[0])
-    lines = []
-    try:
+    """The output of one process that runs the three scenarios of _SCRIPT, Ctrl-C sent 0.4 s after each 'ready'.
+    A child that hangs is not waited for: after SCENARIO_DEADLINE it is made to print every thread's stack
+    (faulthandler on SIGABRT) and the test fails with its output, instead of the run's timeout ending every test."""
+    process = subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", _SCRIPT], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, cwd=__file__.rsplit("/tests/", 1)[0])
+    lines, finished = [], threading.Event()
+
+    def follow() -> None:
         for line in process.stdout:
             lines.append(line)
             if line.startswith("ready"):
@@ -122,6 +130,14 @@ def endless_scenarios() -> str:
                 process.send_signal(signal.SIGINT)
             if line.startswith("done"):
                 break
+        finished.set()
+
+    threading.Thread(target=follow, daemon=True).start()
+    try:
+        if not finished.wait(SCENARIO_DEADLINE):
+            process.send_signal(signal.SIGABRT)
+            finished.wait(10)
+            pytest.fail(f"the scenarios did not finish within {SCENARIO_DEADLINE} s:\n" + "".join(lines))
         process.wait(60)
     finally:
         process.kill()
