@@ -55,7 +55,11 @@ def test_time_limit_settings(monkeypatch):
 
 
 _SCRIPT = """
-import sys, time
+import signal, sys, time
+# Python's own Ctrl-C handling, which a user's terminal gives: a parent that ignores SIGINT (a job started in the
+# background by a shell without job control, as a CI runner may start the tests) passes that on, and then no
+# KeyboardInterrupt ever comes
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import cnrt
 from mlusim import device as devices
 from tests.bang.robust_kernels import endless_copies, endless_in_plain_numba
