@@ -279,8 +279,7 @@ def run(report=print, quick: bool = False, conformance_csv: str | None = None) -
     """Every figure of the suite (`mlusim bench ops-torch`); `quick`: smaller shapes and models (a smoke test)."""
     report(f"torch {torch.__version__}; torch_mlu {torch_mlu.__version__}; board {torch.mlu.get_device_name()}; "
            f"torch CPU threads {torch.get_num_threads()}; {torch_spin.note()}; times are host times on this machine "
-           "(its load shows in "
-           "them; the ratios are what counts)")
+           "(its load shows in them; the ratios are what counts)")
     rows = native_share_rows(quick)
     rows += family_rows(quick)
     rows += conformance_rows(quick, conformance_csv)

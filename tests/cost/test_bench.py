@@ -1,6 +1,8 @@
 """`mlusim bench` end to end on the small size set: every case runs, the table, CSV, JSON and plot outputs."""
 import csv
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 
@@ -135,15 +137,15 @@ def test_suites_can_hand_their_functions_to_spawned_processes():
         assert pool.apply(module.iterations, (1024,)) == module.iterations(1024)
 
 
-
 def _spin_setting(environment, statement):
-    import os
+    """(GOMP_SPINCOUNT after importing the CLI, after importing torch_spin, its note) in a fresh process."""
     env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
     env.update(environment)
     code = (f"{statement}\nimport os, mlusim.cli\nbefore = os.environ.get('GOMP_SPINCOUNT')\n"
             "from mlusim.bench import torch_spin\n"
             "print(before, '|', os.environ.get('GOMP_SPINCOUNT'), '|', torch_spin.note())")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                          env=env)
     return done.stdout.strip().split(" | ")
 
 
@@ -151,10 +153,10 @@ def test_the_torch_suites_shorten_torchs_openmp_spin_before_torch_loads():
     """libgomp reads GOMP_SPINCOUNT when torch loads it: the torch-comparing suites set it first (unless the user
     did), and say which setting holds, also when torch was loaded first (then libgomp's own). The CLI alone leaves
     it unset, so the programs it launches never see it."""
-    from mlusim.bench import bench_ops_torch, bench_torch, torch_spin
+    from mlusim.bench import torch_spin
 
-    for suite in (bench_torch, bench_ops_torch):
-        source = open(suite.__file__).read()
+    for suite_name in ("bench_torch", "bench_ops_torch"):  # read, not imported: this process keeps its environment
+        source = open(importlib.util.find_spec(f"mlusim.bench.{suite_name}").origin).read()
         assert source.index("from mlusim.bench import torch_spin") < source.index("\nimport torch\n")
     before, value, note = _spin_setting({}, "")
     assert before == "None" and value == torch_spin.SPIN_COUNT
