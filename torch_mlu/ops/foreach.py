@@ -269,10 +269,9 @@ def _addc(name: str, self, tensor1, tensor2, values: list, inplace):
             return method(self[i], tensor1[i], tensor2[i], value=values[i])
         return getattr(torch, name)(self[i], tensor1[i], tensor2[i], value=values[i])
 
-    kernel = getattr(arithmetic, name)
+    kernel = getattr(arithmetic, name)  # kernel(x, tensor1, tensor2, value, out)
     return _apply(_native(self, tensor1, tensor2) and _numbers(*values), (name,), f"cnnl{name.capitalize()}",
-                  [self, tensor1, tensor2], inplace, single, lambda x, a, b, value, out: kernel(x, a, b, value, out),
-                  values, flops=3)
+                  [self, tensor1, tensor2], inplace, single, kernel, values, flops=3)
 
 
 def _register_addc(name: str) -> None:
