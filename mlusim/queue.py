@@ -31,12 +31,15 @@ _running = threading.local()
 #: The longest a sync waits for the run lock before it looks at its queue's completed count again.
 _WAIT_SLICE = 0.02
 #: A worker woken again within HOT_SECONDS of finishing its previous batch is being fed a stream of commands (a host
-#: thread issuing small ops one by one): it first sleeps GATHER_SECONDS, without the GIL, so that the commands queued
-#: meanwhile run in one batch. Otherwise every small op costs a thread wake-up and two hand-overs of the GIL
-#: between the host thread and the worker, which cost more than the op. A sync never waits for this: the syncing
+#: thread issuing ops one by one): it sleeps, without the GIL, for as long as commands keep arriving (each sleep
+#: GATHER_SECONDS, at most STREAM_WAIT_SECONDS in all), so that the stream runs in batches once the host pauses.
+#: Running commands while the host thread keeps queueing costs more than the overlap gains on a small host: both
+#: threads run Python and hand the GIL to each other at every numpy call (a small CNN's training step: dispatch 4 ms
+#: and kernels 9 ms apart, 15-19 ms overlapped, 12-16 ms gathered). A sync never waits for this: the syncing
 #: thread runs what is pending itself.
 HOT_SECONDS = 0.001
 GATHER_SECONDS = 0.0005
+STREAM_WAIT_SECONDS = 0.02
 #: How often idle_within looks again while the worker has not taken the queued work yet.
 IDLE_POLL_SECONDS = 50e-6
 #: The longest claim_idle waits for the run lock of an idle queue (held by a thread that is leaving it).
@@ -414,15 +417,28 @@ class Queue:
             if self.lost is not None:
                 return
             if token is not None and time.perf_counter() - last_batch_end < HOT_SECONDS:
-                time.sleep(GATHER_SECONDS)  # a stream of commands: let it queue more (see HOT_SECONDS)
+                self._follow_stream()
             with self._submit_lock:  # what is queued from now on puts a new token; what came before runs below
                 self._wake_outstanding = False
-            with self._run_lock:  # run everything pending: fewer hand-overs of the lock between threads
-                while self._run_next():
-                    pass
+                batch = len(self._pending)
+            with self._run_lock:  # this batch only: what the host queues meanwhile waits for its stream to pause
+                while batch > 0 and self._run_next():
+                    batch -= 1
             last_batch_end = time.perf_counter()
             if token is None:  # destroyed, and nothing is left
                 return
+
+    def _follow_stream(self) -> None:
+        """Sleep while the host keeps queueing commands (see HOT_SECONDS): until GATHER_SECONDS pass without a new
+        one, or STREAM_WAIT_SECONDS in all."""
+        give_up = time.perf_counter() + STREAM_WAIT_SECONDS
+        seen = self.submitted
+        while True:
+            time.sleep(GATHER_SECONDS)
+            now_submitted = self.submitted
+            if now_submitted == seen or time.perf_counter() >= give_up or self.lost is not None:
+                return
+            seen = now_submitted
 
     def _run_next(self) -> bool:
         """Run the oldest pending command (the caller holds `_run_lock`); False when there was none."""

@@ -256,6 +256,59 @@ def test_a_sync_never_waits_for_a_worker_that_gathers_a_stream_of_commands(monke
     assert seen == [0, 1]
 
 
+def _stream(queue, count, every):
+    """Queue `count` host functions `every` seconds apart; (when each was queued, when each ran)."""
+    queued, ran = [], []
+    for _ in range(count):
+        queued.append(time.perf_counter())
+        cnrt.invokeHostFunc(queue, lambda _: ran.append(time.perf_counter()), None)
+        time.sleep(every)
+    return queued, ran
+
+
+def _wait_for(ran, count, seconds=10.0):
+    deadline = time.perf_counter() + seconds
+    while len(ran) < count and time.perf_counter() < deadline:
+        time.sleep(0.005)
+    return len(ran) == count
+
+
+def test_a_worker_runs_a_stream_once_the_host_pauses(monkeypatch):
+    """While the host keeps queueing, the worker sleeps (the two would hand the GIL to each other at every numpy
+    call); once the host pauses, the stream runs on its own, without a sync, in order. The first command after a
+    quiet spell starts at once."""
+    from mlusim import queue as queues
+
+    monkeypatch.setattr(queues, "HOT_SECONDS", 60.0)  # every wake-up after the first counts as a stream
+    monkeypatch.setattr(queues, "GATHER_SECONDS", 0.25)
+    monkeypatch.setattr(queues, "STREAM_WAIT_SECONDS", 30.0)
+    queue = cnrt.queueCreate()
+    cnrt.invokeHostFunc(queue, lambda _: None, None)
+    cnrt.queueSync(queue)
+    queued, ran = _stream(queue, 40, 0.01)  # 400 ms of queueing, never 250 ms without a new command
+    assert _wait_for(ran, 40)
+    assert min(ran[1:]) > queued[-1]  # after the first (at once: the queue was quiet) none before the host stopped
+    assert ran == sorted(ran)
+    cnrt.queueSync(queue)
+
+
+def test_a_worker_follows_a_stream_for_a_bounded_time(monkeypatch):
+    """A host that never pauses does not starve its queue: the worker runs what is queued after
+    STREAM_WAIT_SECONDS."""
+    from mlusim import queue as queues
+
+    monkeypatch.setattr(queues, "HOT_SECONDS", 60.0)
+    monkeypatch.setattr(queues, "GATHER_SECONDS", 0.1)
+    monkeypatch.setattr(queues, "STREAM_WAIT_SECONDS", 0.2)
+    queue = cnrt.queueCreate()
+    cnrt.invokeHostFunc(queue, lambda _: None, None)
+    cnrt.queueSync(queue)
+    queued, ran = _stream(queue, 100, 0.01)  # ~1 s of queueing, never 100 ms without a new command
+    assert _wait_for(ran, 100)
+    assert min(ran[1:]) < queued[-1]
+    cnrt.queueSync(queue)
+
+
 def test_a_stream_of_commands_runs_without_a_sync():
     """Gathering only delays a worker: work queued back to back completes on its own, as on the device."""
     queue = cnrt.queueCreate()
