@@ -42,6 +42,9 @@ TENSOR_UNIT_OPS = frozenset({"cnnlMatMul", "cnnlMatMul_v2", "cnnlBatchMatMulBCas
 _model_us_cache: dict = {}
 _model_us_specs: dict = {}
 _MODEL_US_CACHE_SIZE = 4096
+#: commands moving at most this many bytes may run on the calling thread when their queue is idle
+#: (mlusim.queue.Queue.enqueue_small): a few µs of work, less than waking the queue's worker costs
+SMALL_OP_BYTES = 1 << 14
 _rate_keys: dict = {}
 _dtype_names: dict = {}
 

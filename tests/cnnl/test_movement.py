@@ -1,5 +1,6 @@
 """Copy, transpose, expand, concat, split, strided slice, fill, cast and select through the API."""
 import itertools
+import threading
 
 import numpy as np
 import pytest
@@ -219,6 +220,26 @@ def test_fill_host_and_device_value(handle, code):
     cnnl.fill_v3(handle, cnnl.CNNL_POINTER_MODE_DEVICE, scalar.ptr, out.desc, out.ptr)
     sync(handle)
     np.testing.assert_array_equal(out.read(), np.full((3, 4), scalar.read()[0], dtype))
+
+
+@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
+def test_a_small_fill_on_an_idle_queue_is_done_in_the_call_and_behind_work_waits_its_turn(handle):
+    """A fill of at most cnnl.launch.SMALL_OP_BYTES runs on the calling thread when the queue is idle (waking the
+    worker costs more than the fill): the queue has nothing left to run when the call returns."""
+    from cnnl.launch import SMALL_OP_BYTES
+    queue = cnnl.getQueue(handle)
+    sync(handle)
+    small = empty([SMALL_OP_BYTES // 4])
+    cnnl.fill_v3(handle, cnnl.CNNL_POINTER_MODE_HOST, 1.5, small.desc, small.ptr)
+    assert cnrt.queueQuery(queue) == cnrt.cnrtSuccess
+    np.testing.assert_array_equal(small.read(), np.full(SMALL_OP_BYTES // 4, 1.5, np.float32))
+    gate = threading.Event()
+    cnrt.invokeHostFunc(queue, lambda _: gate.wait(10), None)  # the queue is busy: the small fill waits its turn
+    cnnl.fill_v3(handle, cnnl.CNNL_POINTER_MODE_HOST, 2.5, small.desc, small.ptr)
+    assert cnrt.queueQuery(queue) == cnrt.cnrtErrorNotReady
+    gate.set()
+    sync(handle)
+    np.testing.assert_array_equal(small.read(), np.full(SMALL_OP_BYTES // 4, 2.5, np.float32))
 
 
 def test_fill_bad_arguments(handle):

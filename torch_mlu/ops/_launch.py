@@ -9,14 +9,11 @@ handle's device. The command runs the same cnnl kernel the public function runs.
 """
 from __future__ import annotations
 
-from cnnl.launch import OpCall
+from cnnl.launch import SMALL_OP_BYTES, OpCall
 
 #: signatures (a tuple naming the op and its descriptor objects) already validated by a public cnnl call
 _validated: set = set()
 VALIDATED_CACHE_SIZE = 16384
-#: commands moving at most this many bytes run on the calling thread when their queue is idle
-#: (mlusim.queue.Queue.enqueue_small): a few µs of work, less than waking the queue's worker costs
-SMALL_BYTES = 1 << 14
 
 
 def validated(signature: tuple) -> bool:
@@ -39,4 +36,4 @@ def enqueue(name: str, handle, inputs, outputs, kernel, flops: float, dtype: int
     with OpCall(name, handle) as call:
         views = [call.input(d, address, arg) for d, address, arg in inputs]
         views += [call.output(d, address, arg) for d, address, arg in outputs]
-        call.submit(lambda: kernel(*views), flops=flops, dtype=dtype, small=call.bytes_moved <= SMALL_BYTES)
+        call.submit(lambda: kernel(*views), flops=flops, dtype=dtype, small=call.bytes_moved <= SMALL_OP_BYTES)
