@@ -34,9 +34,9 @@ _WAIT_SLICE = 0.02
 #: thread issuing ops one by one): it sleeps, without the GIL, for as long as commands keep arriving (each sleep
 #: GATHER_SECONDS, at most STREAM_WAIT_SECONDS in all), so that the stream runs in batches once the host pauses.
 #: Running commands while the host thread keeps queueing costs more than the overlap gains on a small host: both
-#: threads run Python and hand the GIL to each other at every numpy call (a small CNN's training step: dispatch 4 ms
-#: and kernels 9 ms apart, 15-19 ms overlapped, 12-16 ms gathered). A sync never waits for this: the syncing
-#: thread runs what is pending itself.
+#: threads run Python and hand the GIL to each other at every numpy call (a small CNN's training step: dispatch
+#: 3.5-4 ms and kernels 7-10 ms apart, 16.6-19.5 ms overlapped, 12.7-15.7 ms gathered). A sync never waits for
+#: this: the syncing thread runs what is pending itself.
 HOT_SECONDS = 0.001
 GATHER_SECONDS = 0.0005
 STREAM_WAIT_SECONDS = 0.02
