@@ -22,6 +22,8 @@ import numpy as np
 from mlusim import cost
 from mlusim.errors import ArgumentFault, NullPointerFault
 from mlusim.submit import Access, Kind, Submission
+from mlusim.device import owner_of
+from mlusim.memory import ADDRESS_SPAN
 from mlusim.transfer import DeviceRange, acquire
 from mlusim.validate import as_size
 
@@ -103,6 +105,12 @@ class OpCall:
         self.handle: Handle = handle_arg(handle)
         self.submission = Submission(Kind.OP, name)
         self.bytes_moved = 0
+        # the handle's address range, for `_pin`'s one-lookup path (none when the device table was rebuilt since
+        # the handle was made: its addresses now belong to another device, which the general path reports)
+        self._device = device = self.handle.device
+        self._space = space = device.memory
+        self._base = space.base
+        self._limit = space.base + ADDRESS_SPAN if owner_of(space.base) is device else space.base
 
     def __enter__(self) -> "OpCall":
         return self
@@ -121,6 +129,14 @@ class OpCall:
                                 f"device {self.handle.device.index}", arg)
 
     def _pin(self, desc: TensorDescriptor, pointer, arg: str, access: int) -> Optional[DeviceRange]:
+        """The pinned span `desc` addresses from `pointer`, recorded with `access`; None for an empty tensor. An
+        aligned address in the handle's device takes one lookup in its memory (which checks the block's bounds and
+        lifetime); anything else goes through acquire_tensor, whose checks name what is wrong with it."""
+        nbytes = desc.span_bytes
+        if type(pointer) is int and nbytes and self._base <= pointer < self._limit and not pointer % desc.itemsize:
+            block, offset = self._space.acquire(pointer, nbytes, arg)
+            return self.submission.hold(DeviceRange(self._device, block, offset, nbytes, pointer), access,
+                                        desc.element_layout)
         span = acquire_tensor(desc, pointer, arg)
         if span is not None:
             self._claim(span, arg, access, desc.element_layout)

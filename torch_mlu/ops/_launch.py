@@ -27,13 +27,13 @@ def remember(signature: tuple) -> None:
     _validated.add(signature)
 
 
-def enqueue(name: str, handle, inputs, outputs, kernel, flops: float, dtype: int) -> None:
+def enqueue(name: str, handle, inputs, outputs, kernel, flops: float, dtype: int, outputs_read: bool = False) -> None:
     """Queue one cnnl command `name` on the handle's queue.
 
     inputs / outputs: sequences of (descriptor, device address, C argument name); every address is checked and
     pinned until the command ran. kernel(*input_views, *output_views) runs on the queue; `flops` and the cnnl
-    `dtype` feed the cost model."""
+    `dtype` feed the cost model. `outputs_read`: the kernel reads the outputs too (an op in place)."""
     with OpCall(name, handle) as call:
         views = [call.input(d, address, arg) for d, address, arg in inputs]
-        views += [call.output(d, address, arg) for d, address, arg in outputs]
+        views += [call.output(d, address, arg, read=outputs_read) for d, address, arg in outputs]
         call.submit(lambda: kernel(*views), flops=flops, dtype=dtype, small=call.bytes_moved <= SMALL_OP_BYTES)

@@ -66,17 +66,20 @@ def _apply(native: bool, key: tuple, name: str, inputs: list, inplace: bool, sin
 def _enqueue(name: str, inputs: list, descriptors: list, inplace: bool, kernel, constants, flops: int):
     self = inputs[0]
     outs = self if inplace else [torch.empty_like(t) for t in self]
-    entries = [(d, t.data_ptr(), "input") for listed, ds in zip(inputs, descriptors) for d, t in zip(ds, listed)]
+    read = 1 if inplace else 0  # in place, self is read through its output's view: one pin per tensor, not two
+    entries = [(d, t.data_ptr(), "input") for listed, ds in zip(inputs[read:], descriptors[read:])
+               for d, t in zip(ds, listed)]
     outputs = [(d, t.data_ptr(), "output") for d, t in zip(descriptors[0], outs)]
-    count, arity = len(outs), len(inputs)
+    count, arity = len(outs), len(inputs) - read
     extra = [] if constants is None else [constants]
 
     def run(*views):
+        written = views[arity * count:]
         lists = [views[k * count:(k + 1) * count] for k in range(arity)]
-        for_each(kernel, *lists, *extra, views[arity * count:])
+        for_each(kernel, *([written] if inplace else []), *lists, *extra, written)
 
     _launch.enqueue(name, handle(outs[0]), entries, outputs, run, flops=flops * sum(t.numel() for t in outs),
-                    dtype=descriptors[0][0].dtype)
+                    dtype=descriptors[0][0].dtype, outputs_read=inplace)
     return None if inplace else outs
 
 
