@@ -78,6 +78,15 @@ def test_pointer_on_another_device(handle):
         cnnl.opTensor(h, op, 1, x.desc, x.ptr, 1, x.desc, x.ptr, foreign, 16, 0, y.desc, y.ptr)
 
 
+def test_a_handle_made_before_the_device_table_was_rebuilt_is_refused(handle):
+    devices.configure(memory=64 << 20)
+    old = cnnl.create()
+    devices.configure(memory=64 << 20)  # the same addresses now belong to the new device 0
+    x, y = tensor(np.ones(4, np.float32)), empty([4])
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="input"):
+        copy(old, x.desc, x.ptr, y.desc, y.ptr)
+
+
 def freed_within(pointer, seconds):
     """True when cnrt.free(pointer) returns within `seconds` (it waits while queued work pins the block)."""
     done = threading.Event()
