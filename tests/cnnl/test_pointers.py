@@ -83,8 +83,9 @@ def test_a_handle_made_before_the_device_table_was_rebuilt_is_refused(handle):
     old = cnnl.create()
     devices.configure(memory=64 << 20)  # the same addresses now belong to the new device 0
     x, y = tensor(np.ones(4, np.float32)), empty([4])
-    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="input"):
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="input") as info:
         copy(old, x.desc, x.ptr, y.desc, y.ptr)
+    assert "the handle is bound to" in str(info.value)
 
 
 def freed_within(pointer, seconds):
