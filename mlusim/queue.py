@@ -124,7 +124,8 @@ class Command:
     """
 
     __slots__ = ("kind", "name", "run", "reads", "writes", "model_us", "blocks", "waits_for",
-                 "host_start", "host_end", "model_start", "model_end", "info", "not_before_us", "sanitized")
+                 "host_start", "host_end", "model_start", "model_end", "info", "not_before_us", "sanitized",
+                 "small")
 
     def __init__(self, kind: Kind, name: str, run: Optional[Callable[[], Optional[float]]] = None,
                  reads: tuple = (), writes: tuple = (), model_us: float = 0.0, blocks: tuple = (),
@@ -142,6 +143,7 @@ class Command:
         self.info = info
         self.not_before_us = 0.0
         self.sanitized = None  # the sanitizer's record of the command (who queued it, its clock)
+        self.small = False  # queued by enqueue_small: a few µs of work
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name}>"
@@ -345,28 +347,34 @@ class Queue:
             self._tokens.put(True)
 
     def enqueue_small(self, command: Command) -> int:
-        """Queue a command whose work is a few µs (an op on a handful of elements). When the queue is idle
-        (nothing pending or running, no other thread running its work), the calling thread runs it at once, as
-        the worker would have the moment it was queued: same order, same sticky-error handling (an error is
-        reported at the next sync, not raised here), same clocks and hooks. Waking the worker for such a command
-        costs more than the command (a thread hand-over and two of the GIL). Otherwise: `enqueue`."""
+        """Queue a command whose work is a few µs (an op on a handful of elements). When no other thread runs the
+        queue's work and nothing is pending but such small commands (a stream of them that fell off this path
+        while the worker ran something larger, and which the worker, following the stream, has not taken yet),
+        the calling thread runs them and this one at once, as the worker would have: same order, same
+        sticky-error handling (an error is reported at the next sync, not raised here), same clocks and hooks.
+        Waking the worker for such a command costs more than the command (a thread hand-over and two of the GIL);
+        and a stream of tiny ops left to the worker stayed with it for as long as the host kept issuing them.
+        Otherwise: `enqueue`."""
         if (self.blocking or self.destroyed or self.lost is not None or sanitizer is not None
                 or self in getattr(_running, "queues", ())):
             return self.enqueue(command)
+        command.small = True
         if not self._run_lock.acquire(blocking=False):
             return self.enqueue(command)
         try:
             with self._submit_lock:
-                if self._pending or self.completed != self.submitted:
-                    idle = False
-                else:
-                    idle = True
+                pending = self._pending
+                count = len(pending)
+                runnable = self.completed + count == self.submitted and (
+                    not count or all(queued.small for queued in pending))
+                if runnable:
                     command.not_before_us = self.host_clock.us
                     position = self.submitted
                     self.submitted += 1
-                    self._pending.append(command)
-            if idle:
-                self._run_next()
+                    pending.append(command)
+            if runnable:
+                for _ in range(count + 1):  # these, not what other threads queue meanwhile
+                    self._run_next()
                 return position
         finally:
             self._run_lock.release()
