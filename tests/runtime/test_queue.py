@@ -292,6 +292,30 @@ def test_a_worker_runs_a_stream_once_the_host_pauses(monkeypatch):
     cnrt.queueSync(queue)
 
 
+def test_the_first_op_after_a_quiet_spell_waits_for_its_stream(monkeypatch):
+    """Ops are what a framework's dispatch issues one after another: the first op after a quiet spell does not
+    start beside the host's dispatch either (both would wait for the GIL); the stream runs once the host
+    pauses. Other commands (a host function above) still start at once."""
+    from mlusim import queue as queues
+    from mlusim.queue import Command, Kind
+
+    monkeypatch.setattr(queues, "GATHER_SECONDS", 0.25)
+    monkeypatch.setattr(queues, "STREAM_WAIT_SECONDS", 30.0)
+    queue = cnrt.queueCreate()
+    cnrt.invokeHostFunc(queue, lambda _: None, None)
+    cnrt.queueSync(queue)
+    time.sleep(2 * queues.HOT_SECONDS + 0.05)  # a quiet spell: the worker is not following a stream
+    queued, ran = [], []
+    for _ in range(20):
+        queued.append(time.perf_counter())
+        queue.enqueue(Command(Kind.OP, "op", lambda: ran.append(time.perf_counter())))
+        time.sleep(0.01)
+    assert _wait_for(ran, 20)
+    assert min(ran) > queued[-1]
+    assert ran == sorted(ran)
+    cnrt.queueSync(queue)
+
+
 def test_a_worker_follows_a_stream_for_a_bounded_time(monkeypatch):
     """A host that never pauses does not starve its queue: the worker runs what is queued after
     STREAM_WAIT_SECONDS."""
