@@ -111,7 +111,7 @@ def desc_for(shape: tuple, strides: tuple, dtype: torch.dtype):
 
 def desc(tensor: torch.Tensor):
     """The cached cnnl descriptor of a tensor's shape, strides and dtype (pass tensor.data_ptr() with it)."""
-    return desc_for(tuple(tensor.shape), tensor.stride(), tensor.dtype)
+    return desc_for(tensor.shape, tensor.stride(), tensor.dtype)  # (a torch.Size is a tuple: same key)
 
 
 _CHANNEL_LAST = {4: (0, 2, 3, 1), 5: (0, 2, 3, 4, 1)}
@@ -122,13 +122,13 @@ _LAYOUTS = {(4, False): cnnl.CNNL_LAYOUT_NCHW, (4, True): cnnl.CNNL_LAYOUT_NHWC,
 def feature_desc(tensor: torch.Tensor, channel_last: bool):
     """A cached cnnl descriptor of a 4-D/5-D feature map (or filter) in NCHW/NCDHW order, or in NHWC/NDHWC order
     (the same memory seen channel-last) when `channel_last`; strides in elements."""
-    order = _CHANNEL_LAST[tensor.dim()] if channel_last else tuple(range(tensor.dim()))
-    shape = tuple(tensor.shape[i] for i in order)
-    strides = tuple(tensor.stride(i) for i in order)
-    key = ("feature", shape, strides, tensor.dtype, channel_last)
+    key = ("feature", tensor.shape, tensor.stride(), tensor.dtype, channel_last)  # (torch order: looked up as is)
     found = _descriptors.get(key)
     if found is not None:
         return found
+    order = _CHANNEL_LAST[tensor.dim()] if channel_last else tuple(range(tensor.dim()))
+    shape = tuple(tensor.shape[i] for i in order)
+    strides = tuple(tensor.stride(i) for i in order)
     made = cnnl.createTensorDescriptor()
     cnnl.setTensorDescriptorEx_v2(made, _LAYOUTS[(tensor.dim(), channel_last)], TORCH_TO_CNNL[tensor.dtype],
                                   list(shape), list(strides))
