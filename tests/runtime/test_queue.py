@@ -381,6 +381,7 @@ def test_a_small_command_behind_queued_work_waits_its_turn():
     assert order == ["first", "small"]
 
 
+@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_call(monkeypatch):
     """A stream of small ops that fell off the inline path (queued while the worker ran larger work) returns to
     it: the next small command's call runs the pending small ones and itself, in order, on the calling thread,
