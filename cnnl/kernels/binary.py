@@ -14,7 +14,7 @@ from .cast import readonly_flat
 from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, INT_DTYPES, NUMERIC_DTYPES, check_dtype,
                      check_same_dtype, compute_dtype, is_int)
 from .elementwise import run_elementwise, store_bool_result, stored_in_compute_dtype
-from .parallel import INLINE_DIRECT_ELEMENTS, apart_or_same, same_view
+from .parallel import INLINE_DIRECT_ELEMENTS, apart_or_same, map_ranges, same_view
 from .staging import compute_buffer, load, store
 
 OP_TENSOR_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
@@ -64,12 +64,46 @@ _DIRECT_DTYPES = frozenset((FLOAT32, FLOAT64) + INT_DTYPES)
 
 
 def _direct(ufunc, a, b, out) -> bool:
-    """`ufunc(a, b, out=out)` on this thread when the operands are plain (`_plain`); False when the general path
-    must run."""
-    if not _plain(a, b, out):
+    """`ufunc(a, b, out=out)` on this thread when the operands are plain (`_plain`), or over one range per host
+    thread when they are plain but large and dense (`_plain_dense`); False when the general path must run."""
+    if _plain(a, b, out):
+        ufunc(a, b, out=out)
+        return True
+    flat = _plain_dense(a, b, out)
+    if flat is None:
         return False
-    ufunc(a, b, out=out)
+    _by_ranges(lambda x, y, result: ufunc(x, y, out=result), *flat)
     return True
+
+
+def _by_ranges(fn, a, b, out):
+    """fn(a, b, out) on flat views (b 0-d or as long as out), one contiguous range per host thread."""
+    if b.ndim:
+        map_ranges(lambda lo, hi: fn(a[lo:hi], b[lo:hi], out[lo:hi]), out.size)
+    else:
+        map_ranges(lambda lo, hi: fn(a[lo:hi], b, out[lo:hi]), out.size)
+
+
+def _plain_dense(a, b, out):
+    """(a, b, out) as flat views (b 0-d when it is one element broadcast) when the operands are what `_plain` takes
+    but larger, and a, out (and a whole b) are C-contiguous: the plain large case, where the general driver's
+    blocks cost a sixth of the op in Python and GIL hand-overs (a + 1.5 over 3072 x 2048 float32: 1.01 ms against
+    0.82 in two ranges); else None."""
+    dtype, shape = out.dtype, out.shape
+    if dtype not in _DIRECT_DTYPES or a.dtype != dtype or b.dtype != dtype or a.shape != shape \
+            or not a.flags.c_contiguous or not out.flags.c_contiguous:
+        return None
+    if b.shape == shape:
+        if not b.flags.c_contiguous:
+            return None
+        flat_b = b.reshape(-1)
+    elif b.size == 1 and b.ndim <= out.ndim:
+        flat_b = b.reshape(())
+    else:
+        return None
+    if not apart_or_same(out, a, b):
+        return None
+    return a.reshape(-1), flat_b, out.reshape(-1)
 
 
 def _plain(a, b, out) -> bool:
@@ -198,6 +232,10 @@ def binary(op, a, b, out):
     float_fn, int_fn = _lookup(BINARY_OPS, op, "binary op")
     if _plain(a, b, out):
         (int_fn if is_int(out.dtype) else float_fn)(a, b, out)
+        return
+    flat = _plain_dense(a, b, out)
+    if flat is not None:
+        _by_ranges(int_fn if is_int(out.dtype) else float_fn, *flat)
         return
     check_same_dtype(a=a, b=b, out=out)
     check_dtype("a", a, NUMERIC_DTYPES)

@@ -75,6 +75,13 @@ def even_ranges(count, pieces):
     return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
 
 
+def map_ranges(fn, count):
+    """[fn(start, stop)] over range(count) cut into one contiguous range per host thread (map_parallel): for
+    kernels whose work is one GIL-releasing call per range (a ufunc on flat views), which run_blocked's generic
+    blocks would wrap in more Python (and more hand-overs of the GIL between the threads)."""
+    return map_parallel(lambda bounds: fn(*bounds), even_ranges(count, thread_count()))
+
+
 def apart_or_same(out, *inputs) -> bool:
     """True when each input is either apart from `out` or the very view of it: an elementwise pass on one thread
     may then write `out` while reading them. (The bounds test goes first: it is ten times cheaper than reading

@@ -365,6 +365,56 @@ def test_small_add_into_an_output_that_overlaps_an_input_reads_the_input_before_
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
 
 
+def _general_binary(patched):
+    """Send plain binary ops to the general blocked driver: neither the small call on this thread nor flat ranges."""
+    patched.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
+    patched.setattr(BINARY, "_plain_dense", lambda a, b, out: None)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum", "pow"])
+def test_large_plain_ops_in_flat_ranges_match_the_general_path(op, dtype, monkeypatch):
+    """Plain operands past the small limit, dense, run as one ufunc call per host thread on flat ranges: the
+    general driver's bits for a tensor operand, a 0-d and a (1, 1) one, in place (out the very view of a), and
+    uneven ranges (an odd element count). Strided operands still take the general path."""
+    if dtype == np.int32:
+        a = np.random.default_rng(6).integers(-9, 9, (33, 31)).astype(dtype)
+        a[0, :3] = [0, 1, -1]
+    else:
+        a = _special_values((33, 31), dtype, 6)
+
+    def run(a, b, out):
+        if op in ("add", "sub", "mul"):
+            K.op_tensor(op, a, b, out)
+        else:
+            K.binary(op, a, b, out)
+
+    monkeypatch.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
+    monkeypatch.setattr(hostpool, "_cores", 2)
+    taken = []
+    monkeypatch.setattr(BINARY, "map_ranges", lambda fn, count: taken.append(count) or parallel.map_ranges(fn, count))
+    for b in (a[::-1].copy(), np.array(dtype(3)), np.array([[dtype(-2)]]), np.zeros_like(a)):
+        fast, general = np.empty_like(a), np.empty_like(a)
+        run(a, b, fast)
+        with monkeypatch.context() as patched:
+            _general_binary(patched)
+            run(a, b, general)
+        assert _same_bits(fast, general)
+    inplace = a.copy()
+    run(inplace, a[::-1].copy(), inplace)
+    general = np.empty_like(a)
+    with monkeypatch.context() as patched:
+        _general_binary(patched)
+        run(a, a[::-1].copy(), general)
+    assert _same_bits(inplace, general)
+    assert taken and set(taken) == {a.size}
+    taken.clear()
+    strided = np.empty((33, 62), dtype)[:, ::2]
+    run(a, a[::-1].copy(), strided)
+    assert not taken
+
+
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf - inf, 0 * inf (queued commands are quiet)
 @pytest.mark.parametrize("op", ["add", "sub", "mul"])
 def test_small_op_with_a_one_element_operand_matches_the_general_path(op, monkeypatch):
@@ -377,7 +427,7 @@ def test_small_op_with_a_one_element_operand_matches_the_general_path(op, monkey
         fast, general = np.empty_like(a), np.empty_like(a)
         K.op_tensor(op, a, scalar, fast)
         with monkeypatch.context() as patched:
-            patched.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
+            _general_binary(patched)
             K.op_tensor(op, a, scalar, general)
         assert fast.tobytes() == general.tobytes()
     out = a.copy()
@@ -413,14 +463,14 @@ def test_small_binary_ops_on_this_thread_match_the_general_path(op, dtype, monke
         fast, general = np.empty_like(a), np.empty_like(a)
         K.binary(op, a, b, fast)
         with monkeypatch.context() as patched:
-            patched.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
+            _general_binary(patched)
             K.binary(op, a, b, general)
         assert _same_bits(fast, general)
     inplace = a.copy()
     K.binary(op, inplace, inplace, inplace)
     general = np.empty_like(a)
     with monkeypatch.context() as patched:
-        patched.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
+        _general_binary(patched)
         K.binary(op, a, a.copy(), general)
     assert _same_bits(inplace, general)
 
