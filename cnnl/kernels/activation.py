@@ -147,7 +147,8 @@ def _flat_output(out_block):
 
 
 def _flat_input(block, shape):
-    return readonly_flat(np.broadcast_to(load(block), shape))
+    values = load(block)
+    return readonly_flat(values if values.shape == shape else np.broadcast_to(values, shape))
 
 
 def _run_kernel(kernel, out, beta, inputs, leading_args):

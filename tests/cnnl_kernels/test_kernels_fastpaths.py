@@ -73,6 +73,45 @@ def test_inline_and_threaded_paths_agree(dtype, threaded):
             assert np.array_equal(_bits(g), _bits(w)), name
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32], ids=str)
+def test_flat_ranges_and_blocks_of_the_elementwise_driver_agree(dtype, monkeypatch):
+    """Streaming elementwise ops on dense operands of one shape run over one flat range per host thread; the
+    results are the blocked driver's (broadcast or strided operands, which keep the blocks, are checked too)."""
+    rng = np.random.default_rng(8)
+    a = random_values(rng, (67, 33), dtype)
+    b = random_values(rng, (67, 33), dtype)
+    floating = np.dtype(dtype).kind == "f"
+
+    def ops():
+        def out(dtype=a.dtype):
+            return np.zeros(a.shape, dtype)
+
+        results = [out(), out(), out(np.bool_), out(), out()]
+        K.copy(a, results[0])
+        K.copy(a[::-1], results[1])  # a strided input: blocks
+        K.compare("lt", a, b, results[2])
+        K.unary("abs", a, results[3])
+        K.op_tensor("add", a, b[:1], results[4])  # a broadcast operand: blocks
+        if floating:
+            results += [out(), a.copy()]
+            K.activation_forward("sigmoid", a, results[5])
+            K.activation_forward("relu", results[6], results[6])  # in place
+        return results
+
+    monkeypatch.setattr(hostpool, "_cores", 2)
+    general = ops()  # (small: one block of the general driver)
+    ranges = []
+    monkeypatch.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
+    elementwise_module = importlib.import_module("cnnl.kernels.elementwise")
+    monkeypatch.setattr(elementwise_module, "map_ranges", lambda fn, count: ranges.append(count) or
+                        parallel.map_ranges(fn, count))
+    flat = ops()
+    assert ranges  # the dense ops took the flat ranges
+    for got, want in zip(flat, general):
+        assert np.array_equal(_bits(got), _bits(want))
+
+
 # ---- top-k ---------------------------------------------------------------------------------------------------------
 
 def _sorted_topk(x, k, axis, largest):
