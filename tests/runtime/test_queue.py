@@ -381,17 +381,14 @@ def test_a_small_command_behind_queued_work_waits_its_turn():
     assert order == ["first", "small"]
 
 
-@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
-def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_call(monkeypatch):
-    """A stream of small ops that fell off the inline path (queued while the worker ran larger work) returns to
-    it: the next small command's call runs the pending small ones and itself, in order, on the calling thread,
-    instead of leaving every later one to a worker that follows the stream for as long as the host issues it."""
+def _hold_worker_after_its_first_batch(monkeypatch):
+    """Patch queues so that a worker, after its first batch, follows the stream (sleeps beside the pending work)
+    until released: (following, release) events."""
     from mlusim import queue as queues
-    from mlusim.queue import Command, Kind
     following, release = threading.Event(), threading.Event()
     batches = []
 
-    def follow(self):  # after its first batch, the worker follows the stream until released
+    def follow(self):
         if batches:
             following.set()
             release.wait(10)
@@ -399,24 +396,35 @@ def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_cal
 
     monkeypatch.setattr(queues, "HOT_SECONDS", 1e9)  # every wake-up counts as a stream
     monkeypatch.setattr(queues.Queue, "_follow_stream", follow)
+    return following, release
+
+
+def _recorded(name, order, threads):
+    from mlusim.queue import Command, Kind
+
+    def run():
+        order.append(name)
+        threads[name] = threading.current_thread()
+    return Command(Kind.OP, name, run)
+
+
+@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
+def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_call(monkeypatch):
+    """A stream of small ops that fell off the inline path (queued while the worker ran larger work) returns to
+    it: the next small command's call runs the pending small ones and itself, in order, on the calling thread,
+    instead of leaving every later one to a worker that follows the stream for as long as the host issues it."""
+    following, release = _hold_worker_after_its_first_batch(monkeypatch)
     queue = cnrt.queueCreate()
     started, busy = threading.Event(), threading.Event()
     order, threads = [], {}
-
-    def small(name):
-        def run():
-            order.append(name)
-            threads[name] = threading.current_thread()
-        return Command(Kind.OP, name, run)
-
     cnrt.invokeHostFunc(queue, lambda _: (started.set(), busy.wait(10), order.append("first")), None)
     assert started.wait(10)
     for name in ("s1", "s2", "s3"):
-        queue.enqueue_small(small(name))  # the worker holds the queue: queued behind the host function
+        queue.enqueue_small(_recorded(name, order, threads))  # the worker holds the queue: queued behind it
     assert order == []
     busy.set()
     assert following.wait(10)  # the worker ran its first batch and now sleeps beside what is left of the stream
-    queue.enqueue_small(small("s4"))
+    queue.enqueue_small(_recorded("s4", order, threads))
     assert order == ["first", "s1", "s2", "s3", "s4"]
     assert threads["s4"] is threading.current_thread()
     assert queue.completed == queue.submitted
@@ -425,18 +433,24 @@ def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_cal
     cnrt.queueDestroy(queue)
 
 
-def test_a_small_command_behind_pending_larger_work_is_queued():
-    from mlusim.queue import Command, Kind
+@pytest.mark.mlusim_sanitize("off")  # (with the sanitizer every small command is queued anyway)
+def test_a_small_command_behind_pending_larger_work_is_queued(monkeypatch):
+    """With larger work pending (not running), a small command is queued behind it: the call never runs a
+    larger command in the caller's thread."""
+    following, release = _hold_worker_after_its_first_batch(monkeypatch)
     queue = cnrt.queueCreate()
-    release = threading.Event()
-    order = []
-    cnrt.invokeHostFunc(queue, lambda _: (release.wait(10), order.append("first")), None)
-    queue.enqueue(Command(Kind.OP, "large", lambda: order.append("large")))  # pending, not small
-    queue.enqueue_small(Command(Kind.OP, "small", lambda: order.append("small")))
-    assert order == []
+    order, threads = [], {}
+    started = threading.Event()
+    cnrt.invokeHostFunc(queue, lambda _: started.set(), None)
+    assert started.wait(10)
+    queue.enqueue(_recorded("large", order, threads))  # pending: the worker follows the stream beside it
+    assert following.wait(10)
+    queue.enqueue_small(_recorded("small", order, threads))
+    assert order == [] and queue.busy()
     release.set()
     cnrt.queueSync(queue)
-    assert order == ["first", "large", "small"]
+    assert order == ["large", "small"]
+    cnrt.queueDestroy(queue)
 
 
 def test_a_failing_small_command_is_the_queues_sticky_error_reported_at_sync():
