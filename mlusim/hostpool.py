@@ -2,6 +2,7 @@
 (large copies, BANG task chunks, cnnl kernel blocks): one pool, sized once, forgotten in a forked child."""
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,37 @@ def host_cores() -> int:
             cpus = os.cpu_count() or 1
         _cores = max(1, min(cpus, MAX_HOST_THREADS))
     return _cores
+
+
+def _cpu_reader():
+    """glibc's sched_getcpu (a short call that keeps the GIL), or None where there is none."""
+    try:
+        reader = ctypes.PyDLL(None).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+    reader.restype, reader.argtypes = ctypes.c_int, []
+    return reader
+
+
+_read_cpu = _cpu_reader()
+_slots: Optional[dict] = None
+
+
+def cpu_slot() -> Optional[int]:
+    """The position (0 .. host_cores() - 1) of the CPU the calling thread runs on among the CPUs this process may
+    use, or None when it cannot be told. Work split into one share per slot and handed out by slot lands on the
+    same core call after call, so that each core finds its share of the data still in its caches (as OpenMP's
+    static schedule does)."""
+    global _slots
+    if _read_cpu is None:
+        return None
+    if _slots is None:
+        try:
+            cpus = sorted(os.sched_getaffinity(0))
+        except AttributeError:
+            cpus = list(range(os.cpu_count() or 1))
+        _slots = {cpu: index % host_cores() for index, cpu in enumerate(cpus)}
+    return _slots.get(_read_cpu())
 
 
 def pool() -> ThreadPoolExecutor:

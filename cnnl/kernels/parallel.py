@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from mlusim.hostpool import host_cores
+from mlusim.hostpool import cpu_slot, host_cores
 from mlusim.hostpool import pool as host_pool
 
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
@@ -155,12 +155,17 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
 
 
 def map_parallel(fn, items):
-    """[fn(item) for item in items], the items shared out dynamically between the calling thread and the pool.
+    """[fn(item) for item in items], the items shared out between the calling thread and the pool.
 
-    Each thread takes the next untaken item until none is left, so a pool thread the OS schedules late (a busy
-    host) leaves its share to the others instead of holding up the op; the caller never waits for a pool thread
-    that has not started. Calls from inside a worker run inline. Every item taken has finished before this returns
-    or raises; after a failure the remaining items are skipped and the first error is raised.
+    The items are cut into one consecutive share per host core; each thread first takes the untaken items of the
+    share of the core it runs on (`hostpool.cpu_slot`), so that the same items, and the data they touch, land on
+    the same core call after call and are found in its caches (on this 2-core VM a relu of 3072 x 2048 float32
+    over two halves took 0.47-0.57 ms with each half kept on its core, 0.68-0.86 ms with the halves swapped each
+    call, when the host's caches were not crowded), then the untaken items of the other shares, from their ends.
+    So a pool thread the OS schedules late (a busy host) leaves its share to the others instead of holding up the
+    op; the caller never waits for a pool thread that has not started. Calls from inside a worker run inline.
+    Every item taken has finished before this returns or raises; after a failure the remaining items are skipped
+    and the first error is raised.
     """
     items = list(items)
     threads = thread_count()
@@ -186,7 +191,7 @@ class _Batch:
         self.fn, self.items = fn, items
         self.errors = np.geterr()  # the caller's floating-point error handling holds on the pool threads too
         self.results = [None] * len(items)
-        self.taken = itertools.count()  # next() is atomic under the GIL
+        self.taken = bytearray(len(items))  # 1 once a thread took the item (set under the lock)
         self.lock = threading.Lock()
         self.done = 0
         self.finished = threading.Event()
@@ -201,12 +206,23 @@ class _Batch:
         finally:
             _state.inside = was_inside
 
+    def _order(self):
+        """The item indices in the order this thread tries them: its core's share, then the others' from their
+        ends (see map_parallel)."""
+        count, cores = len(self.items), thread_count()
+        slot = cpu_slot()
+        if slot is None or cores == 1:
+            return range(count)
+        first, stop = count * slot // cores, count * (slot + 1) // cores
+        return itertools.chain(range(first, stop), range(count - 1, stop - 1, -1), range(first - 1, -1, -1))
+
     def _take_items(self):
-        count = len(self.items)
-        while True:
-            index = next(self.taken)
-            if index >= count:
-                return
+        count, taken, lock = len(self.items), self.taken, self.lock
+        for index in self._order():
+            with lock:
+                if taken[index]:
+                    continue
+                taken[index] = 1
             if self.error is None:
                 try:
                     self.results[index] = self.fn(self.items[index])
