@@ -179,11 +179,12 @@ class OpCall:
         desc.assign(E.CNNL_LAYOUT_ARRAY, dtype, (1,), (1,))
         return self.input(desc, pointer, arg)
 
-    def submit(self, run: Callable[[], None], flops: float, dtype: int, unit: Optional[str] = None,
-               small: bool = False) -> None:
+    def submit(self, run: Callable[[], None], flops: float, dtype: int, unit: Optional[str] = None) -> None:
         """Enqueue the op on the handle's queue; the queue owns the pins from here on. `unit` (mlusim.cost.TENSOR
-        or VECTOR) defaults to the op's unit by name (`unit_of`). `small`: the work is a few µs, which the calling
-        thread runs itself when the queue is idle (`Queue.enqueue_small`)."""
+        or VECTOR) defaults to the op's unit by name (`unit_of`). An op moving at most SMALL_OP_BYTES is a few µs
+        of work, which the calling thread runs itself when the queue is idle (`Queue.enqueue_small`): every op,
+        so that the first call of a tiny op (a public call that validates what later calls reuse) is not queued
+        for the worker, which then followed the caller's stream of tiny ops and kept them off that path."""
         queue = self.handle.queue
         unit = unit or unit_of(self.name)
         rate = rate_key(dtype)
@@ -198,7 +199,7 @@ class OpCall:
             _model_us_cache[key] = model_us
         info = {"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype), "rate": rate,
                 "unit": unit}
-        if small:
+        if self.bytes_moved <= SMALL_OP_BYTES:
             queue.enqueue_small(self.submission.command(quietly(run), model_us, info))
         else:
             self.submission.enqueue(queue, quietly(run), model_us, info=info)

@@ -430,9 +430,10 @@ class Queue:
             with self._submit_lock:  # what is queued from now on puts a new token; what came before runs below
                 self._wake_outstanding = False
                 batch = len(self._pending)
-            with self._run_lock:  # this batch only: what the host queues meanwhile waits for its stream to pause
-                while batch > 0 and self._run_next():
-                    batch -= 1
+            if batch:  # (nothing left: a host thread ran it; the run lock is not taken, so its next small op runs too)
+                with self._run_lock:  # this batch only: what the host queues meanwhile waits for its stream to pause
+                    while batch > 0 and self._run_next():
+                        batch -= 1
             last_batch_end = time.perf_counter()
             if token is None:  # destroyed, and nothing is left
                 return

@@ -8,7 +8,7 @@ from .. import checks
 from .. import dtypes as D
 from .. import enums as E
 from .. import kernels
-from ..launch import SMALL_OP_BYTES, OpCall
+from ..launch import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 
@@ -34,5 +34,4 @@ def fill_v3(handle, pointer_mode, value, output_desc, output) -> None:
             scalar_view = call.device_scalar(value, dst.dtype, "value")
             read_value = lambda: scalar_view[0].item()  # noqa: E731
         dst_view = call.output(dst, output, "output")
-        call.submit(lambda: kernels.fill(dst_view, read_value()), flops=0, dtype=dst.dtype,
-                    small=call.bytes_moved <= SMALL_OP_BYTES)
+        call.submit(lambda: kernels.fill(dst_view, read_value()), flops=0, dtype=dst.dtype)

@@ -29,3 +29,34 @@ def test_an_overflowing_op_gives_inf_whatever_the_callers_error_state_and_leaves
         with pytest.raises(FloatingPointError):
             np.float32(3e38) * np.float32(10)
     assert np.isposinf(c.read()).all()
+
+
+@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
+def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(handle):
+    """Every op moving at most cnnl.launch.SMALL_OP_BYTES is a few µs of work: on an idle queue the calling
+    thread runs it in the call (its first public call too, so a stream of tiny ops after it stays on that path);
+    a larger op is queued for the worker."""
+    import threading
+    import time
+
+    import cnrt
+    from cnnl.launch import SMALL_OP_BYTES
+    queue = cnnl.getQueue(handle)
+    ran_on = []
+    queue.observers.append(lambda command: ran_on.append(threading.current_thread()))
+    sync(handle)
+    small_count = SMALL_OP_BYTES // 8  # abs reads and writes: 8 bytes an element
+    x, y = tensor(-np.arange(small_count, dtype=np.float32)), empty([small_count])
+    ran_on.clear()
+    cnnl.abs(handle, x.desc, x.ptr, y.desc, y.ptr)
+    assert ran_on == [threading.current_thread()]
+    np.testing.assert_array_equal(y.read(), np.arange(small_count, dtype=np.float32))
+    large = tensor(-np.ones(small_count + 1, np.float32))
+    out = empty([small_count + 1])
+    ran_on.clear()
+    cnnl.abs(handle, large.desc, large.ptr, out.desc, out.ptr)
+    deadline = time.monotonic() + 10
+    while cnrt.queueQuery(queue) != cnrt.cnrtSuccess and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert len(ran_on) == 1 and ran_on[0] is not threading.current_thread()
+    np.testing.assert_array_equal(out.read(), np.ones(small_count + 1, np.float32))

@@ -9,7 +9,7 @@ handle's device. The command runs the same cnnl kernel the public function runs.
 """
 from __future__ import annotations
 
-from cnnl.launch import SMALL_OP_BYTES, OpCall
+from cnnl.launch import OpCall
 
 #: signatures (a tuple naming the op and its descriptor objects) already validated by a public cnnl call
 _validated: set = set()
@@ -36,4 +36,4 @@ def enqueue(name: str, handle, inputs, outputs, kernel, flops: float, dtype: int
     with OpCall(name, handle) as call:
         views = [call.input(d, address, arg) for d, address, arg in inputs]
         views += [call.output(d, address, arg, read=outputs_read) for d, address, arg in outputs]
-        call.submit(lambda: kernel(*views), flops=flops, dtype=dtype, small=call.bytes_moved <= SMALL_OP_BYTES)
+        call.submit(lambda: kernel(*views), flops=flops, dtype=dtype)
