@@ -20,10 +20,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from mlusim import cost
-from mlusim.errors import ArgumentFault, NullPointerFault
-from mlusim.submit import Access, Kind, Submission
 from mlusim.device import owner_of
+from mlusim.errors import ArgumentFault, NullPointerFault
 from mlusim.memory import ADDRESS_SPAN
+from mlusim.submit import Access, Kind, Submission
 from mlusim.transfer import DeviceRange, acquire
 from mlusim.validate import as_size
 

@@ -3,9 +3,9 @@ import math
 
 import numpy as np
 
+from . import parallel
 from .cast import cast_block
 from .dtypes import BOOL, compute_dtype
-from . import parallel
 from .parallel import align_ndim, check_broadcast, detach_inputs, map_ranges, run_blocked
 
 
