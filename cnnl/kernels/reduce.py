@@ -46,12 +46,30 @@ def normalize_axes(axes, ndim):
     return tuple(sorted(result))
 
 
+#: elements summed in the input's own type before the partial sum joins the float64 total: a float32 sum of 256
+#: vectorises twice as wide as a float64 one (in the caches a thread sums 1.5x faster; from memory no slower), and
+#: its rounding error is that of a 256-term sum, far below torch's float32 cascade over the whole extent
+PARTIAL_TERMS = 256
+
+
 @njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
 def _float64_sum(values):
-    """Sum of a contiguous float32/float64 vector in float64 (vectorised: reassociation is allowed, NaN and inf
-    still propagate). Faster than numpy's pairwise float32 sum and more accurate."""
+    """Sum of a contiguous float32/float64 vector in float64: partial sums of PARTIAL_TERMS in the input's type,
+    added in float64 (vectorised: reassociation is allowed, NaN and inf still propagate; a partial sum that
+    overflows is summed again in float64). Faster than numpy's pairwise float32 sum and more accurate."""
+    n = values.size
+    whole = n - n % PARTIAL_TERMS
     total = 0.0
-    for i in range(values.size):
+    for start in range(0, whole, PARTIAL_TERMS):
+        partial = values[start]
+        for i in range(start + 1, start + PARTIAL_TERMS):
+            partial += values[i]
+        if abs(partial) < np.inf:
+            total += np.float64(partial)
+        else:  # overflow (or an inf or NaN among the terms): the terms again in float64, which never overflows
+            for i in range(start, start + PARTIAL_TERMS):
+                total += np.float64(values[i])
+    for i in range(whole, n):
         total += np.float64(values[i])
     return total
 
@@ -69,18 +87,9 @@ def _float64_sum_of_squares(values):
 @njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
 def _float64_row_sums(rows, squares, out):
     """out[r] = the float64 sum (of squares when `squares`) of row r of the 2-D float32/float64 `rows` (rows
-    contiguous; as _float64_sum, one call for all rows)."""
+    contiguous; as _float64_sum and _float64_sum_of_squares, one call for all rows)."""
     for r in range(rows.shape[0]):
-        row = rows[r]
-        total = 0.0
-        if squares:
-            for i in range(row.size):
-                value = np.float64(row[i])
-                total += value * value
-        else:
-            for i in range(row.size):
-                total += np.float64(row[i])
-        out[r] = total
+        out[r] = _float64_sum_of_squares(rows[r]) if squares else _float64_sum(rows[r])
 
 
 def _row_sums(op, axes, values):
