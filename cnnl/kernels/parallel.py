@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from mlusim.hostpool import cpu_slot, host_cores
-from mlusim.hostpool import pool as host_pool
+from mlusim.hostpool import team as host_team
 
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
 STAGED_BLOCK = 1 << 16
@@ -25,6 +25,9 @@ INLINE_ELEMENTS = 1 << 17
 #: the same for ops that stream straight into their output (`staged=False`: copies, plain ufuncs): memory-bound,
 #: so a second thread gains little below a few MiB (measured on a 2-core host: it lost up to 2^22 elements)
 INLINE_DIRECT_ELEMENTS = 1 << 20
+#: how long the caller of map_parallel, its own share done, spins for the helpers' before it sleeps (an op's
+#: shares end within a few hundred us of each other, unless a helper started late)
+JOIN_SPIN_SECONDS = 0.002
 
 _state = threading.local()
 
@@ -155,28 +158,31 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
 
 
 def map_parallel(fn, items):
-    """[fn(item) for item in items], the items shared out between the calling thread and the pool.
+    """[fn(item) for item in items], the items shared out between the calling thread and the helpers of the
+    host's fork-join team (`hostpool.Team`).
 
     The items are cut into one consecutive share per host core; each thread first takes the untaken items of the
     share of the core it runs on (`hostpool.cpu_slot`), so that the same items, and the data they touch, land on
     the same core call after call and are found in its caches (on this 2-core VM a relu of 3072 x 2048 float32
     over two halves took 0.47-0.57 ms with each half kept on its core, 0.68-0.86 ms with the halves swapped each
     call, when the host's caches were not crowded), then the untaken items of the other shares, from their ends.
-    So a pool thread the OS schedules late (a busy host) leaves its share to the others instead of holding up the
-    op; the caller never waits for a pool thread that has not started. Calls from inside a worker run inline.
-    Every item taken has finished before this returns or raises; after a failure the remaining items are skipped
-    and the first error is raised.
+    So a helper the OS schedules late (a busy host) leaves its share to the others instead of holding up the
+    op; the caller never waits for a helper that has not started. The caller, its share done, spins for the
+    helpers' (JOIN_SPIN_SECONDS) before it sleeps on the batch: woken from sleep it started 35-80 us after the last
+    item on this host. Calls from inside a worker run inline. Every item taken has finished before this returns
+    or raises; after a failure the remaining items are skipped and the first error is raised.
     """
     items = list(items)
     threads = thread_count()
     if len(items) <= 1 or threads == 1 or getattr(_state, "inside", False):
         return _run_inside(fn, items)
     batch = _Batch(fn, items)
-    pool = host_pool()
-    for _ in range(min(threads, len(items)) - 1):
-        pool.submit(batch.work)
+    team = host_team()
+    forks = team.fork(batch.work, min(threads, len(items)) - 1)
     batch.work()
-    batch.finished.wait()
+    if forks:
+        team.join(forks, batch.progress, len(items), JOIN_SPIN_SECONDS)
+    batch.finished.acquire()  # released by the thread that finishes the last item
     if batch.error is not None:
         raise batch.error
     return batch.results
@@ -185,7 +191,7 @@ def map_parallel(fn, items):
 class _Batch:
     """The shared state of one map_parallel call."""
 
-    __slots__ = ("fn", "items", "results", "taken", "lock", "done", "finished", "error", "errors")
+    __slots__ = ("fn", "items", "results", "taken", "lock", "done", "progress", "finished", "error", "errors")
 
     def __init__(self, fn, items):
         self.fn, self.items = fn, items
@@ -194,7 +200,9 @@ class _Batch:
         self.taken = bytearray(len(items))  # 1 once a thread took the item (set under the lock)
         self.lock = threading.Lock()
         self.done = 0
-        self.finished = threading.Event()
+        self.progress = np.zeros(1, np.int64)  # `done`, for a caller spinning on it without the GIL
+        self.finished = threading.Lock()  # a lock, not an Event: one C call to release, none to make
+        self.finished.acquire()
         self.error = None
 
     def work(self):
@@ -232,8 +240,9 @@ class _Batch:
                             self.error = exc
             with self.lock:
                 self.done += 1
+                self.progress[0] = self.done
                 if self.done == count:
-                    self.finished.set()
+                    self.finished.release()
 
 
 def _run_inline(block_fn, operands):

@@ -1,0 +1,120 @@
+"""Spin-waits on shared int64 counters with the GIL released, for threads that hand work to each other within
+microseconds (the fork and join of `hostpool.Team`).
+
+On this kind of host (a virtual machine whose idle vCPUs halt at once), a thread that sleeps on a lock and is woken
+from another vCPU starts 35-80 us later; one woken within a millisecond of going idle, or still spinning, ~5 us.
+OpenMP runtimes (torch's libgomp) spin for a while after each parallel region for that reason. The loops here read
+the counter with an atomic acquire load (never hoisted out of the loop) and pause between reads (x86 `pause`,
+aarch64 `yield`), in numba code that holds no GIL, so a spinning thread costs the Python threads nothing.
+"""
+from __future__ import annotations
+
+import platform
+import time
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+_MACHINE = platform.machine().lower()
+
+
+@intrinsic
+def _load_acquire(typingctx, counters, index):
+    """counters[index] (an int64 array) read with an atomic acquire load."""
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.load_atomic(builder.gep(array.data, [args[1]]), "acquire", 8)
+
+    return types.int64(counters, index), codegen
+
+
+@intrinsic
+def _store_release(typingctx, counters, index, value):
+    """counters[index] = value (an int64 array) with an atomic release store."""
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        builder.store_atomic(args[2], builder.gep(array.data, [args[1]]), "release", 8)
+        return context.get_dummy_value()
+
+    return types.void(counters, index, value), codegen
+
+
+@intrinsic
+def _pause(typingctx):
+    """The CPU's spin-wait hint (x86 pause, aarch64 yield; nothing elsewhere)."""
+
+    def codegen(context, builder, signature, args):
+        if _MACHINE in ("x86_64", "amd64", "i686", "x86"):
+            hint = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                                  "llvm.x86.sse2.pause")
+            builder.call(hint, [])
+        elif _MACHINE in ("aarch64", "arm64"):
+            hint = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(32)]), "llvm.aarch64.hint")
+            builder.call(hint, [ir.Constant(ir.IntType(32), 1)])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@njit(nogil=True, cache=True)
+def _wait_for(counters, index, target, rounds, settle):
+    reached = False
+    for _ in range(rounds):
+        if _load_acquire(counters, index) >= target:
+            reached = True
+            break
+        _pause()
+    if not reached:
+        return _load_acquire(counters, index) >= target
+    for _ in range(settle):
+        _pause()
+    return True
+
+
+@njit(nogil=True, cache=True)
+def _post_then_wait_for(posted, post_index, value, counters, index, target, rounds, settle):
+    _store_release(posted, post_index, value)
+    return _wait_for(counters, index, target, rounds, settle)
+
+
+def wait_for(counters: np.ndarray, index: int, target: int, rounds: int, settle: int = 0) -> bool:
+    """Spin (the GIL released) until counters[index] >= target, at most `rounds` pauses; then `settle` pauses
+    more. Whether the target was reached."""
+    return _wait_for(counters, index, target, rounds, settle)
+
+
+def post_then_wait_for(posted: np.ndarray, post_index: int, value: int, counters: np.ndarray, index: int,
+                       target: int, rounds: int, settle: int = 0) -> bool:
+    """posted[post_index] = value, stored after the GIL is released (a thread spinning on it for this value can
+    take the GIL without waiting for it), then wait_for(counters, index, target, rounds, settle)."""
+    return _post_then_wait_for(posted, post_index, value, counters, index, target, rounds, settle)
+
+
+_pauses_per_us = None
+
+
+def pauses_per_us() -> float:
+    """How many spin rounds take a microsecond on this host (measured once, ~1 ms)."""
+    global _pauses_per_us
+    if _pauses_per_us is None:
+        never = np.zeros(1, np.int64)
+        _wait_for(never, 0, 1, 10, 0)  # compiled (or loaded from the cache) before timing
+        best = None
+        for _ in range(3):
+            started = time.perf_counter()
+            _wait_for(never, 0, 1, 20000, 0)
+            seconds = time.perf_counter() - started
+            best = seconds if best is None else min(best, seconds)
+        _pauses_per_us = max(1.0, 20000 / (best * 1e6))
+    return _pauses_per_us
+
+
+def rounds_for(seconds: float) -> int:
+    """Spin rounds that last about `seconds`."""
+    return max(1, int(seconds * 1e6 * pauses_per_us()))
