@@ -16,8 +16,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import atomics, futex
-from .atomics import exchange, load, spin_until
+from mlusim import atomics
+from mlusim.atomics import exchange, load, spin_until
+
+from . import futex
 from .channel import Exchange
 from .datatypes import DataType
 from .fabric import MESSAGE_HEADER_BYTES, SLEEPERS_OFFSET, SPIN_ROUNDS

@@ -24,8 +24,8 @@ import numpy as np
 from numba import njit
 
 from mlusim import sharedmem
+from mlusim.atomics import fetch_add
 
-from .atomics import fetch_add
 from .channel import Exchange
 from .datatypes import DataType
 from .linereduce import copy_bytes, fence, reduce_range, store_fence, streamable

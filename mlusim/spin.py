@@ -4,82 +4,37 @@ microseconds (the fork and join of `hostpool.Team`).
 On this kind of host (a virtual machine whose idle vCPUs halt at once), a thread that sleeps on a lock and is woken
 from another vCPU starts 35-80 us later; one woken within a millisecond of going idle, or still spinning, ~5 us.
 OpenMP runtimes (torch's libgomp) spin for a while after each parallel region for that reason. The loops here read
-the counter with an atomic acquire load (never hoisted out of the loop) and pause between reads (x86 `pause`,
-aarch64 `yield`), in numba code that holds no GIL, so a spinning thread costs the Python threads nothing.
+the counter with an atomic acquire load (never hoisted out of the loop) and pause between reads (`mlusim.atomics`),
+in numba code that holds no GIL, so a spinning thread costs the Python threads nothing.
 """
 from __future__ import annotations
 
-import platform
 import time
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
-_MACHINE = platform.machine().lower()
-
-
-@intrinsic
-def _load_acquire(typingctx, counters, index):
-    """counters[index] (an int64 array) read with an atomic acquire load."""
-
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        return builder.load_atomic(builder.gep(array.data, [args[1]]), "acquire", 8)
-
-    return types.int64(counters, index), codegen
-
-
-@intrinsic
-def _store_release(typingctx, counters, index, value):
-    """counters[index] = value (an int64 array) with an atomic release store."""
-
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        builder.store_atomic(args[2], builder.gep(array.data, [args[1]]), "release", 8)
-        return context.get_dummy_value()
-
-    return types.void(counters, index, value), codegen
-
-
-@intrinsic
-def _pause(typingctx):
-    """The CPU's spin-wait hint (x86 pause, aarch64 yield; nothing elsewhere)."""
-
-    def codegen(context, builder, signature, args):
-        if _MACHINE in ("x86_64", "amd64", "i686", "x86"):
-            hint = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
-                                                  "llvm.x86.sse2.pause")
-            builder.call(hint, [])
-        elif _MACHINE in ("aarch64", "arm64"):
-            hint = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(32)]), "llvm.aarch64.hint")
-            builder.call(hint, [ir.Constant(ir.IntType(32), 1)])
-        return context.get_dummy_value()
-
-    return types.void(), codegen
+from .atomics import cpu_relax, exchange, load
 
 
 @njit(nogil=True, cache=True)
 def _wait_for(counters, index, target, rounds, settle):
     reached = False
     for _ in range(rounds):
-        if _load_acquire(counters, index) >= target:
+        if load(counters, index) >= target:
             reached = True
             break
-        _pause()
+        cpu_relax()
     if not reached:
-        return _load_acquire(counters, index) >= target
+        return load(counters, index) >= target
     for _ in range(settle):
-        _pause()
+        cpu_relax()
     return True
 
 
 @njit(nogil=True, cache=True)
 def _post_then_wait_for(posted, post_index, value, counters, index, target, rounds, settle):
-    _store_release(posted, post_index, value)
+    exchange(posted, post_index, value)
     return _wait_for(counters, index, target, rounds, settle)
 
 

@@ -1,6 +1,7 @@
-"""Atomic operations on words of shared memory, for numba code (and its small Python entry points).
+"""Atomic operations on words of (shared) memory, for numba code (and its small Python entry points): cncl's
+message counters, and the spin-waits of the host's fork-join team (`mlusim.spin`).
 
-The channel counters have one writer each, and x86-64 keeps plain stores and loads in order (TSO), which is all
+cncl's channel counters have one writer each, and x86-64 keeps plain stores and loads in order (TSO), which is all
 the messages need. Waking a sleeping waiter without a system call on every store needs more: a waiter announces
 itself in the counter's *sleepers* word before it sleeps, and a writer wakes only when it sees a sleeper. That is
 a store followed by a load of another word on both sides (Dekker's pattern), which TSO may reorder; the locked
@@ -13,6 +14,7 @@ import platform
 
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 _X86_64 = platform.machine().lower() in ("x86_64", "amd64")
@@ -75,7 +77,9 @@ def cpu_relax(typingctx):
 
     def codegen(context, builder, signature, args):
         if _X86_64:
-            function = ir.Function(builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse2.pause")
+            # declared once per module: a function that relaxes in two loops would declare it twice otherwise
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                                      "llvm.x86.sse2.pause")
             builder.call(function, [])
         return context.get_dummy_value()
 
