@@ -29,33 +29,30 @@ def _integer_array(array) -> bool:
     return isinstance(array, types.Array) and isinstance(array.dtype, types.Integer)
 
 
-@intrinsic
-def fetch_add(typingctx, array, index, value):
-    """array[index] += value atomically (a locked add: atomic across processes on shared memory); the old
-    value. A full barrier."""
+def _sequential_rmw(typingctx, array, index, value, operation):
+    """The typing and code of an atomic read-modify-write of array[index] (a full barrier); its old value."""
     if not _integer_array(array):
         return None
 
     def codegen(context, builder, signature, args):
         pointer = _pointer(context, builder, signature.args[0], args[0], args[1])
         operand = context.cast(builder, args[2], signature.args[2], array.dtype)
-        return builder.atomic_rmw("add", pointer, operand, "seq_cst")
+        return builder.atomic_rmw(operation, pointer, operand, "seq_cst")
 
     return array.dtype(array, types.intp, value), codegen
+
+
+@intrinsic
+def fetch_add(typingctx, array, index, value):
+    """array[index] += value atomically (a locked add: atomic across processes on shared memory); the old
+    value. A full barrier."""
+    return _sequential_rmw(typingctx, array, index, value, "add")
 
 
 @intrinsic
 def exchange(typingctx, array, index, value):
     """array[index] = value with a full barrier (xchg); the old value."""
-    if not _integer_array(array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        pointer = _pointer(context, builder, signature.args[0], args[0], args[1])
-        operand = context.cast(builder, args[2], signature.args[2], array.dtype)
-        return builder.atomic_rmw("xchg", pointer, operand, "seq_cst")
-
-    return array.dtype(array, types.intp, value), codegen
+    return _sequential_rmw(typingctx, array, index, value, "xchg")
 
 
 @intrinsic
