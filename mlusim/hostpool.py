@@ -118,8 +118,9 @@ class Team:
 
     A fork bumps a helper's generation counter and releases its lock: a helper still spinning after its last
     work sees the counter within a microsecond, a sleeping one is woken by the lock. (A ThreadPoolExecutor.submit
-    makes a Future, a work item and a condition: ~20 us, measured right after a kernel, until the caller could
-    start its own share, ~5 now; and a helper it woke started 35-80 us later on this host, see `mlusim.spin`.) A
+    makes a Future, a work item and a condition: measured right after a kernel, the caller started its own share
+    38 us after entering map_parallel, 16 now; and a helper it woke started ~45 us after the caller on this host,
+    see `mlusim.spin`.) A
     busy helper is not waited for: the caller and the helpers that did start share the work out among themselves.
     """
 
@@ -128,6 +129,9 @@ class Team:
     SPIN_SECONDS = 0.0003
     #: how long a helper that saw a fork waits before it asks for the GIL
     SETTLE_SECONDS = 0.00003
+    #: how long a joining caller waits for a helper whose items are done to be back to spinning (its Python after
+    #: the last item takes a few us)
+    PARK_SECONDS = 0.0003
 
     def __init__(self):
         self.idle: list = []
@@ -136,6 +140,7 @@ class Team:
         self.counters = np.zeros(2 * MAX_HOST_THREADS, np.int64)
         self.spin_rounds = spin.rounds_for(self.SPIN_SECONDS)
         self.settle_rounds = spin.rounds_for(self.SETTLE_SECONDS)
+        self.park_rounds = spin.rounds_for(self.PARK_SECONDS)
         self._started = 0
         self._lock = threading.Lock()
 
@@ -169,7 +174,7 @@ class Team:
             return
         for helper, generation in forks:
             if helper.started == generation:
-                spin.wait_for(self.counters, 2 * helper.slot + 1, generation, self.settle_rounds * 10)
+                spin.wait_for(self.counters, 2 * helper.slot + 1, generation, self.park_rounds)
 
 
 _team: Optional[Team] = None
