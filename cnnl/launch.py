@@ -184,7 +184,8 @@ class OpCall:
         or VECTOR) defaults to the op's unit by name (`unit_of`). An op moving at most SMALL_OP_BYTES is a few µs
         of work, which the calling thread runs itself when the queue is idle (`Queue.enqueue_small`): every op,
         so that the first call of a tiny op (a public call that validates what later calls reuse) is not queued
-        for the worker, which then followed the caller's stream of tiny ops and kept them off that path."""
+        for the worker, which then followed the caller's stream of tiny ops and kept them off that path. A larger
+        op runs in the call when it is the first since the host waited for the queue (`Queue.enqueue_op`)."""
         queue = self.handle.queue
         unit = unit or unit_of(self.name)
         rate = rate_key(dtype)
@@ -202,4 +203,4 @@ class OpCall:
         if self.bytes_moved <= SMALL_OP_BYTES:
             queue.enqueue_small(self.submission.command(quietly(run), model_us, info))
         else:
-            self.submission.enqueue(queue, quietly(run), model_us, info=info)
+            queue.enqueue_op(self.submission.command(quietly(run), model_us, info))

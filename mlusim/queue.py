@@ -208,6 +208,10 @@ class Queue:
         # A token is put only when none is outstanding: the worker runs everything pending per token, so a burst of
         # enqueues costs one wake-up instead of one per command (set and cleared under _submit_lock).
         self._wake_outstanding = False
+        #: the ops queued by enqueue_op since a host thread last waited for the queue after queueing one, and
+        #: whether that wait came after a single op (see enqueue_op)
+        self._ops_since_wait = 0
+        self._waits_after_each_op = False
         self._submit_lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._fault: Optional[QueueFault] = None
@@ -356,30 +360,51 @@ class Queue:
         Waking the worker for such a command costs more than the command (a thread hand-over and two of the GIL);
         and a stream of tiny ops left to the worker stayed with it for as long as the host kept issuing them.
         Otherwise: `enqueue`."""
+        command.small = True
+        position = self._run_in_call(command)
+        return self.enqueue(command) if position < 0 else position
+
+    def enqueue_op(self, command: Command) -> int:
+        """Queue an op of any size. A host that waits for the queue after each op it queues (a test, a benchmark, a
+        loop that reads each result) would wait for the next one in its next call anyway: on an idle queue that no
+        other thread runs, that op runs at once in the calling thread, as enqueue_small runs a small one. Waking
+        the worker for it cost 3-10% of a 24 MiB elementwise op and up to 5% of a 64 MiB reduction on a host whose
+        idle cores halt (see mlusim.hostpool; docs/runtime.md). Ops queued without a wait after each go to the
+        worker, which gathers them: running the first op of a training step in its call made a small CNN's step
+        1-2.5% slower. Otherwise: `enqueue`."""
+        self._ops_since_wait += 1
+        if self._waits_after_each_op:
+            self._waits_after_each_op = False
+            position = self._run_in_call(command)
+            if position >= 0:
+                return position
+        return self.enqueue(command)
+
+    def _run_in_call(self, command: Command) -> int:
+        """Run `command` in the calling thread (see enqueue_small) and return its position; -1 when the queue's
+        state does not allow it (nothing done)."""
         if (self.blocking or self.destroyed or self.lost is not None or sanitizer is not None
                 or self in getattr(_running, "queues", ())):
-            return self.enqueue(command)
-        command.small = True
+            return -1
         if not self._run_lock.acquire(blocking=False):
-            return self.enqueue(command)
+            return -1
         try:
             with self._submit_lock:
                 pending = self._pending
                 count = len(pending)
                 runnable = self.completed + count == self.submitted and (
-                    not count or all(queued.small for queued in pending))
-                if runnable:
-                    command.not_before_us = self.host_clock.us
-                    position = self.submitted
-                    self.submitted += 1
-                    pending.append(command)
-            if runnable:
-                for _ in range(count + 1):  # these, not what other threads queue meanwhile
-                    self._run_next()
-                return position
+                    not count or (command.small and all(queued.small for queued in pending)))
+                if not runnable:
+                    return -1
+                command.not_before_us = self.host_clock.us
+                position = self.submitted
+                self.submitted += 1
+                pending.append(command)
+            for _ in range(count + 1):  # these, not what other threads queue meanwhile
+                self._run_next()
+            return position
         finally:
             self._run_lock.release()
-        return self.enqueue(command)
 
     def _reset_after_fork(self) -> None:
         """In a forked child: the parent's worker is gone and its locks may have been held at the fork. The work the
@@ -583,6 +608,9 @@ class Queue:
         except KeyboardInterrupt as interrupt:
             self.interrupted_before = max(self.interrupted_before, target)
             raise KeyboardInterrupt(self._interrupt(str(interrupt))) from None
+        if self._ops_since_wait:  # (a wait right after another tells nothing of the host's pattern)
+            self._waits_after_each_op = self._ops_since_wait == 1
+            self._ops_since_wait = 0
         self.host_clock.waited_until(self.model_clock_us)
         if sanitizer is not None:
             sanitizer.host_synced(self)

@@ -35,7 +35,8 @@ def test_an_overflowing_op_gives_inf_whatever_the_callers_error_state_and_leaves
 def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(handle):
     """Every op moving at most cnnl.launch.SMALL_OP_BYTES is a few µs of work: on an idle queue the calling
     thread runs it in the call (its first public call too, so a stream of tiny ops after it stays on that path);
-    a larger op is queued for the worker."""
+    a larger op too when the host waited for the queue after its one op before, and the next larger one,
+    queued without a wait, is queued for the worker."""
     import threading
     import time
 
@@ -53,8 +54,13 @@ def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(
     np.testing.assert_array_equal(y.read(), np.arange(small_count, dtype=np.float32))
     large = tensor(-np.ones(small_count + 1, np.float32))
     out = empty([small_count + 1])
+    cnnl.abs(handle, large.desc, large.ptr, out.desc, out.ptr)
+    sync(handle)  # a wait after one op: the next op runs in the call
     ran_on.clear()
     cnnl.abs(handle, large.desc, large.ptr, out.desc, out.ptr)
+    assert ran_on == [threading.current_thread()]
+    ran_on.clear()
+    cnnl.abs(handle, large.desc, large.ptr, out.desc, out.ptr)  # the second: the worker's
     deadline = time.monotonic() + 10
     while cnrt.queueQuery(queue) != cnrt.cnrtSuccess and time.monotonic() < deadline:
         time.sleep(0.001)

@@ -368,6 +368,77 @@ def test_with_the_sanitizer_on_a_small_command_is_queued_for_the_worker():
     cnrt.queueDestroy(queue)
 
 
+@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
+def test_a_host_that_syncs_after_each_op_runs_its_next_op_in_the_call(monkeypatch):
+    """enqueue_op: a host that waited for the queue after each op runs its next op in the call (it would wait for it
+    anyway); ops queued without a wait after each are queued (for the worker, which gathers them)."""
+    from mlusim import queue as queues
+    from mlusim.queue import Command, Kind
+    release = threading.Event()
+    monkeypatch.setattr(queues.Queue, "_follow_stream", lambda self: release.wait(10))  # the worker holds off
+    queue = cnrt.queueCreate()
+    ran_on = []
+
+    def op(name):
+        return Command(Kind.OP, name, lambda: ran_on.append((name, threading.current_thread())))
+
+    def ran_in_the_call(name):
+        queue.enqueue_op(op(name))
+        return ran_on[-1:] == [(name, threading.current_thread())] and not queue.busy()
+
+    cnrt.queueSync(queue)  # a wait with no op before it: no pattern yet
+    assert not ran_in_the_call("never waited for") and queue.busy()
+    cnrt.queueSync(queue)  # waited after one op
+    assert ran_in_the_call("after a sync")
+    assert not ran_in_the_call("next")  # no wait in between
+    cnrt.queueSync(queue)  # waited after two ops: a stream
+    cnrt.queueSync(queue)  # (a wait right after a wait changes nothing)
+    assert not ran_in_the_call("first of the next stream")
+    cnrt.queueSync(queue)  # after one
+    assert ran_in_the_call("after a sync again")
+    release.set()
+    cnrt.queueSync(queue)
+    assert [name for name, _ in ran_on] == ["never waited for", "after a sync", "next", "first of the next stream",
+                                            "after a sync again"]
+    cnrt.queueDestroy(queue)
+
+
+@pytest.mark.mlusim_sanitize("all")
+def test_with_the_sanitizer_on_the_op_after_a_sync_is_queued_for_the_worker():
+    from mlusim.queue import Command, Kind
+    queue = cnrt.queueCreate()
+    ran_on = []
+    cnrt.queueSync(queue)
+    queue.enqueue_op(Command(Kind.OP, "op", lambda: ran_on.append(threading.current_thread())))
+    ran_in_the_call = ran_on == [threading.current_thread()]
+    cnrt.queueSync(queue)
+    assert not ran_in_the_call and len(ran_on) == 1
+    cnrt.queueDestroy(queue)
+
+
+def test_the_op_after_a_sync_behind_queued_work_waits_its_turn_and_fails_at_the_next_sync():
+    """Queued work of another host thread comes first; an op that fails in the call is the queue's sticky error,
+    reported at the next sync as for queued work, not raised at the call."""
+    from mlusim.queue import Command, Kind
+    queue = cnrt.queueCreate()
+    release = threading.Event()
+    order = []
+    cnrt.queueSync(queue)
+    cnrt.invokeHostFunc(queue, lambda _: (release.wait(10), order.append("first")), None)
+    queue.enqueue_op(Command(Kind.OP, "op", lambda: order.append("op")))
+    assert order == [] and queue.busy()
+    release.set()
+    cnrt.queueSync(queue)
+    assert order == ["first", "op"]
+
+    def explode():
+        raise RuntimeError("op exploded")
+
+    queue.enqueue_op(Command(Kind.OP, "op", explode))
+    assert "op exploded" in str(raises_code(cnrt.cnrtErrorUnknown, cnrt.queueSync, queue))
+    cnrt.queueDestroy(queue)
+
+
 def test_a_small_command_behind_queued_work_waits_its_turn():
     from mlusim.queue import Command, Kind
     queue = cnrt.queueCreate()
