@@ -304,6 +304,32 @@ def test_cast_every_pair(handle, pair):
         np.testing.assert_array_equal(as_float64(got)[ok], want[ok])
 
 
+@pytest.mark.parametrize("cast_type", [cnnl.CNNL_CAST_FLOAT_TO_HALF, cnnl.CNNL_CAST_HALF_TO_FLOAT,
+                                       cnnl.CNNL_CAST_FLOAT_TO_BFLOAT16, cnnl.CNNL_CAST_BFLOAT16_TO_FLOAT])
+def test_a_large_contiguous_cast_split_between_the_host_threads_matches_the_reference(handle, cast_type):
+    """Past INLINE_DIRECT_ELEMENTS a contiguous float <-> 16-bit float cast runs one flat range per host thread:
+    every element, specials included (where the ranges meet too), is converted as in the small case."""
+    from cnnl.kernels.parallel import INLINE_DIRECT_ELEMENTS
+    src_code, dst_code = cnnl.dtypes.CAST_TYPES[cast_type]
+    src, dst = NUMPY[src_code], NUMPY[dst_code]
+    count = INLINE_DIRECT_ELEMENTS + 3
+    rng = np.random.default_rng(cast_type)
+    wide = rng.uniform(-70000, 70000, count)
+    specials = CAST_SOURCES["float"](rng)
+    for start in (0, count // 2 - len(specials) // 2, count - len(specials)):
+        wide[start:start + len(specials)] = specials
+    with np.errstate(over="ignore"):
+        values = wide.astype(src)
+    x, y = tensor(values, src_code), empty([count], dst_code)
+    cnnl.castDataType(handle, x.desc, x.ptr, cast_type, y.desc, y.ptr)
+    sync(handle)
+    got, want = as_float64(y.read()), cast_reference(values, src, dst)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(got[ok], want[ok])
+    np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))  # -0.0 stays -0.0
+
+
 def test_cast_enum_names():
     assert cnnl.CNNL_CAST_FLOAT_TO_HALF == 1
     assert cnnl.dtypes.CAST_TYPES[cnnl.CNNL_CAST_INT32_TO_BFLOAT16] == (cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_BFLOAT16)
