@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark suites: timing, ratios, the table printer."""
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 import time
@@ -66,6 +67,19 @@ def row(name: str, ours: float, reference: Optional[float], target: Optional[flo
         passed = ratio >= target if higher_is_better else ratio <= target
     return {"name": name, "ours": ours, "reference": reference, "ratio": ratio, "target": target, "unit": unit,
             "higher_is_better": higher_is_better, "pass": passed, "note": note}
+
+
+def geometric_mean_row(name: str, rows: list[dict], target: float,
+                       short: Callable[[str], str] = lambda name: name) -> dict:
+    """A row over `rows` (one unit, lower is better): the geometric means of their times on either side, so that
+    its ratio is the geometric mean of the rows' ratios (each row weighs the same whatever its size), judged
+    against `target`; the note names the rows above it (as `short(row name)`)."""
+    ours = math.exp(statistics.fmean(math.log(r["ours"]) for r in rows))
+    reference = math.exp(statistics.fmean(math.log(r["reference"]) for r in rows))
+    above = [f"{short(r['name'])} {r['ratio']:.2f}" for r in rows if r["ratio"] > target]
+    note = (f"geometric mean of the {len(rows)} rows above; "
+            + (f"{len(above)} of them above {target:g}x: {', '.join(above)}" if above else f"each within {target:g}x"))
+    return row(name, ours, reference, target, unit=rows[0]["unit"], note=note)
 
 
 def format_rows(rows: list[dict]) -> list[str]:

@@ -165,3 +165,14 @@ def test_the_torch_suites_shorten_torchs_openmp_spin_before_torch_loads():
     assert value == "50" and note.endswith("GOMP_SPINCOUNT=50")
     _, _, note = _spin_setting({}, "import sys; sys.modules.setdefault('torch', None)")
     assert "libgomp's own" in note
+
+
+def test_a_family_row_is_the_geometric_mean_of_its_rows_and_names_those_above_the_target():
+    from mlusim.bench.common import geometric_mean_row, row
+    rows = [row("a (ms)", 2.0, 1.0, None), row("b (ms)", 1.0, 2.0, None), row("c (ms)", 4.0, 2.0, None)]
+    family = geometric_mean_row("all (ms)", rows, 1.5, short=lambda name: name.removesuffix(" (ms)"))
+    assert family["ratio"] == pytest.approx((2.0 * 0.5 * 2.0) ** (1 / 3))  # each row weighs the same
+    assert family["ours"] == pytest.approx(2.0) and family["reference"] == pytest.approx(4 ** (1 / 3))
+    assert family["pass"] is True and "2 of them above 1.5x: a 2.00, c 2.00" in family["note"]
+    assert geometric_mean_row("all (ms)", rows, 1.2)["pass"] is False
+    assert "each within 3x" in geometric_mean_row("all (ms)", rows, 3.0)["note"]
