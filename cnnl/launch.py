@@ -185,7 +185,7 @@ class OpCall:
         of work, which the calling thread runs itself when the queue is idle (`Queue.enqueue_small`): every op,
         so that the first call of a tiny op (a public call that validates what later calls reuse) is not queued
         for the worker, which then followed the caller's stream of tiny ops and kept them off that path. A larger
-        op runs in the call when it is the first since the host waited for the queue (`Queue.enqueue_op`)."""
+        op runs in the call when the host waited for the queue after each op it queued (`Queue.enqueue_op`)."""
         queue = self.handle.queue
         unit = unit or unit_of(self.name)
         rate = rate_key(dtype)

@@ -131,7 +131,8 @@ def cast(src, dst):
     direct = _writes_directly(src, dst)
     if direct and dst.size > INLINE_DIRECT_ELEMENTS:
         # one range of the flat operands per host thread: the blocks' Python and GIL hand-overs cost more than
-        # their balance gains (float32 -> float16 of 3072 x 2048, op + sync: see the commit)
+        # their balance gains (3072 x 2048, op + sync medians against eight blocks: float32 -> float16 0.78x,
+        # float16 -> float32 0.89x)
         flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)
         map_ranges(lambda lo, hi: cast_block(flat_src[lo:hi], flat_dst[lo:hi]), dst.size)
         return
