@@ -14,7 +14,7 @@ from .cast import readonly_flat
 from .dtypes import (ALL_DTYPES, BOOL, FLOAT32, FLOAT64, INT_DTYPES, NUMERIC_DTYPES, check_dtype,
                      check_same_dtype, compute_dtype, is_int)
 from .elementwise import run_elementwise, store_bool_result, stored_in_compute_dtype
-from .parallel import INLINE_DIRECT_ELEMENTS, apart_or_same, map_ranges, same_view
+from .parallel import INLINE_DIRECT_ELEMENTS, apart_or_same, map_flat_ranges, same_view
 from .staging import compute_buffer, load, store
 
 OP_TENSOR_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
@@ -72,16 +72,8 @@ def _direct(ufunc, a, b, out) -> bool:
     flat = _plain_dense(a, b, out)
     if flat is None:
         return False
-    _by_ranges(lambda x, y, result: ufunc(x, y, out=result), *flat)
+    map_flat_ranges(lambda x, y, result: ufunc(x, y, out=result), out.size, *flat)
     return True
-
-
-def _by_ranges(fn, a, b, out):
-    """fn(a, b, out) on flat views (b 0-d or as long as out), one contiguous range per host thread."""
-    if b.ndim:
-        map_ranges(lambda lo, hi: fn(a[lo:hi], b[lo:hi], out[lo:hi]), out.size)
-    else:
-        map_ranges(lambda lo, hi: fn(a[lo:hi], b, out[lo:hi]), out.size)
 
 
 def _plain_dense(a, b, out):
@@ -235,7 +227,7 @@ def binary(op, a, b, out):
         return
     flat = _plain_dense(a, b, out)
     if flat is not None:
-        _by_ranges(int_fn if is_int(out.dtype) else float_fn, *flat)
+        map_flat_ranges(int_fn if is_int(out.dtype) else float_fn, out.size, *flat)
         return
     check_same_dtype(a=a, b=b, out=out)
     check_dtype("a", a, NUMERIC_DTYPES)

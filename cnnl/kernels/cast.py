@@ -13,7 +13,7 @@ Rules:
 import numpy as np
 
 from .dtypes import ALL_DTYPES, BFLOAT16, BOOL, FLOAT32, FLOAT64, check_dtype, is_float, is_half, is_int
-from .parallel import INLINE_DIRECT_ELEMENTS, align_ndim, check_broadcast, detach_inputs, map_ranges, run_blocked
+from .parallel import align_ndim, check_broadcast, detach_inputs, run_blocked
 
 
 def readonly_flat(array):
@@ -128,15 +128,7 @@ def cast(src, dst):
     check_dtype("dst", dst, ALL_DTYPES)
     check_broadcast(dst.shape, src.shape)
     (src,) = detach_inputs(dst, src)
-    direct = _writes_directly(src, dst)
-    if direct and dst.size > INLINE_DIRECT_ELEMENTS:
-        # one range of the flat operands per host thread: the blocks' Python and GIL hand-overs cost more than
-        # their balance gains (3072 x 2048, op + sync medians against eight blocks: float32 -> float16 0.78x,
-        # float16 -> float32 0.89x)
-        flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)
-        map_ranges(lambda lo, hi: cast_block(flat_src[lo:hi], flat_dst[lo:hi]), dst.size)
-        return
-    run_blocked(cast_block, dst.shape, [align_ndim(src, dst.ndim), dst], staged=not direct)
+    run_blocked(cast_block, dst.shape, [align_ndim(src, dst.ndim), dst], staged=not _writes_directly(src, dst))
 
 
 def cast_to_new(src, dtype):

@@ -1,12 +1,9 @@
 """Shared driver for elementwise ops: broadcast checks, aliasing, block size, and the bool-result store."""
-import math
-
 import numpy as np
 
-from . import parallel
 from .cast import cast_block
 from .dtypes import BOOL, compute_dtype
-from .parallel import align_ndim, check_broadcast, detach_inputs, map_ranges, run_blocked
+from .parallel import align_ndim, check_broadcast, detach_inputs, run_blocked
 
 
 def stored_in_compute_dtype(*arrays):
@@ -25,13 +22,6 @@ def run_elementwise(block_fn, out, inputs, staged):
         check_broadcast(shape, *(x.shape for x in inputs))
         inputs = [align_ndim(x, out.ndim) for x in inputs]
     inputs = detach_inputs(out, *inputs)
-    if not staged and math.prod(shape) > parallel.INLINE_DIRECT_ELEMENTS and all(
-            x.shape == shape and x.flags.c_contiguous for x in inputs) and out.flags.c_contiguous:
-        # one range of the flat operands per host thread: fewer blocks, less of their Python and fewer hand-overs
-        # of the GIL between the threads (sigmoid of 3072 x 2048 float32, kernel alone: 1.45 -> 1.38 ms)
-        flat = [x.reshape(-1) for x in [out] + inputs]
-        map_ranges(lambda lo, hi: block_fn(*(x[lo:hi] for x in flat)), out.size)
-        return
     if 1 in shape:
         operands = [_drop_unit_axes(a, shape) for a in [out] + inputs]
         shape = tuple(n for n in shape if n != 1)

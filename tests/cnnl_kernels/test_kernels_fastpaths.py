@@ -103,9 +103,9 @@ def test_flat_ranges_and_blocks_of_the_elementwise_driver_agree(dtype, monkeypat
     general = ops()  # (small: one block of the general driver)
     ranges = []
     monkeypatch.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
-    elementwise_module = importlib.import_module("cnnl.kernels.elementwise")
-    monkeypatch.setattr(elementwise_module, "map_ranges", lambda fn, count: ranges.append(count) or
-                        parallel.map_ranges(fn, count))
+    spread = parallel.map_flat_ranges
+    monkeypatch.setattr(parallel, "map_flat_ranges", lambda fn, count, *arrays: ranges.append(count) or
+                        spread(fn, count, *arrays))
     flat = ops()
     assert ranges  # the dense ops took the flat ranges
     for got, want in zip(flat, general):
@@ -459,7 +459,8 @@ def test_large_plain_ops_in_flat_ranges_match_the_general_path(op, dtype, monkey
     monkeypatch.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
     monkeypatch.setattr(hostpool, "_cores", 2)
     taken = []
-    monkeypatch.setattr(BINARY, "map_ranges", lambda fn, count: taken.append(count) or parallel.map_ranges(fn, count))
+    monkeypatch.setattr(BINARY, "map_flat_ranges", lambda fn, count, *arrays: taken.append(count) or
+                        parallel.map_flat_ranges(fn, count, *arrays))
     for b in (a[::-1].copy(), np.array(dtype(3)), np.array([[dtype(-2)]]), np.zeros_like(a)):
         fast, general = np.empty_like(a), np.empty_like(a)
         run(a, b, fast)
