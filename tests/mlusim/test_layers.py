@@ -1,7 +1,7 @@
 """The floors of docs/architecture.md: imports point down only. The hardware core (mlusim, but its front ends)
 imports no API package; cnrt imports neither cnnl nor cncl (nor cndev, cndrv); cnnl and cncl do not import each
 other; cndev and cndrv (beside cnrt, over it) import neither each other nor the op libraries; only front ends import
-torch_mlu. Checked on the source's import statements, including imports inside functions."""
+torch_mlu, and the magicmind front end does not. Checked on the source's import statements, including imports inside functions."""
 import ast
 from pathlib import Path
 
@@ -18,6 +18,7 @@ FORBIDDEN = {
     "cncl": {"cnnl", "torch_mlu"},
     "cndev": {"cnnl", "cncl", "cndrv", "torch_mlu"},  # CNDev and CNDrv sit beside CNRT and may use it
     "cndrv": {"cnnl", "cncl", "cndev", "torch_mlu"},
+    "magicmind": {"torch_mlu"},  # a front end beside torch_mlu: over cnrt/cnnl and the core, never torch_mlu
 }
 
 

@@ -1,0 +1,46 @@
+"""Shape arithmetic that knows -1 (an extent unknown until run time)."""
+from __future__ import annotations
+
+from ...status import invalid
+
+
+def broadcast(*shapes, node: str = "") -> tuple:
+    """numpy broadcasting of shapes that may hold -1; None (unknown rank) if any is None."""
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for axis in range(rank):
+        extents = [s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0]
+        sizes = {e for e in extents if e not in (1, -1)}
+        if len(sizes) > 1:
+            raise invalid(f"{node}: shapes {[list(s) for s in shapes]} do not broadcast")
+        if sizes:
+            out.append(sizes.pop())
+        elif -1 in extents:
+            out.append(-1)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def axis_of(axis: int, rank: int, node: str, arg: str = "axis") -> int:
+    """A possibly negative axis as 0 <= axis < rank."""
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise invalid(f"{node}: {arg} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def product(dims) -> int:
+    """The product of dims; -1 if any is unknown."""
+    total = 1
+    for d in dims:
+        if d < 0:
+            return -1
+        total *= d
+    return total
+
+
+def known(shape) -> bool:
+    return shape is not None and all(d >= 0 for d in shape)

@@ -1,0 +1,1 @@
+"""The built model (`mm.Model`) and its serialized form."""

@@ -1,0 +1,1 @@
+"""MagicMind's Python package path (`magicmind.python.runtime`, `magicmind.python.common`, `magicmind.python.cc`)."""

@@ -1,0 +1,1 @@
+"""magicmind.python.cc: the module paths of MagicMind's pybind extension."""

@@ -1,0 +1,1 @@
+"""magicmind.python.common."""
