@@ -32,7 +32,7 @@ class _Arrays:
         self.chunks, self.offset = [], 0
 
     def add(self, array: np.ndarray) -> dict:
-        array = np.ascontiguousarray(array)
+        array = np.array(array, order="C")
         data = array.tobytes()
         entry = {"__array__": [self.offset, len(data), array.dtype.str, list(array.shape)]}
         self.chunks.append(data)
