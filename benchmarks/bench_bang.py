@@ -1,8 +1,8 @@
-"""The bang benchmark suite (mlusim.bench.bench_bang); the same as `mlusim bench bang`.
+"""The bang benchmark suite (mlutools.bench.bench_bang); the same as `mlusim bench bang`.
 
 Run: python benchmarks/bench_bang.py
 """
-from mlusim.bench.bench_bang import main
+from mlutools.bench.bench_bang import main
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,8 @@
-"""The cnnl benchmark suite (mlusim.bench.bench_cnnl); the same as `mlusim bench cnnl`.
+"""The cnnl benchmark suite (mlutools.bench.bench_cnnl); the same as `mlusim bench cnnl`.
 
 Run: python benchmarks/bench_cnnl.py
 """
-from mlusim.bench.bench_cnnl import main
+from mlutools.bench.bench_cnnl import main
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,8 @@
-"""The part 3 neural-network op benchmark suite (mlusim.bench.bench_cnnl_nn_ext); the same as `mlusim bench nn-ext`.
+"""The part 3 neural-network op benchmark suite (mlutools.bench.bench_cnnl_nn_ext); the same as `mlusim bench nn-ext`.
 
 Run: python benchmarks/bench_cnnl_nn_ext.py
 """
-from mlusim.bench.bench_cnnl_nn_ext import main
+from mlutools.bench.bench_cnnl_nn_ext import main
 
 if __name__ == "__main__":
     main()

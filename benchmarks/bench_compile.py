@@ -1,10 +1,10 @@
-"""The torch.compile on mlu benchmark suite (mlusim.bench.bench_compile); the same as `mlusim bench compile`.
+"""The torch.compile on mlu benchmark suite (mlutools.bench.bench_compile); the same as `mlusim bench compile`.
 
 Run: python benchmarks/bench_compile.py [--quick]
 """
 import sys
 
-from mlusim.bench.bench_compile import main
+from mlutools.bench.bench_compile import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,8 +1,8 @@
-"""The ops benchmark suite (mlusim.bench.suite); the same as `mlusim bench ops`.
+"""The ops benchmark suite (mlutools.bench.suite); the same as `mlusim bench ops`.
 
 Run: python benchmarks/bench_ops.py
 """
-from mlusim.bench.suite import main
+from mlutools.bench.suite import main
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,8 @@
-"""The runtime benchmark suite (mlusim.bench.bench_runtime); the same as `mlusim bench runtime`.
+"""The runtime benchmark suite (mlutools.bench.bench_runtime); the same as `mlusim bench runtime`.
 
 Run: python benchmarks/bench_runtime.py
 """
-from mlusim.bench.bench_runtime import main
+from mlutools.bench.bench_runtime import main
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,8 @@
-"""The sanitizer's cost (mlusim.bench.bench_sanitizer); the same as `mlusim bench sanitizer`.
+"""The sanitizer's cost (mlutools.bench.bench_sanitizer); the same as `mlusim bench sanitizer`.
 
 Run: python benchmarks/bench_sanitizer.py
 """
-from mlusim.bench.bench_sanitizer import main
+from mlutools.bench.bench_sanitizer import main
 
 if __name__ == "__main__":
     main()

@@ -36,7 +36,7 @@ from . import futex
 from .errors import CNCL_RET_ERR_SYSTEM, CnclError
 
 #: numba code, imported on first use: loading cncl does not load numba
-atomics = LazyModule("mlusim.atomics")
+atomics = LazyModule("mlusim.host.atomics")
 
 MAGIC = 0x4C434E43_4D49534C  # "LSIMCNCL"
 LAYOUT_VERSION = 2

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from mlusim import device as devices
 from mlusim import sanitizer
-from mlusim import sharedmem
+from mlusim.host import sharedmem
 from mlusim.lazymodule import LazyModule
 from mlusim.validate import as_enum, as_int, as_int_sequence, as_number
 

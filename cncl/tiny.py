@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mlusim import atomics
-from mlusim.atomics import exchange, load, spin_until
+from mlusim.host import atomics
+from mlusim.host.atomics import exchange, load, spin_until
 
 from . import futex
 from .channel import Exchange

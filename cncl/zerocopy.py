@@ -1,6 +1,6 @@
 """Zero-copy collectives: ranks read and write each other's device memory directly.
 
-When every rank's buffers live in shareable GDRAM (`mlusim.sharedmem`: a memfd arena per process, which the peers
+When every rank's buffers live in shareable GDRAM (`mlusim.host.sharedmem`: a memfd arena per process, which the peers
 map through /proc/<pid>/fd/<fd>), allReduce, broadcast, allGather and reduceScatter need no message slots for their
 data. allReduce: the count is cut into units shared out through atomic counters; a unit is reduced by one rank,
 reading it from every rank's send buffer in rank order, and written into every rank's recv buffer (per rank N
@@ -23,8 +23,8 @@ import os
 import numpy as np
 from numba import njit
 
-from mlusim import sharedmem
-from mlusim.atomics import fetch_add
+from mlusim.host import sharedmem
+from mlusim.host.atomics import fetch_add
 
 from .channel import Exchange
 from .datatypes import DataType

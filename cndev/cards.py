@@ -3,7 +3,7 @@ cluster counts, memory usage, UUID, PCIe location, versions.
 
 Device handles (cndevDevice_t) are the device ordinals, as cndevGetDeviceHandleByIndex returns them. Every query
 but the version and error-string calls needs cndevInit first (CNDEV_ERROR_UNINITIALIZED otherwise), as in CNDev.
-The `version` field of a result struct is the caller's input and is left as set (see mlusim/capi/bindings).
+The `version` field of a result struct is the caller's input and is left as set (see neuware/bindings).
 """
 from __future__ import annotations
 

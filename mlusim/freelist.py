@@ -1,5 +1,5 @@
 """A best-fit free list of address ranges with coalescing, shared by the GDRAM allocator (mlusim/memory.py) and
-the shareable arenas (mlusim/sharedmem.py). Not thread-safe: its owner holds a lock around every call."""
+the shareable arenas (mlusim/host/sharedmem.py). Not thread-safe: its owner holds a lock around every call."""
 from __future__ import annotations
 
 import bisect

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from .errors import ArgumentFault, DoubleFreeFault, HostOutOfMemoryFault, UnknownAddressFault
-from .memory import HOST_BUDGET, POISON_BYTE
+from .host.budget import HOST_BUDGET
+from .memory import POISON_BYTE
 from .validate import is_address
 
 

@@ -16,8 +16,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import budget, queue as queues, sharedmem
-from .budget import HostBudget
+from . import queue as queues
+from .host import budget, sharedmem
+from .host.budget import HOST_BUDGET
 from .freelist import FreeList
 from .errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault, OutOfBoundsFault,
                      OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
@@ -42,8 +43,6 @@ def footprint(nbytes: int) -> int:
     return round_up(max(nbytes, 1), ALIGNMENT) + GUARD
 
 
-#: What all simulated devices and pinned host buffers of this host's processes may hold together (mlusim.budget).
-HOST_BUDGET = HostBudget()
 HOST_MEMORY_FRACTION = budget.HOST_MEMORY_FRACTION
 _spaces: "weakref.WeakSet[AddressSpace]" = weakref.WeakSet()
 

@@ -369,7 +369,7 @@ class Queue:
         loop that reads each result) would wait for the next one in its next call anyway: on an idle queue that no
         other thread runs, that op runs at once in the calling thread, as enqueue_small runs a small one. Waking
         the worker for it cost 3-10% of a 24 MiB elementwise op and up to 5% of a 64 MiB reduction on a host whose
-        idle cores halt (see mlusim.hostpool; docs/runtime.md). Ops queued without a wait after each go to the
+        idle cores halt (see mlusim.host.threads; docs/runtime.md). Ops queued without a wait after each go to the
         worker, which gathers them: running the first op of a training step in its call made a small CNN's step
         1-2.5% slower. Otherwise: `enqueue`."""
         self._ops_since_wait += 1

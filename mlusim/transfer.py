@@ -13,7 +13,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import device as devices
 from .errors import ArgumentFault, NullPointerFault, UnknownAddressFault
-from .hostpool import host_cores, pool
+from .host.threads import host_cores, pool
 from .memory import Block
 
 

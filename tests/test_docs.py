@@ -4,7 +4,7 @@ Blocks are marked by their fence's language: `python` blocks are programs and ru
 simulator (one interpreter runs them one after the other, resetting the simulator and the environment in between;
 blocks that import torch run in a second interpreter, on one simulator);
 a `python` block whose first line is `# mlusim run -n N name.py` runs under the launcher with N ranks. `sh`, `text`,
-`c` and `cpp` blocks are commands, output and C excerpts (tests/capi compiles whole C programs) and are skipped; a
+`c` and `cpp` blocks are commands, output and C excerpts (tests/neuware compiles whole C programs) and are skipped; a
 block with any other mark (or none) fails the test.
 """
 from __future__ import annotations
@@ -101,7 +101,7 @@ def test_python_blocks_run_as_pasted(tmp_path):
         torch_mlu_distributed = pytest.importorskip("torch_mlu.distributed")
         torch_mlu_distributed.native()
     for label, path, ranks in launched:
-        result = subprocess.run([sys.executable, "-m", "mlusim.launcher", "-n", ranks.group(1), str(path)],
+        result = subprocess.run([sys.executable, "-m", "mlutools.run", "-n", ranks.group(1), str(path)],
                                 cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, f"{label}:\n{result.stdout}{result.stderr}"
 

@@ -13,8 +13,8 @@ import threading
 
 import numpy as np
 
-from mlusim.hostpool import cpu_slot, host_cores
-from mlusim.hostpool import team as host_team
+from mlusim.host.threads import cpu_slot, host_cores
+from mlusim.host.threads import team as host_team
 
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
 STAGED_BLOCK = 1 << 16
@@ -168,10 +168,10 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
 
 def map_parallel(fn, items):
     """[fn(item) for item in items], the items shared out between the calling thread and the helpers of the
-    host's fork-join team (`hostpool.Team`).
+    host's fork-join team (`mlusim.host.threads.Team`).
 
     The items are cut into one consecutive share per host core; each thread first takes the untaken items of the
-    share of the core it runs on (`hostpool.cpu_slot`), so that the same items, and the data they touch, land on
+    share of the core it runs on (`mlusim.host.threads.cpu_slot`), so that the same items, and the data they touch, land on
     the same core call after call and are found in its caches (on this 2-core VM a relu of 3072 x 2048 float32
     over two halves took 0.47-0.57 ms with each half kept on its core, 0.68-0.86 ms with the halves swapped each
     call, when the host's caches were not crowded), then the untaken items of the other shares, from their ends.

@@ -17,7 +17,7 @@ from .. import dtypes as D
 from .. import enums as E
 from ..descriptors import Descriptor, lifecycle, live, ready
 from .. import kernels
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 

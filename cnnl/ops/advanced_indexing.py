@@ -26,7 +26,7 @@ from ..handle import handle_arg
 from ..kernels import advanced_indexing as K
 from ..kernels import indexing as I
 from ..kernels.cast import cast_block
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import MAX_DIMS, TensorDescriptor, tensor_arg
 from ..views import is_null

@@ -17,7 +17,7 @@ from .. import enums as E
 from .. import workspace as W
 from ..handle import handle_arg
 from ..kernels import arithmetic as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from . import pointer_scalars as P

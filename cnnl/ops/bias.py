@@ -15,7 +15,7 @@ from ..handle import handle_arg
 from ..kernels import arithmetic as A
 from ..kernels import op_tensor
 from ..kernels.bias import bias_gradient
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

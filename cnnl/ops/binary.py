@@ -12,7 +12,7 @@ from .. import workspace as W
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from .. import kernels
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from ..views import pointer_value

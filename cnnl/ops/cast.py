@@ -11,7 +11,7 @@ from mlusim.validate import as_enum
 from .. import checks
 from .. import dtypes as D
 from .. import kernels
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 

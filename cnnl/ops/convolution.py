@@ -20,7 +20,7 @@ from .. import workspace as W
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from ..kernels.conv import conv_backward_data, conv_backward_filter, conv_forward, output_extent
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

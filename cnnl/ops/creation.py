@@ -17,7 +17,7 @@ from .. import checks
 from .. import dtypes as D
 from .. import enums as E
 from ..kernels import creation as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from . import nn_common as N

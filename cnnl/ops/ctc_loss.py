@@ -22,7 +22,7 @@ from .. import enums as E
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from ..kernels import ctc_loss as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

@@ -21,7 +21,7 @@ from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from ..kernels import deform_conv as K
 from ..kernels.conv import output_extent
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import checks
 from ..handle import handle_arg
 from ..kernels.frozen_batch_norm import frozen_batch_norm_backward
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from ..views import is_null

@@ -19,7 +19,7 @@ from .. import dtypes as D
 from ..descriptors import ready
 from ..handle import handle_arg
 from ..kernels import im2col as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from ..views import pointer_value

@@ -16,7 +16,7 @@ from .. import dtypes as D
 from .. import enums as E
 from ..handle import handle_arg
 from ..kernels import indexing as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

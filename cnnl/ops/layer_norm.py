@@ -18,7 +18,7 @@ from .. import checks
 from .. import enums as E
 from ..handle import handle_arg
 from ..kernels import normalization as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

@@ -14,7 +14,7 @@ from .. import enums as E
 from ..handle import handle_arg
 from ..kernels import linalg as L
 from ..kernels import polar as P
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

@@ -16,7 +16,7 @@ from mlusim.validate import as_int, as_number
 from .. import checks
 from ..handle import handle_arg
 from ..kernels import losses as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

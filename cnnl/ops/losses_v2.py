@@ -14,7 +14,7 @@ from mlusim.validate import as_int
 
 from .. import checks
 from ..kernels import losses as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

@@ -21,7 +21,7 @@ from .. import kernels
 from .. import workspace as W
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import checks
 from ..kernels import optimizers as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from . import nn_common as N

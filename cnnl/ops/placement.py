@@ -11,7 +11,7 @@ from .. import dtypes as D
 from .. import workspace as W
 from ..handle import handle_arg
 from ..kernels import placement as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 

@@ -14,7 +14,7 @@ from .. import checks
 from .. import dtypes as D
 from .. import enums as E
 from ..kernels.cast import cast_block
-from ..launch import OpCall
+from ..opcall import OpCall
 
 POINTER_MODES = (E.CNNL_POINTER_MODE_HOST, E.CNNL_POINTER_MODE_DEVICE)
 

@@ -26,7 +26,7 @@ from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from ..kernels import pool as P
 from ..kernels import pool3d as P3
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from ..views import is_null

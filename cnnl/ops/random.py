@@ -18,7 +18,7 @@ from .. import checks
 from .. import enums as E
 from ..descriptors import Descriptor, live
 from ..kernels import random as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from ..views import is_null

@@ -19,7 +19,7 @@ from ..descriptors import live
 from ..handle import handle_arg
 from ..kernels import random as R
 from ..kernels import sampling as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from ..views import pointer_value

@@ -15,7 +15,7 @@ from .. import checks
 from .. import enums as E
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..kernels import rotary as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from . import nn_common as N

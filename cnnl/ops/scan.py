@@ -8,7 +8,7 @@ from .. import dtypes as D
 from .. import enums as E
 from .. import kernels
 from ..handle import handle_arg
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 

@@ -12,7 +12,7 @@ from mlusim.validate import as_enum
 from .. import checks
 from .. import enums as E
 from ..kernels.softmax import softmax_backward, softmax_forward
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from . import nn_common as N

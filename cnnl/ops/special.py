@@ -10,7 +10,7 @@ from mlusim.validate import as_enum
 from .. import checks
 from .. import dtypes as D
 from ..kernels import special as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from .unary import _LOG_BASES, _TRANSCENDENTAL_FLOPS, _unary

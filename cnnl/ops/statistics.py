@@ -17,7 +17,7 @@ from .. import workspace as W
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from ..kernels import statistics as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import MAX_DIMS, tensor_arg
 from . import nn_common as N

@@ -18,7 +18,7 @@ from mlusim.validate import as_number
 from .. import checks
 from ..handle import handle_arg
 from ..kernels import sync_batch_norm as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from ..views import pointer_value

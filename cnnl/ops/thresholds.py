@@ -14,7 +14,7 @@ from .. import checks
 from .. import dtypes as D
 from ..kernels import thresholds as K
 from ..kernels.dtypes import compute_dtype
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from . import pointer_scalars as P

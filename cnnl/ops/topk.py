@@ -17,7 +17,7 @@ from .. import enums as E
 from .. import kernels
 from .. import workspace as W
 from ..handle import handle_arg
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 

@@ -13,7 +13,7 @@ from .. import checks
 from .. import dtypes as D
 from .. import enums as E
 from .. import kernels
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 

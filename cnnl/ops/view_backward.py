@@ -12,7 +12,7 @@ from .. import dtypes as D
 from .. import workspace as W
 from ..handle import handle_arg
 from ..kernels import view_backward as K
-from ..launch import OpCall
+from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
 from ..views import self_overlapping

@@ -36,7 +36,7 @@ from . import watchdog
 from .caching import jit
 from .context import Ctx
 from .dtypes import ElementType
-from .launcher import HOST_WORKERS, Launch, board_limits, gdram_pointer
+from .launch import HOST_WORKERS, Launch, board_limits, gdram_pointer
 from .pointer import GDRAM, INT64_MAX, INT64_MIN, Ptr
 
 log = logging.getLogger("mlusim.bang")

@@ -1,6 +1,6 @@
 """The sanitizer at work: the hooks the core calls while it is on, its state, and where its reports go.
 
-mlusim.queue, mlusim.memory, mlusim.apicall and mlusim.bang.launcher each hold a module attribute `sanitizer`, None
+mlusim.queue, mlusim.memory, mlusim.apicall and mlusim.bang.launch each hold a module attribute `sanitizer`, None
 while it is off (then every hook costs one test); `Engine.refresh()` sets them to the one Engine. The Engine keeps the
 happens-before clocks (clocks.py), the per-block access lists (racecheck.py), the written-word maps (initcheck.py)
 and the leak registry (leakcheck.py), and hands each report to the innermost open scope that runs its tool, else to
@@ -18,7 +18,7 @@ from typing import Optional
 from mlusim import apicall, memory
 from mlusim import device as devices
 from mlusim import queue as queues
-from mlusim.bang import launcher
+from mlusim.bang import launch as launcher
 from mlusim.errors import Fault
 from mlusim.queue import Kind, current_command
 from mlusim.submit import StridedExtent
@@ -453,7 +453,7 @@ class Engine:
         if self.leakcheck:
             self.leaks.track(obj, what, label, capture_stack(3))
 
-    # ---- kernel hooks (mlusim.bang.launcher) --------------------------------------------------------------------
+    # ---- kernel hooks (mlusim.bang.launch) --------------------------------------------------------------------
 
     def kernel_log_entries(self) -> int:
         return self.log_entries if (self.racecheck or self.initcheck) else 0

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cnrt
-from mlusim import sharedmem
+from mlusim.host import sharedmem
 
 from .conftest import from_device, to_device
 from .robust_kernels import TILE, bounce, matmul_of, nram_of, poke, scatter_segments, transpose_of

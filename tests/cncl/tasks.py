@@ -366,7 +366,7 @@ def reallocated_buffers(ctx, count: int, rounds: int) -> list:
 
 def unmappable_peers(ctx) -> None:
     """From now on this rank cannot map its peers' device memory (as if /proc/<pid>/fd were not accessible)."""
-    from mlusim import sharedmem
+    from mlusim.host import sharedmem
 
     def refuse(identity):
         raise PermissionError("mapping refused by the test")

@@ -1,4 +1,4 @@
-"""The compiled small all-reduce (tiny.py) and the announced-sleeper wakes (mlusim/atomics.py) behave like the general
+"""The compiled small all-reduce (tiny.py) and the announced-sleeper wakes (mlusim/host/atomics.py) behave like the general
 path: a late peer is waited for asleep and woken, a peer that never comes times out, an abort stops the wait, and
 a mismatched call is reported with its signature. Two devices of one process, one host thread per rank."""
 import threading

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from mlusim import sharedmem
+from mlusim.host import sharedmem
 from tests.cncl.ranks import ProcessClique, ThreadClique, shm_entries
 
 pytestmark = pytest.mark.skipif(not sharedmem._SUPPORTED, reason="shareable device memory needs Linux memfd")

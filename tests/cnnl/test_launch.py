@@ -1,4 +1,4 @@
-"""cnnl.launch: how an op's queued work runs (floating-point errors off while it runs, and only then)."""
+"""cnnl.opcall: how an op's queued work runs (floating-point errors off while it runs, and only then)."""
 import warnings
 
 import numpy as np
@@ -33,7 +33,7 @@ def test_an_overflowing_op_gives_inf_whatever_the_callers_error_state_and_leaves
 
 @pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(handle):
-    """Every op moving at most cnnl.launch.SMALL_OP_BYTES is a few µs of work: on an idle queue the calling
+    """Every op moving at most cnnl.opcall.SMALL_OP_BYTES is a few µs of work: on an idle queue the calling
     thread runs it in the call (its first public call too, so a stream of tiny ops after it stays on that path);
     a larger op too when the host waited for the queue after its one op before, and the next larger one,
     queued without a wait, is queued for the worker."""
@@ -41,7 +41,7 @@ def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(
     import time
 
     import cnrt
-    from cnnl.launch import SMALL_OP_BYTES
+    from cnnl.opcall import SMALL_OP_BYTES
     queue = cnnl.getQueue(handle)
     ran_on = []
     queue.observers.append(lambda command: ran_on.append(threading.current_thread()))

@@ -155,7 +155,7 @@ def test_in_blocking_mode_a_failing_op_is_execution_failed_at_the_call(monkeypat
 def test_an_op_sees_its_inputs_read_only_and_its_outputs_writable_over_device_memory(handle):
     """OpCall's views: inputs are read-only views of the device bytes (a kernel writing one fails), outputs
     writable views whose writes land in device memory."""
-    from cnnl.launch import OpCall
+    from cnnl.opcall import OpCall
 
     x, y = tensor(np.arange(4, dtype=np.float32)), empty([4])
     seen = {}

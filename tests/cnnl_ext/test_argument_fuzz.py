@@ -60,14 +60,14 @@ def test_junk_arguments_raise_cnnl_errors(handle, name):
 
 def _valid_calls():
     """(case name, function name, arguments of a valid call) of each part-3 benchmark case, at a small shape."""
-    from mlusim.bench import cases
+    from mlutools.bench import cases
     first = next(i for i, c in enumerate(cases.CASES) if c.function == "cnnlPad")
     return [(c.op, c.function, c) for c in cases.CASES[first:]]
 
 
 @pytest.mark.parametrize("op,function,case", _valid_calls(), ids=lambda v: v if isinstance(v, str) else "")
 def test_one_bad_argument_in_a_valid_call(handle, monkeypatch, op, function, case):
-    from mlusim.bench import cases
+    from mlutools.bench import cases
     arena = cases.Arena()
     try:
         shape = tuple(max(2, n // 8) for n in case.shapes["small"])

@@ -63,7 +63,7 @@ def test_the_list_covers_the_half():
 
 def _valid_call(case):
     """(function, args) of the one call the case's device function makes (recorded from its small build)."""
-    from mlusim.bench.cases import Arena
+    from mlutools.bench.cases import Arena
     arena = Arena()
     call, _ = case.build(arena, case.shapes["small"], case.dtypes[0])
     real = getattr(cnnl, case.function)
@@ -87,7 +87,7 @@ def _valid_call(case):
 
 
 def _cases():
-    from mlusim.bench.cases import CASES
+    from mlutools.bench.cases import CASES
     return [case for case in CASES if case.function in FUNCTIONS]
 
 

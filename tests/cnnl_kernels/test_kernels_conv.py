@@ -176,8 +176,8 @@ def test_wide_layers_take_one_whole_batch_gemm(memory):
 def test_samples_above_the_matrix_limit_go_by_blocks_of_lines(monkeypatch, strides, dilations):
     """Channel-first memory, one group, samples whose im2col matrix is above SAMPLE_MATRIX_LIMIT_BYTES: no runs of
     whole samples; each sample is cut into blocks of lines (forward, data and filter gradients)."""
-    from mlusim import hostpool
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    from mlusim.host import threads as host_threads
+    monkeypatch.setattr(host_threads, "_cores", 2)
     monkeypatch.setattr(conv, "INLINE_COLUMN_ELEMENTS", 0)
     monkeypatch.setattr(conv, "SAMPLE_MATRIX_LIMIT_BYTES", 64)
     monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 3 * 3 * 4 * 8 * 4 * 2)  # two output lines per block
@@ -193,8 +193,8 @@ def test_samples_above_the_matrix_limit_go_by_blocks_of_lines(monkeypatch, strid
 def test_runs_of_whole_samples_on_the_pool(monkeypatch, strides, dilations):
     """Channel-first memory, one group, small samples: the batch goes by runs of whole samples (one gather and one
     batched GEMM per run), uneven runs shared out over the pool; the bias is added to each run's outputs."""
-    from mlusim import hostpool
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    from mlusim.host import threads as host_threads
+    monkeypatch.setattr(host_threads, "_cores", 2)
     monkeypatch.setattr(conv, "INLINE_COLUMN_ELEMENTS", 0)
     rng = np.random.default_rng(9)
     sample_bytes = 3 * 3 * 4 * 7 * 8 * 4  # (K * C, L) float32 of one sample at stride 1

@@ -8,7 +8,7 @@ import pytest
 
 from cnnl import kernels as K
 from cnnl.kernels import parallel
-from mlusim import hostpool
+from mlusim.host import threads as host_threads
 
 from .strategies import ALL, FLOATS, random_values
 
@@ -27,7 +27,7 @@ def threaded(monkeypatch):
         monkeypatch.setattr(parallel, "INLINE_ELEMENTS", 0)
         monkeypatch.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
         monkeypatch.setattr(parallel, "STAGED_BLOCK", 64)
-        monkeypatch.setattr(hostpool, "_cores", 2)
+        monkeypatch.setattr(host_threads, "_cores", 2)
     return force
 
 
@@ -99,7 +99,7 @@ def test_flat_ranges_and_blocks_of_the_elementwise_driver_agree(dtype, monkeypat
             K.activation_forward("relu", results[6], results[6])  # in place
         return results
 
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(host_threads, "_cores", 2)
     general = ops()  # (small: one block of the general driver)
     ranges = []
     monkeypatch.setattr(parallel, "INLINE_DIRECT_ELEMENTS", 0)
@@ -265,7 +265,7 @@ def test_half_matmul_row_blocks_match_the_whole_product(dtype, trans_a, trans_b,
     whole, blocked = start.copy(), start.copy()
     K.matmul(a, b, whole, trans_a, trans_b, alpha, beta)
     monkeypatch.setattr(matmul_module, "FUSED_MIN_MACS", 0)
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(host_threads, "_cores", 2)
     K.matmul(a, b, blocked, trans_a, trans_b, alpha, beta)
     ulp = 2.0 ** -10 if dtype == np.float16 else 2.0 ** -7  # GEMM blocking may move a rounding by one unit
     np.testing.assert_allclose(blocked.astype(np.float32), whole.astype(np.float32), rtol=ulp, atol=1e-6)
@@ -313,7 +313,7 @@ def test_row_scan_is_numpys_cumsum_bit_for_bit(dtype):
 # ---- the pool -------------------------------------------------------------------------------------------------------
 
 def test_map_parallel_keeps_order_nests_inline_and_raises_the_first_error(monkeypatch):
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(host_threads, "_cores", 2)
     assert parallel.map_parallel(lambda i: i * i, range(50)) == [i * i for i in range(50)]
     nested = parallel.map_parallel(lambda i: parallel.map_parallel(lambda j: (i, j), range(3)), range(4))
     assert nested == [[(i, j) for j in range(3)] for i in range(4)]
@@ -330,7 +330,7 @@ def test_map_parallel_keeps_order_nests_inline_and_raises_the_first_error(monkey
 
 @pytest.mark.parametrize("slot", [0, 1, None])
 def test_map_parallel_tries_its_cores_share_first_then_the_others_from_their_ends(slot, monkeypatch):
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(host_threads, "_cores", 2)
     monkeypatch.setattr(parallel, "cpu_slot", lambda: slot)
     batch = parallel._Batch(lambda i: i, list(range(7)))
     assert list(batch._order()) == {0: [0, 1, 2, 6, 5, 4, 3], 1: [3, 4, 5, 6, 2, 1, 0], None: list(range(7))}[slot]
@@ -340,7 +340,7 @@ def test_map_parallel_tries_its_cores_share_first_then_the_others_from_their_end
 def test_map_parallel_runs_every_item_once_whatever_cores_the_threads_are_on(slots, monkeypatch):
     """Each thread reads its core's slot; with both threads on one core, or no slot known, the items are still
     taken once each, and the results keep their order."""
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(host_threads, "_cores", 2)
     import threading
     assigned, lock = {}, threading.Lock()
 
@@ -457,7 +457,7 @@ def test_large_plain_ops_in_flat_ranges_match_the_general_path(op, dtype, monkey
             K.binary(op, a, b, out)
 
     monkeypatch.setattr(BINARY, "INLINE_DIRECT_ELEMENTS", 0)
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    monkeypatch.setattr(host_threads, "_cores", 2)
     taken = []
     monkeypatch.setattr(BINARY, "map_flat_ranges", lambda fn, count, *arrays: taken.append(count) or
                         parallel.map_flat_ranges(fn, count, *arrays))

@@ -115,8 +115,8 @@ def test_two_by_two_windows_take_the_general_paths_winners(monkeypatch, dtype, p
 def test_max_pool_and_its_backward_give_the_same_bits_in_blocks_on_the_pool(monkeypatch, blocked):
     """Small problems run in one block on the calling thread, larger ones in blocks of output rows (planes for
     the backward) shared out over the pool: both against the reference, forward and backward."""
-    from mlusim import hostpool
-    monkeypatch.setattr(hostpool, "_cores", 2)
+    from mlusim.host import threads as host_threads
+    monkeypatch.setattr(host_threads, "_cores", 2)
     if blocked:
         monkeypatch.setattr(P, "POOL_INLINE_ELEMENTS", 0)
     rng = np.random.default_rng(7)

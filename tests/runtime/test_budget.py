@@ -9,7 +9,8 @@ import textwrap
 import pytest
 
 import cnrt
-from mlusim import budget, hostmem, memory
+from mlusim import hostmem, memory
+from mlusim.host import budget
 
 from .helpers import raises_code
 
@@ -20,7 +21,7 @@ def _holder(path: str, limit: int, nbytes: int) -> subprocess.Popen:
     """Another process that takes `nbytes` of a budget shared through `path`, says so, and waits."""
     code = textwrap.dedent(f"""
         import sys, time
-        from mlusim.budget import HostBudget
+        from mlusim.host.budget import HostBudget
         budget = HostBudget(limit={limit}, table_path={path!r})
         print(budget.take({nbytes}), flush=True)
         sys.stdin.read()

@@ -6,7 +6,7 @@ the foreach path, one command per list, and match their per-tensor loops."""
 import pytest
 import torch
 
-import cnnl.launch
+import cnnl.opcall
 from torch_mlu import fallback
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
@@ -114,13 +114,13 @@ def test_one_command_per_list(monkeypatch):
     ma, mb = [t.mlu() for t in a], [t.mlu() for t in b]
     torch._foreach_add_(ma, mb, alpha=0.5)  # validates
     names = []
-    submit = cnnl.launch.OpCall.submit
+    submit = cnnl.opcall.OpCall.submit
 
     def counting(self, *args, **kwargs):
         names.append(self.name)
         return submit(self, *args, **kwargs)
 
-    monkeypatch.setattr(cnnl.launch.OpCall, "submit", counting)
+    monkeypatch.setattr(cnnl.opcall.OpCall, "submit", counting)
     torch._foreach_add_(ma, mb, alpha=0.5)
     torch.mlu.synchronize()
     assert names == ["cnnlOpTensor"]
@@ -155,14 +155,14 @@ def test_scalars_beyond_the_dtype_convert_as_torch_cpu(dtype):
         for m, w in zip(ma, want):
             assert torch.equal(m.cpu(), w)
     names = []
-    submit = cnnl.launch.OpCall.submit
+    submit = cnnl.opcall.OpCall.submit
 
     def counting(self, *args, **kwargs):
         names.append(self.name)
         return submit(self, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cnnl.launch.OpCall, "submit", counting)
+        patch.setattr(cnnl.opcall.OpCall, "submit", counting)
         torch._foreach_mul_(ma, 0.5)
         torch.mlu.synchronize()
     assert names == ["cnnlOpTensor"]
@@ -242,13 +242,13 @@ def test_adam_and_adamw_take_one_command_per_list_and_match_the_loop(optimizer, 
                 w.grad = g.mlu()
             names = []
             if number == len(grads) - 1:  # the descriptors were validated by then
-                submit = cnnl.launch.OpCall.submit
+                submit = cnnl.opcall.OpCall.submit
 
                 def counting(self, *args, **kwargs):
                     names.append(self.name)
                     return submit(self, *args, **kwargs)
 
-                monkeypatch.setattr(cnnl.launch.OpCall, "submit", counting)
+                monkeypatch.setattr(cnnl.opcall.OpCall, "submit", counting)
             adam.step()
             torch.mlu.synchronize()
             monkeypatch.undo()

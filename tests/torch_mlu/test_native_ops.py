@@ -6,7 +6,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import cnnl.launch
+import cnnl.opcall
 from mlusim import queue as queues
 from torch_mlu import fallback
 
@@ -434,14 +434,14 @@ def test_nll_loss_without_class_weights_queues_only_its_own_commands(weighted, m
     logits, target = torch.randn(7, 4), torch.tensor([0, 3, 1, 1, 2, 0, 3])
     weight = torch.rand(4) if weighted else None
     names = []
-    submit = cnnl.launch.OpCall.submit
+    submit = cnnl.opcall.OpCall.submit
 
     def counting(self, *args, **kwargs):
         names.append(self.name)
         return submit(self, *args, **kwargs)
 
     x = logits.log_softmax(1).mlu().requires_grad_()
-    monkeypatch.setattr(cnnl.launch.OpCall, "submit", counting)
+    monkeypatch.setattr(cnnl.opcall.OpCall, "submit", counting)
     with fallback.mode("error"):
         loss = torch.ops.aten.nll_loss_forward(x, target.mlu(), None if weight is None else weight.mlu(), 1, -100)[0]
         grad = torch.ops.aten.nll_loss_backward(torch.tensor(1.3).mlu(), x, target.mlu(),

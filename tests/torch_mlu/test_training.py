@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlusim.bench.torch_models import ResNet18
+from mlutools.bench.torch_models import ResNet18
 from torch_mlu import fallback
 
 STEPS = 20

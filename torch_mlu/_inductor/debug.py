@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Union
 
-from .runtime import launcher
+from .runtime import launch
 
 _lock = threading.Lock()
 
@@ -26,8 +26,8 @@ class Recording:
     """The kernels compiled (or loaded from a cache) and the kernels launched while the recording was active."""
 
     def __init__(self):
-        self.compiled: dict[str, launcher.Kernel] = {}
-        self.launched: dict[str, launcher.Kernel] = {}
+        self.compiled: dict[str, launch.Kernel] = {}
+        self.launched: dict[str, launch.Kernel] = {}
         self.launch_count: dict[str, int] = {}
 
     def _on_compile(self, kernel) -> None:
@@ -40,7 +40,7 @@ class Recording:
             self.launch_count[kernel.name] = self.launch_count.get(kernel.name, 0) + 1
 
     @property
-    def kernels(self) -> dict[str, "launcher.Kernel"]:
+    def kernels(self) -> dict[str, "launch.Kernel"]:
         """Compiled and launched kernels by name, in first-seen order."""
         merged = dict(self.compiled)
         for name, kernel in self.launched.items():
@@ -76,15 +76,15 @@ def _file_name(name: str) -> str:
 def recording() -> Iterator[Recording]:
     """Record the kernels compiled, loaded and launched inside the block (any thread)."""
     record = Recording()
-    launcher.on_compile.append(record._on_compile)
-    launcher.on_launch.append(record._on_launch)
+    launch.on_compile.append(record._on_compile)
+    launch.on_launch.append(record._on_launch)
     try:
         yield record
     finally:
-        launcher.on_compile.remove(record._on_compile)
-        launcher.on_launch.remove(record._on_launch)
+        launch.on_compile.remove(record._on_compile)
+        launch.on_launch.remove(record._on_launch)
 
 
-def loaded() -> dict[str, "launcher.Kernel"]:
+def loaded() -> dict[str, "launch.Kernel"]:
     """Every kernel compiled or loaded in this process, by name."""
-    return {kernel.name: kernel for kernel in launcher.loaded_kernels()}
+    return {kernel.name: kernel for kernel in launch.loaded_kernels()}

@@ -1,7 +1,7 @@
 """The Inductor Scheduling of device "mlu": Inductor's SIMD fusion decisions, kernels generated as numba code.
 
 Every fused group becomes one `NumbaKernel`; its source goes into the wrapper's header as a
-`mlu_kernel(name, source, meta)` call (runtime/launcher.py), which compiles it (or loads it from numba's disk cache)
+`mlu_kernel(name, source, meta)` call (runtime/launch.py), which compiles it (or loads it from numba's disk cache)
 when the compiled graph is loaded.
 """
 from __future__ import annotations
@@ -78,7 +78,7 @@ class MLUScheduling(SIMDScheduling):
         if "'''" in source:
             raise Unsupported("kernel source with a triple quote")
         origins, detailed = get_kernel_metadata(node_schedule, wrapper)
-        wrapper.add_import_once("from torch_mlu._inductor.runtime.launcher import compile_kernel as mlu_kernel")
+        wrapper.add_import_once("from torch_mlu._inductor.runtime.launch import compile_kernel as mlu_kernel")
         escaped = source.replace("\\", "\\\\")
         body = f"mlu_kernel({name!r}, '''\n{escaped}''', {kernel.kernel_meta()!r})"
         wrapper.define_kernel(name, body, f"{origins}\n{detailed}", gpu=False)

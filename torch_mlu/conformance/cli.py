@@ -48,11 +48,3 @@ def main(args: argparse.Namespace) -> int:
     bad = [r for r in reports if r.problem or any(
         record is not None and record.unexpected() for record in (r.forward, r.gradient))]
     return 1 if bad else 0
-
-
-def entry(argv: Optional[Sequence[str]] = None) -> int:
-    """`python -m torch_mlu.conformance` (the same options)."""
-    from mlusim.cli import add_conformance_arguments
-    parser = argparse.ArgumentParser(prog="python -m torch_mlu.conformance", description=__doc__)
-    add_conformance_arguments(parser)
-    return main(parser.parse_args(argv))

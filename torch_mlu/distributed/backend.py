@@ -23,7 +23,7 @@ import torch
 
 import cncl
 import cnrt
-from mlusim import sharedmem
+from mlusim.host import sharedmem
 
 from .. import _state
 from ..ops._iter import is_non_overlapping_and_dense

@@ -9,7 +9,7 @@ handle's device. The command runs the same cnnl kernel the public function runs.
 """
 from __future__ import annotations
 
-from cnnl.launch import OpCall
+from cnnl.opcall import OpCall
 
 #: signatures (a tuple naming the op and its descriptor objects) already validated by a public cnnl call
 _validated: set = set()

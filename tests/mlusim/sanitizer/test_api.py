@@ -10,7 +10,7 @@ import pytest
 
 import cnrt
 from mlusim import apicall, memory, queue as queues, sanitizer
-from mlusim.bang import launcher
+from mlusim.bang import launch as launcher
 
 ROOT = Path(__file__).resolve().parents[3]
 

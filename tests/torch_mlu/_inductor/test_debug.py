@@ -2,7 +2,7 @@
 (torch_mlu._inductor.debug) and from the command line (`mlusim kernels SCRIPT`)."""
 import torch
 
-from mlusim import cli
+from mlutools import cli
 from torch_mlu._inductor import debug
 
 

@@ -25,7 +25,7 @@ def _check(done: subprocess.CompletedProcess) -> None:
 
 
 def test_mlusim_run_and_torchrun():
-    mlusim = [sys.executable, "-m", "mlusim.launcher", "-n", "2", str(SCRIPT)]
+    mlusim = [sys.executable, "-m", "mlutools.run", "-n", "2", str(SCRIPT)]
     jobs = {"mlusim run": subprocess.Popen(mlusim, env=_environment(""), cwd=ROOT, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, text=True)}
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
