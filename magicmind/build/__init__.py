@@ -1,0 +1,1 @@
+"""The build side: BuilderConfig, the Builder and its passes, precision, calibration."""

@@ -1,0 +1,50 @@
+"""The builder's passes in order, driven by the BuilderConfig."""
+from __future__ import annotations
+
+from ..graph.program import Program
+from ..status import MagicMindError
+from . import passes, precision
+from .config import BuilderConfig
+
+
+def apply_shapes(program: Program, config: BuilderConfig) -> None:
+    """Fixed models keep the network's input dims (all known); mutable ones (graph_shape_mutable) take -1 on every
+    axis whose dim_range min and max differ (every axis without a dim_range), and keep the range for run time."""
+    mutable = config.get("graph_shape_mutable")
+    ranges = config.get("dim_range")
+    for key in ranges:
+        if int(key) >= len(program.inputs):
+            raise MagicMindError(3, f"BuilderConfig: dim_range.{key}: the network has {len(program.inputs)} inputs")
+    for i, key in enumerate(program.inputs):
+        value = program.values[key]
+        bounds = ranges.get(str(i))
+        if value.shape is None:
+            if bounds is None:
+                raise MagicMindError(3, f"input {i} ({value.name!r}) has no dims: set them (set_dimension) or give "
+                                        f"its dim_range")
+            value.shape = tuple(-1 for _ in bounds["min"])
+        if bounds is not None:
+            if len(bounds["min"]) != len(value.shape):
+                raise MagicMindError(3, f"BuilderConfig: dim_range.{i} has rank {len(bounds['min'])}; input {i} "
+                                        f"({value.name!r}) has rank {len(value.shape)}")
+            for axis, (low, high, d) in enumerate(zip(bounds["min"], bounds["max"], value.shape)):
+                if d >= 0 and not low <= d <= high and not mutable:
+                    raise MagicMindError(3, f"BuilderConfig: dim_range.{i} axis {axis} [{low}, {high}] excludes the "
+                                            f"input's extent {d}")
+            value.shape = tuple(lo if lo == hi else -1 for lo, hi in zip(bounds["min"], bounds["max"]))
+            program.ranges[i] = (list(bounds["min"]), list(bounds["max"]))
+        elif mutable:
+            value.shape = tuple(-1 for _ in value.shape)
+        elif -1 in value.shape:
+            raise MagicMindError(3, f"input {i} ({value.name!r}) has dims {list(value.shape)} with -1: set "
+                                    f"graph_shape_mutable and a dim_range, or fix the dims")
+
+
+def build(program: Program, config: BuilderConfig, network) -> dict:
+    """Rewrite `program` as the config asks; returns what was done (the model's build info)."""
+    info = {"precision": config.get("precision_config")["precision_mode"]}
+    apply_shapes(program, config)
+    info["folded"] = passes.fold_constants(program)
+    info["dead_steps_removed"] = passes.remove_dead_steps(program)
+    info.update(precision.apply(program, info["precision"]))
+    return info
