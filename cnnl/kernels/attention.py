@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import blas_threads
+from mlusim.host import blas as blas_threads
 from .dtypes import compute_dtype
 from .parallel import map_parallel, thread_count
 from .random import keep_scale_grid

@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-from . import blas_threads
+from mlusim.host import blas as blas_threads
 from .dtypes import compute_dtype
 from .parallel import map_parallel, thread_count
 from .staging import load, readonly_contiguous, store

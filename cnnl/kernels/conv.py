@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import blas_threads
+from mlusim.host import blas as blas_threads
 from .conv_columns import (as_3d, flat_operand, gather_columns, gather_rows, gather_samples, is_dense,
                            scatter_columns, scatter_rows, scatter_samples)
 from .dtypes import compute_dtype

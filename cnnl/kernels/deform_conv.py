@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import blas_threads
+from mlusim.host import blas as blas_threads
 from .dtypes import compute_dtype
 from .parallel import map_parallel
 from .staging import load, readonly_contiguous, store

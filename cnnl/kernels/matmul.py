@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from . import blas_threads
+from mlusim.host import blas as blas_threads
 from .cast import cast_to_new
 from .dtypes import FLOAT32, FLOAT64, NUMERIC_DTYPES, check_dtype, check_same_dtype, compute_dtype, is_half, is_int
 from .elementwise import run_elementwise

@@ -4,17 +4,15 @@ Every kernel in this package is a *block function*: a call that does one op on n
 operands, using numpy ufuncs (which release the GIL) and a few `nogil` numba kernels. `run_blocked` cuts the
 index space along the outer axes so that each block is either large (ops that write straight into the output) or
 about `STAGED_BLOCK` elements (ops that need temporaries, which then stay in the core's L2 cache), and hands each
-thread one contiguous run of blocks. This gives both host cores to every large op without compiling a separate
+thread one contiguous run of blocks (`mlusim.host.parallel.map_parallel`). This gives both host cores to every large op without compiling a separate
 parallel kernel per op and dtype, which keeps numba compile time (paid by every cold test run) small.
 """
-import itertools
 import math
-import threading
 
 import numpy as np
 
-from mlusim.host.threads import cpu_slot, host_cores
-from mlusim.host.threads import team as host_team
+from mlusim.host.parallel import even_ranges, map_parallel, thread_count
+from mlusim.host.parallel import run_inline as _run_inline
 
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
 STAGED_BLOCK = 1 << 16
@@ -25,16 +23,6 @@ INLINE_ELEMENTS = 1 << 17
 #: the same for ops that stream straight into their output (`staged=False`: copies, plain ufuncs): memory-bound,
 #: so a second thread gains little below a few MiB (measured on a 2-core host: it lost up to 2^22 elements)
 INLINE_DIRECT_ELEMENTS = 1 << 20
-#: how long the caller of map_parallel, its own share done, spins for the helpers' before it sleeps (an op's
-#: shares end within a few hundred us of each other, unless a helper started late)
-JOIN_SPIN_SECONDS = 0.002
-
-_state = threading.local()
-
-
-def thread_count():
-    """Number of host threads ops are split across (the host cores this process may use, at most 8)."""
-    return host_cores()
 
 
 def align_ndim(array, ndim):
@@ -70,12 +58,6 @@ def same_view(a, b):
     return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
             and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
-
-def even_ranges(count, pieces):
-    """(start, stop) ranges cutting range(count) into at most `pieces` nearly equal, non-empty, consecutive parts."""
-    pieces = max(1, min(int(pieces), int(count)))
-    bounds = [count * k // pieces for k in range(pieces + 1)]
-    return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
 
 
 def map_flat_ranges(fn, count, *arrays):
@@ -164,112 +146,3 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
         block_elements = max(STAGED_BLOCK, -(-total // (4 * threads)))
     blocks = block_slices(shape, whole_axes, block_elements)
     map_parallel(lambda block: block_fn(*(_slice_operand(op, block) for op in operands)), blocks)
-
-
-def map_parallel(fn, items):
-    """[fn(item) for item in items], the items shared out between the calling thread and the helpers of the
-    host's fork-join team (`mlusim.host.threads.Team`).
-
-    The items are cut into one consecutive share per host core; each thread first takes the untaken items of the
-    share of the core it runs on (`mlusim.host.threads.cpu_slot`), so that the same items, and the data they touch, land on
-    the same core call after call and are found in its caches (on this 2-core VM a relu of 3072 x 2048 float32
-    over two halves took 0.47-0.57 ms with each half kept on its core, 0.68-0.86 ms with the halves swapped each
-    call, when the host's caches were not crowded), then the untaken items of the other shares, from their ends.
-    So a helper the OS schedules late (a busy host) leaves its share to the others instead of holding up the
-    op; the caller never waits for a helper that has not started. The caller, its share done, spins for the
-    helpers' (JOIN_SPIN_SECONDS) before it sleeps on the batch: woken from sleep it started 35-80 us after the last
-    item on this host. Calls from inside a worker run inline. Every item taken has finished before this returns
-    or raises; after a failure the remaining items are skipped and the first error is raised.
-    """
-    items = list(items)
-    threads = thread_count()
-    if len(items) <= 1 or threads == 1 or getattr(_state, "inside", False):
-        return _run_inside(fn, items)
-    batch = _Batch(fn, items)
-    team = host_team()
-    forks = team.fork(batch.work, min(threads, len(items)) - 1)
-    batch.work()
-    if forks:
-        team.join(forks, batch.progress, len(items), JOIN_SPIN_SECONDS)
-    batch.finished.acquire()  # released by the thread that finishes the last item
-    if batch.error is not None:
-        raise batch.error
-    return batch.results
-
-
-class _Batch:
-    """The shared state of one map_parallel call."""
-
-    __slots__ = ("fn", "items", "results", "taken", "lock", "done", "progress", "finished", "error", "errors")
-
-    def __init__(self, fn, items):
-        self.fn, self.items = fn, items
-        self.errors = np.geterr()  # the caller's floating-point error handling holds on the pool threads too
-        self.results = [None] * len(items)
-        self.taken = bytearray(len(items))  # 1 once a thread took the item (set under the lock)
-        self.lock = threading.Lock()
-        self.done = 0
-        self.progress = np.zeros(1, np.int64)  # `done`, for a caller spinning on it without the GIL
-        self.finished = threading.Lock()  # a lock, not an Event: one C call to release, none to make
-        self.finished.acquire()
-        self.error = None
-
-    def work(self):
-        was_inside = getattr(_state, "inside", False)
-        _state.inside = True  # nested blocked ops run inline instead of waiting on the pool
-        try:
-            with np.errstate(**self.errors):
-                self._take_items()
-        finally:
-            _state.inside = was_inside
-
-    def _order(self):
-        """The item indices in the order this thread tries them: its core's share, then the others' from their
-        ends (see map_parallel)."""
-        count, cores = len(self.items), thread_count()
-        slot = cpu_slot()
-        if slot is None or cores == 1:
-            return range(count)
-        first, stop = count * slot // cores, count * (slot + 1) // cores
-        return itertools.chain(range(first, stop), range(count - 1, stop - 1, -1), range(first - 1, -1, -1))
-
-    def _take_items(self):
-        count, taken, lock = len(self.items), self.taken, self.lock
-        for index in self._order():
-            with lock:
-                if taken[index]:
-                    continue
-                taken[index] = 1
-            if self.error is None:
-                try:
-                    self.results[index] = self.fn(self.items[index])
-                except BaseException as exc:  # noqa: BLE001 - raised by the calling thread
-                    with self.lock:
-                        if self.error is None:
-                            self.error = exc
-            with self.lock:
-                self.done += 1
-                self.progress[0] = self.done
-                if self.done == count:
-                    self.finished.release()
-
-
-def _run_inline(block_fn, operands):
-    """block_fn(*operands) on this thread, marked as kernel work (nested blocked ops run inline too)."""
-    state = _state
-    was_inside = getattr(state, "inside", False)
-    state.inside = True
-    try:
-        block_fn(*operands)
-    finally:
-        state.inside = was_inside
-
-
-def _run_inside(fn, items):
-    # marks the thread as running kernel work, so nested blocked ops run inline instead of waiting on the pool
-    was_inside = getattr(_state, "inside", False)
-    _state.inside = True
-    try:
-        return [fn(item) for item in items]
-    finally:
-        _state.inside = was_inside

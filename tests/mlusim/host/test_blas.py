@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from cnnl.kernels import blas_threads
+from mlusim.host import blas as blas_threads
 
 pytestmark = pytest.mark.skipif(not blas_threads.thread_count(), reason="numpy's BLAS is not OpenBLAS")
 
