@@ -1,5 +1,6 @@
-"""A best-fit free list of address ranges with coalescing, shared by the GDRAM allocator (mlusim/memory.py) and
-the shareable arenas (mlusim/host/sharedmem.py). Not thread-safe: its owner holds a lock around every call."""
+"""A free list of address ranges with coalescing, shared by the GDRAM allocator (mlusim/memory.py: next fit, so
+that freed addresses are not handed out again until the rest of the range is spent) and the shareable arenas
+(mlusim/host/sharedmem.py: best fit). Not thread-safe: its owner holds a lock around every call."""
 from __future__ import annotations
 
 import bisect
@@ -32,6 +33,41 @@ class FreeList:
         if size > need:
             self._add(start + need, size - need)
         return start
+
+    def take_next(self, rover: int, need: int) -> int | None:
+        """The start of `need` bytes cut from the first free range at or after address `rover` that holds them
+        (from `rover` itself when it lies in a free range), else from the first one from the lowest address (the
+        wrap); None when no free range holds them."""
+        if self.largest() < need:
+            return None
+        starts, sizes = self._starts, self._size
+        index = bisect.bisect_right(starts, rover) - 1
+        if index >= 0:
+            start = starts[index]
+            end = start + sizes[start]
+            if end - rover >= need:
+                self._cut(start, rover, need)
+                return rover
+        for position in range(index + 1, len(starts)):
+            start = starts[position]
+            if sizes[start] >= need:
+                self._cut(start, start, need)
+                return start
+        for position in range(0, min(index + 1, len(starts))):
+            start = starts[position]
+            if sizes[start] >= need:
+                self._cut(start, start, need)
+                return start
+        return None
+
+    def _cut(self, start: int, at: int, need: int) -> None:
+        """Take [at, at + need) out of the free range that starts at `start`."""
+        end = start + self._size[start]
+        self._remove(start)
+        if at > start:
+            self._add(start, at - start)
+        if at + need < end:
+            self._add(at + need, end - at - need)
 
     def give(self, start: int, size: int) -> None:
         """Return [start, start + size) (taken before, not free now), merging it with free neighbours."""

@@ -1,10 +1,13 @@
 """A device's GDRAM: address space, allocator, allocation records, bounds and lifetime checks, poison.
 
-Each device owns the address range [base, base + ADDRESS_SPAN). Blocks are carved from a best-fit free list with
-coalescing. Every block is followed by a guard gap of GUARD bytes that belongs to no block, so that an access just
-past the end of a block, or just before the start of the next one (a negative offset), is caught.
-A block's footprint is `round_up(nbytes, ALIGNMENT) + GUARD`; `info()` reports free = capacity - sum of footprints,
-exactly. Backing storage is one numpy byte array per block, filled with the poison byte 0xFF (NaN for every float
+Each device owns the address range [base, base + ADDRESS_SPAN): addresses are virtual, and capacity is accounted
+apart from them. Blocks are carved from the free ranges of the whole span next fit (from the end of the block handed
+out last, wrapping to the lowest address only when no range after it holds the block), so a freed block's addresses
+are not handed out again until the rest of the span (2^40 bytes) is spent: every later use of a stale pointer is a
+use after free naming its block and the call that freed it. Every block is followed by a guard gap of GUARD bytes
+that belongs to no block, so that an access just past the end of a block, or just before the start of the next one
+(a negative offset), is caught. A block's footprint is `round_up(nbytes, ALIGNMENT) + GUARD`; `info()` reports
+free = capacity - sum of footprints, exactly. Backing storage is one numpy byte array per block, filled with the poison byte 0xFF (NaN for every float
 type, -1 for signed ints) unless poisoning is turned off.
 """
 from __future__ import annotations
@@ -28,8 +31,9 @@ GUARD = ALIGNMENT
 ADDRESS_BITS = 40
 ADDRESS_SPAN = 1 << ADDRESS_BITS
 POISON_BYTE = 0xFF
-#: Freed blocks remembered for use-after-free reports.
-FREED_HISTORY = 4096
+#: Freed blocks remembered (with the call that freed them, and under memcheck its stack) for use-after-free reports;
+#: a stale pointer into an older freed block is still a use after free, without the block's details.
+FREED_HISTORY = 16384
 #: The sanitizer while it is on (mlusim.sanitizer sets it): told of every allocation and free.
 sanitizer = None
 
@@ -77,10 +81,11 @@ class Block:
 
     A freed block is gone for new uses at once; its address range (and backing) returns to the allocator when the
     last command that pinned it is done. `freed_by` is (queue, position) when a queued command freed it
-    (cnrtMemFreeAsync, or cnrtFree inside a host function): later commands of that queue must not use it."""
+    (cnrtMemFreeAsync, or cnrtFree inside a host function): later commands of that queue must not use it.
+    `freed_call` names the call that freed it; `free_stack` is that call's stack when memcheck recorded it."""
 
     __slots__ = ("start", "size", "footprint", "data", "freed", "pins", "space", "serial", "freed_by", "released",
-                 "readonly", "__weakref__")
+                 "readonly", "freed_call", "free_stack", "__weakref__")
 
     def __init__(self, start: int, size: int, data: np.ndarray, space: "AddressSpace", serial: int):
         self.start = start
@@ -94,6 +99,8 @@ class Block:
         self.freed_by = None
         self.released = False
         self.readonly = None  # a read-only memoryview of `data` (made on first use; see read_only_data)
+        self.freed_call = ""
+        self.free_stack = ()
 
     def read_only_data(self) -> memoryview:
         """`data` as a read-only buffer: arrays made over it are read-only from the start (cheaper than making a
@@ -119,11 +126,12 @@ class Block:
 class AddressSpace:
     """The GDRAM of one device."""
 
-    def __init__(self, device_index: int, base: int, capacity: int, poison: bool = True):
-        if capacity + GUARD > ADDRESS_SPAN:
+    def __init__(self, device_index: int, base: int, capacity: int, poison: bool = True, span: int = ADDRESS_SPAN):
+        if capacity + GUARD > span:
             raise ValueError(f"capacity {capacity} exceeds the address span")
         self.device_index = device_index
         self.base = base
+        self.span = span
         self.capacity = capacity
         self.poison = poison
         self._lock = threading.RLock()
@@ -134,7 +142,11 @@ class AddressSpace:
         _spaces.add(self)
 
     def _reset_state(self) -> None:
-        self._holes = FreeList(self.base + GUARD, self.capacity)
+        self._holes = FreeList(self.base + GUARD, self.span - GUARD)
+        self._rover = self.base + GUARD  # where the next block is looked for: the end of the block handed out last
+        self._handed_out = self.base + GUARD  # every address below it belonged to a block once
+        #: times the allocator went back to the lowest free address: from the first on, addresses may be reused
+        self.wraps = 0
         self._starts: list[int] = []
         self._blocks: dict[int, Block] = {}
         self._freed: OrderedDict[int, Block] = OrderedDict()
@@ -147,12 +159,15 @@ class AddressSpace:
         """A new poisoned block of `nbytes` (> 0). Raises OutOfMemoryFault when capacity or host memory runs out."""
         need = footprint(nbytes)
         with self._lock:
-            start = self._holes.take(need)
+            if need > self.capacity - self.used:
+                raise OutOfMemoryFault(
+                    f"cannot allocate {nbytes} bytes ({need} with alignment and guard) on device "
+                    f"{self.device_index}: {self.capacity - self.used} of {self.capacity} bytes free", "bytes")
+            start = self._holes.take_next(self._rover, need)
             if start is None:
                 raise OutOfMemoryFault(
-                    f"cannot allocate {nbytes} bytes on device {self.device_index}: "
-                    f"{self.capacity - self.used} of {self.capacity} bytes free, largest free range "
-                    f"{self._holes.largest()} bytes", "bytes")
+                    f"cannot allocate {nbytes} bytes on device {self.device_index}: no free range of its "
+                    f"{self.span}-byte address space holds {need} bytes (largest {self._holes.largest()})", "bytes")
             if not HOST_BUDGET.take(need):
                 self._holes.give(start, need)
                 raise OutOfMemoryFault(
@@ -165,11 +180,17 @@ class AddressSpace:
                 self._holes.give(start, need)
                 raise OutOfMemoryFault(f"the host could not provide {nbytes} bytes for device "
                                        f"{self.device_index}", "bytes") from None
+            if start < self._rover:
+                self.wraps += 1
+                self._handed_out = self.base + self.span
+            self._rover = start + need
+            self._handed_out = max(self._handed_out, self._rover)
             self._serial += 1
             block = Block(start, nbytes, data, self, self._serial)
             bisect.insort(self._starts, start)
             self._blocks[start] = block
-            self._forget_freed_overlapping(start, need)
+            if self.wraps:  # before the first wrap no address is handed out twice
+                self._forget_freed_overlapping(start, need)
             self.used += need
         if sanitizer is not None:
             sanitizer.allocated(block)
@@ -181,7 +202,7 @@ class AddressSpace:
             return shared
         return aligned_bytes(nbytes, POISON_BYTE if self.poison else 0)
 
-    def free(self, address: int, arg: str = "ptr") -> Block:
+    def free(self, address: int, arg: str = "ptr", call: str = "cnrtFree") -> Block:
         """Free the block starting at `address` (cnrtFree). From the host: after the queued commands that use it
         have run. From inside a queued command (a host function), waiting could never end when a later command of
         the same queue uses the block: the block is freed at once, and such later commands fail as a use after free
@@ -190,7 +211,7 @@ class AddressSpace:
         with self._lock:
             block = self.block_at(address, arg)
             if running is not None:
-                self._retire(block, (running, running.completed))
+                self._retire(block, (running, running.completed), f"{call} in a host function on {running.name}")
                 return block
             while block.pins:
                 self._pin_waiters += 1
@@ -200,25 +221,27 @@ class AddressSpace:
                     self._pin_waiters -= 1
             if block.freed:  # freed by another thread while we waited
                 raise DoubleFreeFault(f"0x{address:x} was already freed", arg, address)
-            self._retire(block, None)
+            self._retire(block, None, call)
             return block
 
-    def free_async(self, address: int, queue, position: int, arg: str = "ptr") -> Block:
+    def free_async(self, address: int, queue, position: int, arg: str = "ptr",
+                   call: str = "cnrtMemFreeAsync") -> Block:
         """Free the block at `address` in the order of `queue` (cnrtMemFreeAsync queued at `position`): no new use
         of it is accepted from now on; commands queued before the free still run on it, and the memory returns to
         the allocator when the last of them is done."""
         with self._lock:
             block = self.block_at(address, arg)
-            self._retire(block, (queue, position))
+            self._retire(block, (queue, position), f"{call} on {queue.name}")
             return block
 
-    def _retire(self, block: Block, freed_by) -> None:
+    def _retire(self, block: Block, freed_by, call: str) -> None:
         """Make `block` unusable now; release its range when no queued command holds it any more."""
         index = bisect.bisect_left(self._starts, block.start)
         del self._starts[index]
         del self._blocks[block.start]
         block.freed = True
         block.freed_by = freed_by
+        block.freed_call = call
         self._freed[block.start] = block
         if len(self._freed) > FREED_HISTORY:
             self._freed.popitem(last=False)
@@ -237,6 +260,14 @@ class AddressSpace:
         self.used -= block.footprint
         HOST_BUDGET.give(block.footprint)
 
+    def rewind(self) -> None:
+        """Hand out addresses from the lowest free one again, as when the span is spent (for tests of code that
+        must cope with an address coming back as a new block)."""
+        with self._lock:
+            self._rover = self.base + GUARD
+            self.wraps += 1
+            self._handed_out = self.base + self.span
+
     def block_at(self, address: int, arg: str = "ptr") -> Block:
         """The live block that starts at `address` (what free takes); the precise fault otherwise."""
         with self._lock:
@@ -245,12 +276,12 @@ class AddressSpace:
                 self._raise_not_live(address, 1, arg, freeing=True)
             return block
 
-    def free_all(self) -> None:
+    def free_all(self, call: str = "cnrtDeviceReset") -> None:
         """Free every block (device reset, after the device's queues were drained): a block that work still holds
         (a lost queue's command that never returned) returns to the allocator when that work lets go of it."""
         with self._lock:
             for block in list(self._blocks.values()):
-                self._retire(block, None)
+                self._retire(block, None, call)
 
     # ---- pins: queued work keeps its blocks alive ----------------------------------------------------------------
 
@@ -333,8 +364,11 @@ class AddressSpace:
             if freeing:
                 raise DoubleFreeFault(f"double free of 0x{address:x} (block of {freed.size} bytes already freed)",
                                       arg, address)
-            raise UseAfterFreeFault(f"0x{address:x} is in block 0x{freed.start:x} (size {freed.size}), which was "
-                                    f"freed (use after free)", arg, address)
+            fault = UseAfterFreeFault(f"0x{address:x} is in block 0x{freed.start:x} (size {freed.size}, allocation "
+                                      f"#{freed.serial}), which {freed.freed_call} freed (use after free)",
+                                      arg, address)
+            fault.block = freed
+            raise fault
         index = bisect.bisect_right(self._starts, address)
         if index < len(self._starts):
             following = self._blocks[self._starts[index]]
@@ -348,6 +382,10 @@ class AddressSpace:
             if 0 <= past < GUARD + ALIGNMENT:
                 raise OutOfBoundsFault(f"0x{address:x} is {past} byte(s) past the end of block "
                                        f"0x{preceding.start:x} (size {preceding.size})", arg, address)
+        if self.base + GUARD <= address < self._handed_out:
+            raise UseAfterFreeFault(f"0x{address:x} was in a block of device {self.device_index} that was freed (use "
+                                    f"after free; the block is older than the last {FREED_HISTORY} frees, whose "
+                                    f"blocks are named)", arg, address)
         raise UnknownAddressFault(f"0x{address:x} is not an address allocated on device {self.device_index}",
                                   arg, address)
 

@@ -30,7 +30,7 @@ from numba.core.registry import CPUDispatcher
 
 from mlusim import device as devices
 from mlusim import launching
-from mlusim.errors import ArgumentFault, Fault, KernelFault
+from mlusim.errors import ArgumentFault, Fault, KernelFault, MemoryFault
 
 from . import watchdog
 from .caching import jit
@@ -301,6 +301,10 @@ class Kernel:
                                         f"of device {device.index}", arg)
                 try:
                     block, offset = device.memory.resolve(address, 0, arg=name)
+                except MemoryFault as fault:  # keeps its kind (use_after_free, unknown_address, ...)
+                    named = type(fault)(f"{where} parameter '{name}': {fault.message}", arg, fault.address)
+                    named.block = getattr(fault, "block", None)
+                    raise named from None
                 except Fault as fault:
                     raise ArgumentFault(f"{where} parameter '{name}': {fault.message}", arg) from None
                 if offset % annotation.etype.itemsize:

@@ -437,6 +437,8 @@ class Engine:
                 self.init.watch(block)
 
     def freed(self, block) -> None:
+        if self.memcheck:  # a later use after free names this call's stack
+            block.free_stack = capture_stack(2)
         with self.lock:
             self.races.forget(block)
             self.init.forget(block)

@@ -1,8 +1,8 @@
 """memcheck: the simulator's pointer checks as sanitizer reports, and kernel faults with their task.
 
 Every API call already refuses a bad device pointer (null, unknown, freed, out of bounds, ...) with an error naming
-the argument; memcheck also reports it, with the call's stack, so that a run's summary lists it even when the program
-swallowed the error. A kernel that traps on an illegal access (out of bounds, negative offset, misaligned operand)
+the argument; memcheck also reports it, with the call's stack (and for a use after free the stack of the call that
+freed the block), so that a run's summary lists it even when the program swallowed the error. A kernel that traps on an illegal access (out of bounds, negative offset, misaligned operand)
 is reported with its task and, for GDRAM, the device address.
 """
 from __future__ import annotations
@@ -43,8 +43,12 @@ def api_fault_report(call: str, fault, stack: tuple) -> Optional[Report]:
     device = None
     if address and address >> 40:
         device = (address >> 40) - 1
-    return Report("memcheck", fault.kind, f"{call}: {fault}", address=address, device=device,
-                  accesses=[Access("call", command=call, stack=stack)], raised=True)
+    accesses = [Access("call", command=call, stack=stack)]
+    freed = getattr(fault, "block", None)
+    if fault.kind == "use_after_free" and freed is not None and freed.free_stack:
+        accesses.append(Access("free", command=freed.freed_call, stack=freed.free_stack))
+    return Report("memcheck", fault.kind, f"{call}: {fault}", address=address, device=device, accesses=accesses,
+                  raised=True)
 
 
 def kernel_fault_report(launch, fault, record) -> Optional[Report]:

@@ -1,11 +1,13 @@
-"""The GDRAM allocator: alignment, exact accounting, reuse, coalescing, exhaustion, poison."""
+"""The GDRAM allocator: alignment, exact accounting, fresh addresses for every block (a stale pointer is always a use
+after free), capacity reuse, coalescing, wrapping, exhaustion, poison."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 from mlusim.errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault,
                            OutOfBoundsFault, OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
-from mlusim.memory import ALIGNMENT, BACKING_ALIGNMENT, AddressSpace, footprint
+from mlusim import memory as gdram
+from mlusim.memory import ALIGNMENT, BACKING_ALIGNMENT, GUARD, AddressSpace, footprint
 
 BASE = 1 << 40
 
@@ -25,12 +27,89 @@ def test_blocks_are_aligned_and_disjoint_and_accounting_is_exact():
     assert free == total - sum(footprint(n) for n in (1, 100, 256, 257, 4096))
 
 
-def test_freed_space_is_reused():
+def test_a_freed_blocks_capacity_is_reused_but_its_addresses_are_not():
+    """malloc/free/malloc of the same size, many times over the capacity: each block gets fresh addresses, so every
+    earlier pointer is a use after free naming its block and the free, however often the capacity turned over."""
+    memory = space(4 * footprint(1000))
+    stale = []
+    for _ in range(40):
+        block = memory.allocate(1000)
+        assert all(not (old <= block.start < old + footprint(1000)) for old in stale)
+        memory.free(block.start)
+        stale.append(block.start)
+    assert memory.info()[0] == memory.capacity and memory.wraps == 0
+    for number, old in enumerate(stale, 1):
+        for offset, nbytes in ((0, 4), (996, 4), (500, 0)):
+            with pytest.raises(UseAfterFreeFault, match=rf"0x{old:x} \(size 1000, allocation #{number}\), "
+                                                        r"which cnrtFree freed"):
+                memory.resolve(old + offset, nbytes)
+
+
+def test_a_block_freed_just_before_the_next_one_is_not_taken_again():
+    """Freeing the block handed out last merges its range with the untouched rest: the next block still starts
+    after it."""
     memory = space()
     first = memory.allocate(1000)
-    memory.allocate(1000)
     memory.free(first.start)
-    assert memory.allocate(900).start == first.start
+    second = memory.allocate(1000)
+    assert second.start == first.start + footprint(1000)
+    with pytest.raises(UseAfterFreeFault):
+        memory.resolve(first.start, 4)
+
+
+def test_addresses_wrap_to_the_lowest_free_range_only_when_the_span_is_spent():
+    """A span of 16 footprints: 15 blocks of one footprint fit after the first guard; the 16th allocation wraps to
+    the lowest free address (reused: the documented limit), later ones go on from there."""
+    size = 1000
+    memory = AddressSpace(0, BASE, 4 * footprint(size), span=GUARD + 15 * footprint(size))
+    starts = []
+    for _ in range(15):
+        starts.append(memory.allocate(size).start)
+        memory.free(starts[-1])
+    assert starts == [BASE + GUARD + i * footprint(size) for i in range(15)] and memory.wraps == 0
+    keep = memory.allocate(size)
+    assert keep.start == starts[0] and memory.wraps == 1
+    assert memory.resolve(starts[0] + 8, 4) == (keep, 8)
+    with pytest.raises(UseAfterFreeFault):
+        memory.resolve(starts[1] + 8, 4)  # freed, not handed out again yet
+    assert memory.allocate(size).start == starts[1]
+
+
+def test_a_use_after_a_free_older_than_the_history_is_still_a_use_after_free(monkeypatch):
+    monkeypatch.setattr(gdram, "FREED_HISTORY", 4)
+    memory = space()
+    blocks = [memory.allocate(300) for _ in range(10)]
+    for block in blocks:
+        memory.free(block.start)
+    with pytest.raises(UseAfterFreeFault, match="which cnrtFree freed"):
+        memory.resolve(blocks[-1].start + 8, 4)
+    with pytest.raises(UseAfterFreeFault, match="older than the last 4 frees"):
+        memory.resolve(blocks[0].start + 8, 4)
+    with pytest.raises(UnknownAddressFault):
+        memory.resolve(blocks[-1].start + (1 << 30), 4)  # never handed out
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 5000), st.integers(0, 1 << 20)), max_size=60))
+def test_no_freed_address_is_handed_out_again_and_each_stale_pointer_is_caught(operations):
+    memory = space(64 * 1024)
+    live, freed = [], []
+    for allocate, size, pick in operations:
+        if allocate or not live:
+            try:
+                block = memory.allocate(size)
+            except OutOfMemoryFault:
+                continue
+            assert all(block.start + block.footprint <= old.start or old.start + old.footprint <= block.start
+                       for old in freed)
+            live.append(block)
+        else:
+            block = live.pop(pick % len(live))
+            memory.free(block.start)
+            freed.append(block)
+        if freed:
+            old = freed[pick % len(freed)]
+            with pytest.raises(UseAfterFreeFault, match=f"allocation #{old.serial}"):
+                memory.resolve(old.start + pick % old.size, 1)
 
 
 def test_neighbouring_holes_coalesce_so_the_whole_capacity_is_usable_again():
@@ -51,7 +130,7 @@ def test_exhaustion_is_out_of_memory_and_leaves_state_intact():
     memory = space(16 * 1024)
     memory.allocate(8 * 1024)
     before = memory.info()
-    with pytest.raises(OutOfMemoryFault, match="largest free range"):
+    with pytest.raises(OutOfMemoryFault, match=r"7936 of 16384 bytes free"):
         memory.allocate(8 * 1024)
     assert memory.info() == before
 
@@ -138,11 +217,11 @@ def test_lookups_after_the_remembered_block_was_freed_or_passed_find_the_right_b
     memory.free(first.start)
     with pytest.raises(UseAfterFreeFault):
         memory.resolve(first.start + 10, 4)
-    reused = memory.allocate(500)  # takes the freed range
-    assert reused.start == first.start
-    assert memory.resolve(first.start + 10, 4) == (reused, 10)
-    with pytest.raises(OutOfBoundsFault):
-        memory.resolve(first.start + 600, 4)  # inside the freed block's range, past the new one's end
+    fresh = memory.allocate(500)  # the freed range is not handed out again
+    assert fresh.start > second.start
+    with pytest.raises(UseAfterFreeFault):
+        memory.resolve(first.start + 10, 4)
+    assert memory.resolve(fresh.start + 10, 4) == (fresh, 10)
 
 
 @given(st.lists(st.tuples(st.sampled_from(["allocate", "free", "resolve"]), st.integers(0, 1 << 30)),
