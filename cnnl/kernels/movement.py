@@ -194,10 +194,13 @@ def fill(out, value):
     """Every element of out = value, converted to out's dtype by the `cast` rules (`cnnlFill_v3`)."""
     check_dtype("out", out, ALL_DTYPES)
     source = np.asarray(value)
-    if source.ndim != 0 or source.dtype.kind not in "biuf":
-        raise TypeError(f"fill value must be a real number, got {value!r}")
-    scalar = np.empty((), out.dtype)
-    cast_block(source.astype(np.float64) if source.dtype.kind == "f" else source, scalar)
+    if source.ndim == 0 and source.dtype == out.dtype:
+        scalar = source  # already an element of out (the op converted the caller's number)
+    else:
+        if source.ndim != 0 or source.dtype.kind not in "biuf":
+            raise TypeError(f"fill value must be a real number, got {value!r}")
+        scalar = np.empty((), out.dtype)
+        cast_block(source.astype(np.float64) if source.dtype.kind == "f" else source, scalar)
     run_elementwise(_copy_block, out, [scalar], staged=False)
 
 

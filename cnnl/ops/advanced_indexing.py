@@ -25,7 +25,6 @@ from .. import enums as E
 from ..handle import handle_arg
 from ..kernels import advanced_indexing as K
 from ..kernels import indexing as I
-from ..kernels.cast import cast_block
 from ..opcall import OpCall
 from ..status import api
 from ..tensor import MAX_DIMS, TensorDescriptor, tensor_arg
@@ -82,7 +81,7 @@ def masked_v4(handle, masked_op, input_desc, input, mask_desc, mask, value_desc,
         if mode == E.CNNL_MASKED_FILL:
             run = lambda: I.masked_fill(x_view, m_view, v_view, o_view)  # noqa: E731
         elif mode == E.CNNL_MASKED_FILL_HOST:
-            fill = P.host_scalar(scale, "scale", xd.dtype)
+            fill = P.host_scalar(scale, "scale", xd.dtype, fill=True)
             run = lambda: I.masked_fill(x_view, m_view, fill, o_view)  # noqa: E731
         elif mode == E.CNNL_MASKED_SELECT:
             run = lambda: I.masked_select(x_view, m_view, o_view, count)  # noqa: E731
@@ -255,13 +254,12 @@ def _index_fill(call: OpCall, dim, read_value, input_desc, input, index_desc, in
 @api("cnnlIndexFill")
 def indexFill(handle, dim, value, input_desc, input, index_desc, index, output_desc, output) -> None:
     """cnnlIndexFill(handle, int dim, float value, input_desc, input, index_desc, index, output_desc, output):
-    output = input with the slices at `index` along `dim` set to value (converted to the input's type by the cast
-    rules; torch.index_fill, negative indices count from the end)."""
-    number = float(as_number(value, "value"))
+    output = input with the slices at `index` along `dim` set to value (converted to the input's type as
+    pointer_scalars.fill_value says; torch.index_fill, negative indices count from the end)."""
+    number = float(np.float32(as_number(value, "value")))  # a C float
 
     def read_value(dtype):
-        stored = np.empty((), D.NUMPY_DTYPES[dtype])
-        cast_block(np.asarray(np.float32(number), np.float64), stored)
+        stored = P.fill_value(number, dtype, "value")
         return lambda: stored
 
     with OpCall("cnnlIndexFill", handle) as call:
@@ -276,6 +274,6 @@ def indexFill_v2(handle, dim, pointer_mode, value, input_desc, input, index_desc
     one element of the input's type."""
     with OpCall("cnnlIndexFill_v2", handle) as call:
         mode = P.pointer_mode(pointer_mode)
-        _index_fill(call, dim, lambda dtype: P.scalar_reader(call, mode, value, dtype, "value"), input_desc, input,
-                    index_desc, index, output_desc, output)
+        _index_fill(call, dim, lambda dtype: P.scalar_reader(call, mode, value, dtype, "value", fill=True),
+                    input_desc, input, index_desc, index, output_desc, output)
 

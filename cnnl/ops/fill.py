@@ -11,13 +11,15 @@ from .. import kernels
 from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
+from . import pointer_scalars as P
 
 
 @api("cnnlFill_v3")
 def fill_v3(handle, pointer_mode, value, output_desc, output) -> None:
     """cnnlFill_v3(handle, cnnlPointerMode_t pointer_mode, const void *value, output_desc, output).
     CNNL_POINTER_MODE_HOST: `value` is a Python number; CNNL_POINTER_MODE_DEVICE: `value` is the device address of
-    one element of the output's data type, read when the fill runs. The value converts with the cast rules."""
+    one element of the output's data type, read when the fill runs. A host value converts as
+    pointer_scalars.fill_value says (into integer types as C converts integers: -1 into uint8 is 255)."""
     with OpCall("cnnlFill_v3", handle) as call:
         mode = as_enum(pointer_mode, "pointer_mode", (E.CNNL_POINTER_MODE_HOST, E.CNNL_POINTER_MODE_DEVICE),
                        "cnnlPointerMode_t")
@@ -26,9 +28,7 @@ def fill_v3(handle, pointer_mode, value, output_desc, output) -> None:
         if mode == E.CNNL_POINTER_MODE_HOST:
             if value is None:
                 raise ArgumentFault("NULL value", "value")
-            number = as_number(value, "value")
-            if isinstance(number, int) and not -2**63 <= number < 2**64:
-                number = float(number)  # beyond any integer type: converts (saturates) like the float it is
+            number = P.fill_value(as_number(value, "value"), dst.dtype, "value")
             read_value = lambda: number  # noqa: E731
         else:
             scalar_view = call.device_scalar(value, dst.dtype, "value")

@@ -57,7 +57,7 @@ def pad(handle, input_desc, input, paddings, padding_value, output_desc, output)
             raise ArgumentFault(f"{len(yd.dims)} dims; the input has {len(xd.dims)}", "output_desc")
         pads = _pairs(paddings, len(xd.dims))
         _padded_dims(xd.dims, pads, yd.dims, "output_desc")
-        value = P.host_scalar(0 if padding_value is None else padding_value, "padding_value", xd.dtype)
+        value = P.host_scalar(0 if padding_value is None else padding_value, "padding_value", xd.dtype, fill=True)
         x_view, y_view = call.input(xd, input, "input"), call.output(yd, output, "output")
         call.submit(lambda: K.constant_pad(x_view, pads, value, y_view), flops=0, dtype=yd.dtype)
 

@@ -135,3 +135,43 @@ def strided_layouts(dims, rng):
     return {"dense": dense, "padded": padded, "transposed": transposed}
 
 
+
+
+#: the integer types a fill writes into, and bool
+FILL_TYPES = (cnnl.CNNL_DTYPE_INT8, cnnl.CNNL_DTYPE_INT16, cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_INT64,
+              cnnl.CNNL_DTYPE_UINT8, cnnl.CNNL_DTYPE_BOOL)
+
+
+def fill_reference(value, code):
+    """The element a fill of the host number `value` writes into a tensor of `code`, computed independently: an
+    integer (or a finite float truncated toward zero) within 64 bits converts as C converts (numpy's uint64 ->
+    narrower integer cast wraps the same way); NaN -> 0, +-inf and beyond 64 bits saturate; bool is value != 0.
+    Where torch's fill_ accepts the value, it must give the same element."""
+    import math
+    import torch
+
+    dtype = NUMPY[code]
+    if dtype.kind == "b":
+        expected = np.bool_(value != 0)
+    elif isinstance(value, float) and math.isnan(value):
+        expected = dtype.type(0)
+    elif (isinstance(value, float) and math.isinf(value)) or not -2**63 <= int(value) < 2**64:
+        info = np.iinfo(dtype)
+        expected = dtype.type(info.max if value > 0 else info.min)
+    else:
+        expected = np.array(int(value) % 2**64, np.uint64).astype(dtype)[()]
+    try:
+        torch_value = torch.zeros(1, dtype=getattr(torch, dtype.name)).fill_(value)[0].item()
+    except (RuntimeError, OverflowError):
+        pass  # torch refuses to convert it ("value cannot be converted ... without overflow")
+    else:
+        assert torch_value == expected, (value, code, torch_value, expected)
+    return expected
+
+
+def fill_values():
+    """Host numbers for fills: every integer a C integer holds, beyond it, floats with the specials."""
+    from hypothesis import strategies as st
+    return st.one_of(st.integers(-2**63, 2**64 - 1), st.integers(-2**70, 2**70), st.sampled_from(
+        [-1, -128, -129, 255, 256, -2**31 - 1, 2**31, 2**63, 2**64 - 1, -2**63, 0.0, -0.0, -1.0, 2.7, -2.7,
+         float("nan"), float("inf"), float("-inf"), 1e30, -1e30]), st.floats(-1e20, 1e20))

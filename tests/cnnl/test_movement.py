@@ -4,15 +4,15 @@ import threading
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cnnl
 import cnrt
 
 from ..cnnl_kernels.references import round_to_format
-from .helpers import (ALL, NUMPY, as_float64, empty, random_values, raises_status, strided_layouts, sync,
-                      tensor)
+from .helpers import (ALL, FILL_TYPES, NUMPY, as_float64, empty, fill_reference, fill_values, random_values,
+                      raises_status, strided_layouts, sync, tensor)
 
 
 @st.composite
@@ -367,3 +367,13 @@ def test_select_bad_arguments(handle):
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="then_desc"):
         cnnl.selectV2(handle, cond.desc, cond.ptr, empty([3]).desc, a.ptr, a.desc, a.ptr, None, 0, out.desc, out.ptr)
 
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(code=st.sampled_from(FILL_TYPES), value=fill_values())
+def test_a_host_fill_converts_out_of_range_values_as_c_and_torch_do(handle, code, value):
+    """-1 into uint8 is 255 (torch's fill_ and C's conversion), 2^32 + 5 into int32 is 5, 300 into int8 is 44."""
+    out = empty([5], code)
+    cnnl.fill_v3(handle, cnnl.CNNL_POINTER_MODE_HOST, value, out.desc, out.ptr)
+    sync(handle)
+    np.testing.assert_array_equal(out.read(), np.full(5, fill_reference(value, code)))

@@ -6,7 +6,7 @@ import pytest
 import cnnl
 import cnrt
 from mlusim import device as devices
-from mlusim.bench import cases
+from mlutools.bench import cases
 
 OPS = [case for case in cases.CASES if case.function.startswith("cnnl")]
 

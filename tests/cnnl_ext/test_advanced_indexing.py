@@ -1,13 +1,14 @@
 """Masked_v4, advanced index, index add and index fill (cnnl/ops/advanced_indexing.py) against torch."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cnnl
 import cnrt
 
-from ..cnnl.helpers import FLOATS, NUMPY, as_float64, empty, random_values, raises_status, sync, tensor
+from ..cnnl.helpers import (FILL_TYPES, FLOATS, NUMPY, as_float64, empty, fill_reference, fill_values,
+                             random_values, raises_status, sync, tensor)
 from ..cnnl_kernels.tolerances import assert_close
 
 torch = pytest.importorskip("torch")  # torch CPU is the reference where numpy would re-implement the op
@@ -197,3 +198,19 @@ def test_advanced_index_fuzzed_against_numpy(data):
         cnnl.destroy(h)
     expected = values[tuple(slice(None) if i is None else i for i in indices)]
     np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(code=st.sampled_from(FILL_TYPES), value=fill_values())
+def test_index_and_masked_fills_convert_out_of_range_values_as_c_and_torch_do(handle, code, value):
+    """The host value of cnnlIndexFill_v2 and of Masked_v4's FILL_HOST: -1 into uint8 is 255, as torch gives."""
+    expected = fill_reference(value, code)
+    values = np.zeros((3, 2), NUMPY[code])
+    x, idx, out = tensor(values, code), tensor(np.array([0, 2], np.int32), I32), empty([3, 2], code)
+    cnnl.indexFill_v2(handle, 0, cnnl.CNNL_POINTER_MODE_HOST, value, x.desc, x.ptr, idx.desc, idx.ptr, out.desc,
+                      out.ptr)
+    sync(handle)
+    np.testing.assert_array_equal(out.read()[[0, 2]], np.full((2, 2), expected))
+    mask = tensor(np.array([[1, 0], [0, 1], [1, 1]], np.uint8), cnnl.CNNL_DTYPE_UINT8)
+    _masked(handle, cnnl.CNNL_MASKED_FILL_HOST, x, mask, out, scale=value)
+    np.testing.assert_array_equal(out.read()[[0, 1, 2, 2], [0, 1, 0, 1]], np.full(4, expected))

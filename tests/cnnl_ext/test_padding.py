@@ -1,12 +1,13 @@
 """Constant, reflection and replication padding (cnnl/ops/padding.py) against torch.nn.functional.pad."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cnnl
 
-from ..cnnl.helpers import ALL, FLOATS, NUMPY, as_float64, empty, random_values, raises_status, sync, tensor
+from ..cnnl.helpers import (ALL, FILL_TYPES, FLOATS, NUMPY, as_float64, empty, fill_reference, fill_values,
+                             random_values, raises_status, sync, tensor)
 
 torch = pytest.importorskip("torch")  # torch CPU is the reference where numpy would re-implement the op
 
@@ -118,3 +119,11 @@ def test_constant_pad_fuzzed(data):
     finally:
         cnnl.destroy(h)
     np.testing.assert_array_equal(as_float64(got), _torch_pad(values, pairs, value=3.0))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(code=st.sampled_from(FILL_TYPES), value=fill_values())
+def test_the_pad_value_converts_out_of_range_values_as_c_and_torch_do(handle, code, value):
+    """F.pad(uint8 tensor, value=-1) pads with 255: the padding value converts as a fill's does."""
+    got = _pad(handle, np.zeros((2,), NUMPY[code]), code, [(1, 2)], value)
+    np.testing.assert_array_equal(got[[0, 3, 4]], np.full(3, fill_reference(value, code)))
