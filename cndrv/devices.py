@@ -121,5 +121,4 @@ def deviceGetUuidStr(dev: int) -> str:
 @api("cnDeviceGetPCIBusId")
 def deviceGetPCIBusId(dev: int) -> str:
     """cnDeviceGetPCIBusId(char *pciBusId, int len, CNdev dev) -> "domain:bus:device.function" in hexadecimal."""
-    props = runtime_errors(cnrt.getDeviceProperties, device_arg(dev).index)
-    return f"{props.pciDomainID:04x}:{props.pciBusID:02x}:{props.pciDeviceID:02x}.0"
+    return runtime_errors(cnrt.deviceGetPCIBusId, device_arg(dev).index)

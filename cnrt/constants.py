@@ -56,6 +56,48 @@ CNRT_UINT32 = 0x33
 CNRT_FIX8 = 0x41
 CNRT_QUANT8 = 0x51
 CNRT_BOOL = 0x61
+# CNRT 5/6 spell the same cnrtDataType_t values in camel case
+cnrtInvalid = CNRT_INVALID
+cnrtFloat16 = CNRT_FLOAT16
+cnrtFloat32 = CNRT_FLOAT32
+cnrtFloat64 = CNRT_FLOAT64
+cnrtInt4 = CNRT_INT4
+cnrtInt8 = CNRT_INT8
+cnrtInt16 = CNRT_INT16
+cnrtInt32 = CNRT_INT32
+cnrtInt64 = CNRT_INT64
+cnrtAuto = CNRT_AUTO
+cnrtUInt8 = CNRT_UINT8
+cnrtUInt16 = CNRT_UINT16
+cnrtUInt32 = CNRT_UINT32
+cnrtFix8 = CNRT_FIX8
+cnrtQuant8 = CNRT_QUANT8
+cnrtBool = CNRT_BOOL
+
+# cnrtDataType_V2_t (cnrtCastDataType_V2)
+cnrtUnknown = 0x0
+cnrtDouble = 0x1
+cnrtFloat = 0x2
+cnrtHalf = 0x3
+cnrtBfloat = 0x4
+cnrtUlonglong = 0x11
+cnrtUint = 0x12
+cnrtUshort = 0x13
+cnrtUchar = 0x14
+cnrtLonglong = 0x21
+cnrtInt = 0x22
+cnrtShort = 0x23
+cnrtChar = 0x24
+cnrtBoolean = 0x31
+
+# cnrtRoundingMode_t
+cnrtRounding_rn = 0
+cnrtRounding_rz = 1
+cnrtRounding_rd = 2
+cnrtRounding_ru = 3
+cnrtRounding_ro = 4
+cnrtRounding_rm = 5
+cnrtRounding_max = 6
 
 # cnrtPointerAttributes_t.type (cnrtMemoryType_t)
 cnrtMemTypeUnregistered = 0

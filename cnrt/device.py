@@ -186,6 +186,19 @@ def getDeviceProperties(device: int) -> cnrtDeviceProp_t:
     )
 
 
+def pci_bus_id(device) -> str:
+    """A device's PCI bus id as "domain:bus:device.function" in hexadecimal (CNRT's and CNDrv's spelling)."""
+    a = _attribute_table(device)
+    return f"{a[C.cnrtAttrPciDomainID]:04x}:{a[C.cnrtAttrPciBusID]:02x}:{a[C.cnrtAttrPciDeviceID]:02x}.0"
+
+
+@api("cnrtDeviceGetPCIBusId")
+def deviceGetPCIBusId(device: int) -> str:
+    """cnrtDeviceGetPCIBusId(char *pciBusId, int len, int device) -> the bus id, e.g. "0000:01:00.0" (a `len` too
+    short for it and its NUL is cnrtErrorArgsInvalid)."""
+    return pci_bus_id(device_arg(device))
+
+
 @api("cnrtSyncDevice")
 def syncDevice() -> None:
     """cnrtSyncDevice: wait for all work of the current device; raises its sticky error."""

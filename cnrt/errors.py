@@ -176,3 +176,18 @@ def getErrorStr(error: int) -> str:
     """cnrtGetErrorStr: a description of a cnrtRet_t value."""
     from mlusim.validate import as_int
     return _DESCRIPTIONS.get(as_int(error, "error"), "Unknown error.")
+
+
+@api("cnrtCheck")
+def check(result: int, func: str, file: str, line: int) -> None:
+    """cnrtCheck(cnrtRet_t result, const char *const func, const char *const file, int const line), the function
+    behind CNRT_CHECK(val): a failed status prints "CNRT error: <file>:<line>: <func> returned <name> (<code>):
+    <description>" on stderr (the process goes on, as CNRT's documentation of cnrtCheck says: it prints)."""
+    import sys
+    from mlusim.validate import as_int
+    code = as_int(result, "result")
+    if code == cnrtSuccess:
+        return
+    where = f"{file or '?'}:{as_int(line, 'line')}"
+    print(f"CNRT error: {where}: {func or '?'} returned {ERROR_NAMES.get(code, 'cnrtErrorUnknown')} ({code}): "
+          f"{_DESCRIPTIONS.get(code, 'Unknown error.')}", file=sys.stderr, flush=True)

@@ -119,9 +119,10 @@ def memcpy(dst, src, bytes: int, dir: int) -> None:
     _enqueue_copy("cnrtMemcpy", dst, src, bytes, dir, None, synchronous=True)
 
 
-@api("cnrtMemcpyAsync")
+@api("cnrtMemcpyAsync", "cnrtMemcpyAsync_V2")
 def memcpyAsync(dst, src, bytes: int, queue, dir: int) -> None:
-    """cnrtMemcpyAsync(void *dst, void *src, size_t bytes, cnrtQueue_t queue, cnrtMemTransDir_t dir)."""
+    """cnrtMemcpyAsync(void *dst, void *src, size_t bytes, cnrtQueue_t queue, cnrtMemTransDir_t dir); CNRT 6's
+    cnrtMemcpyAsync_V2 has the same parameters and meaning."""
     _enqueue_copy("cnrtMemcpyAsync", dst, src, bytes, dir, queue, synchronous=False)
 
 

@@ -29,6 +29,14 @@ def malloc(bytes: int) -> int:
     return current_device().memory.allocate(size).start
 
 
+@api("cnrtMallocConstant")
+def mallocConstant(bytes: int) -> int:
+    """cnrtMallocConstant(void **pPtr, size_t bytes) -> pPtr: device memory for data kernels only read. The
+    simulated GDRAM has no separate constant region: the block comes from the same allocator as cnrtMalloc's (freed
+    with cnrtFree), with the same checks."""
+    return malloc(bytes)
+
+
 @api("cnrtFree")
 def free(ptr: int) -> None:
     """cnrtFree(void *ptr). cnrtFree(NULL) is a no-op. Waits for queued work that still uses the block."""

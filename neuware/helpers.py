@@ -23,6 +23,8 @@ _DTYPE_STORAGE = {1: "float16", 2: "float32", 3: "int8", 4: "int16", 5: "int32",
 #: CNNL data types whose host scalars (alpha, beta of cnnlOpTensor) are int32_t; DOUBLE (14) is double, the rest float
 _INTEGER_DTYPES = frozenset((3, 4, 5, 6, 7, 8, 9, 11, 12, 13))
 _MAX_ARRAY = 1 << 24
+#: a host buffer the caller sizes (a copy's host side, a conversion's elements): up to the 47-bit user address space
+_MAX_HOST_BYTES = 1 << 47
 #: cnrtMemTransDir_t -> (dst is device memory, src is device memory)
 _EXPECTED_SIDES = {0: (True, False), 1: (True, True), 2: (False, True), 3: (False, False), 4: (True, True)}
 _NO_DIRECTION = 5
@@ -96,6 +98,9 @@ class Helpers:
                 return cast(double_p, c)[0]
             return cast(int32_p if code in _INTEGER_DTYPES else float_p, c)[0]
 
+        def text(c):
+            return ffi.string(cast(char_p, c)).decode(errors="replace") if c else None
+
         def host_view(c, nbytes):
             return frombuffer(buffer(cast(char_p, c), nbytes), uint8)
 
@@ -111,7 +116,7 @@ class Helpers:
             "_address": _address, "_fill_struct": self._fill_struct, "_store_array": self._store_array,
             "_store_host_int": self._store_host_int, "_cstr": self._cstr, "_error_string": self._error_string,
             "_transient": self._transient, "_status": _status, "_store_text": self._store_text,
-            "_host_buffer": self._host_buffer,
+            "_host_buffer": self._host_buffer, "_text": text,
         }
 
     # ---- inputs ---------------------------------------------------------------------------------------------
@@ -200,7 +205,7 @@ class Helpers:
         self.ffi.memmove(self.ffi.cast("char *", c), raw + b"\0", len(raw) + 1)
 
     def _host_buffer(self, c, size, param):
-        size = _count(size, param)
+        size = _count(size, param, _MAX_HOST_BYTES)
         if not c:
             if size:
                 raise NullPointerFault(f"NULL host buffer of {size} bytes", param, 0)
@@ -244,13 +249,13 @@ def _null(param: str) -> NullPointerFault:
     return NullPointerFault("NULL pointer for an output", param, 0)
 
 
-def _count(n, param: str) -> int:
+def _count(n, param: str, limit: int = _MAX_ARRAY) -> int:
     if n is None:
         raise ArgumentFault("an array without a count", param)
     n = int(n)
     if n < 0:
         raise ArgumentFault(f"negative element count {n}", param)
-    if n > _MAX_ARRAY:
+    if n > limit:
         raise ArgumentFault(f"{n} elements is beyond any plausible array", param)
     return n
 

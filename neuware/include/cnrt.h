@@ -103,8 +103,18 @@ typedef enum {
   CNRT_FUNC_TYPE_UNION4 = 16,
   CNRT_FUNC_TYPE_UNION8 = 32,
   CNRT_FUNC_TYPE_UNION16 = 64,
-  CNRT_FUNC_TYPE_MUTABLE = -1
+  CNRT_FUNC_TYPE_MUTABLE = -1,
+  cnrtJobTypeBlock = 1,
+  cnrtJobTypeUnion1 = 4,
+  cnrtJobTypeUnion2 = 8,
+  cnrtJobTypeUnion4 = 16,
+  CNRT_JOB_TYPE_BLOCK = 1,
+  CNRT_JOB_TYPE_UNION1 = 4,
+  CNRT_JOB_TYPE_UNION2 = 8,
+  CNRT_JOB_TYPE_UNION4 = 16
 } cnrtFunctionType_t;
+
+typedef cnrtFunctionType_t cnrtJobType_t;
 
 /* What cnrtPointerGetAttributes reports in cnrtPointerAttributes_t.type. */
 typedef enum {
@@ -113,8 +123,9 @@ typedef enum {
   cnrtMemTypeDevice = 2
 } cnrtMemoryType_t;
 
-/* v4 element types of the host conversion helpers (cnrtCastDataType, cnrtDataTypeSize). */
-typedef enum {
+/* Element types of the host conversion helpers (cnrtCastDataType, cnrtDataTypeSize): the v4 names and the
+ * CNRT 5/6 ones, same values. */
+typedef enum cnrtDataType {
   CNRT_INVALID = 0x0,
   CNRT_FLOAT16 = 0x12,
   CNRT_FLOAT32 = 0x13,
@@ -130,8 +141,54 @@ typedef enum {
   CNRT_UINT32 = 0x33,
   CNRT_FIX8 = 0x41,
   CNRT_QUANT8 = 0x51,
-  CNRT_BOOL = 0x61
+  CNRT_BOOL = 0x61,
+  cnrtInvalid = 0x0,
+  cnrtFloat16 = 0x12,
+  cnrtFloat32 = 0x13,
+  cnrtFloat64 = 0x14,
+  cnrtInt4 = 0x20,
+  cnrtInt8 = 0x21,
+  cnrtInt16 = 0x22,
+  cnrtInt32 = 0x23,
+  cnrtInt64 = 0x24,
+  cnrtAuto = 0x25,
+  cnrtUInt8 = 0x31,
+  cnrtUInt16 = 0x32,
+  cnrtUInt32 = 0x33,
+  cnrtFix8 = 0x41,
+  cnrtQuant8 = 0x51,
+  cnrtBool = 0x61
 } cnrtDataType_t;
+
+/* Element types of cnrtCastDataType_V2. */
+typedef enum cnrtDataType_V2 {
+  cnrtUnknown = 0x0,
+  cnrtDouble = 0x1,
+  cnrtFloat = 0x2,
+  cnrtHalf = 0x3,
+  cnrtBfloat = 0x4,
+  cnrtUlonglong = 0x11,
+  cnrtUint = 0x12,
+  cnrtUshort = 0x13,
+  cnrtUchar = 0x14,
+  cnrtLonglong = 0x21,
+  cnrtInt = 0x22,
+  cnrtShort = 0x23,
+  cnrtChar = 0x24,
+  cnrtBoolean = 0x31
+} cnrtDataType_V2_t;
+
+/* Rounding of cnrtCastDataType_V2: to nearest even, toward zero, down, up, away from zero, to nearest with ties
+ * away from zero. */
+typedef enum cnrtRoundingMode {
+  cnrtRounding_rn = 0,
+  cnrtRounding_rz = 1,
+  cnrtRounding_rd = 2,
+  cnrtRounding_ru = 3,
+  cnrtRounding_ro = 4,
+  cnrtRounding_rm = 5,
+  cnrtRounding_max = 6
+} cnrtRoundingMode_t;
 
 /* v4 host memory kinds of cnrtMallocHost. */
 typedef enum {
@@ -195,7 +252,7 @@ typedef enum {
 typedef struct CNqueue_st *cnrtQueue_t;
 typedef struct CNnotifier_st *cnrtNotifier_t;
 typedef struct cnrtKernelParamsBuffer_st *cnrtKernelParamsBuffer_t;
-typedef struct cnrtQuantizedParam_st *cnrtQuantizedParam_t;  /* v4; only NULL is supported */
+typedef struct cnrtQuantizedParam *cnrtQuantizedParam_t;  /* position, scale, offset of a quantized cast */
 typedef uint64_t cnrtDev_t;
 
 /* The implicit queues: NULL is the current device's default queue. */
@@ -289,6 +346,7 @@ cnrtRet_t cnrtSetCurrentDevice(cnrtDev_t device);                      /* v4 */
 cnrtRet_t cnrtDeviceGetAttribute(int *value, cnrtDeviceAttr_t attr, int device);
 cnrtRet_t cnrtGetDeviceProperties(cnrtDeviceProp_t *prop, int device);
 cnrtRet_t cnrtGetDeviceProperties_V3(cnrtDeviceProp_t *prop, int device);
+cnrtRet_t cnrtDeviceGetPCIBusId(char *pciBusId, int len, int device);
 cnrtRet_t cnrtDeviceGetQueuePriorityRange(int *leastPriority, int *greatestPriority);
 cnrtRet_t cnrtDeviceReset(void);
 cnrtRet_t cnrtSyncDevice(void);
@@ -309,6 +367,7 @@ const char *cnrtGetErrorStr(cnrtRet_t error);
 /* ---- memory ----------------------------------------------------------------------------------------------- */
 
 cnrtRet_t cnrtMalloc(void **pPtr, size_t bytes);
+cnrtRet_t cnrtMallocConstant(void **pPtr, size_t bytes);  /* the same GDRAM as cnrtMalloc; freed by cnrtFree */
 cnrtRet_t cnrtFree(void *ptr);                                         /* cnrtFree(NULL) does nothing */
 cnrtRet_t cnrtMemAllocAsync(void **pPtr, size_t bytes, cnrtQueue_t queue);
 cnrtRet_t cnrtMemFreeAsync(void *ptr, cnrtQueue_t queue);
@@ -320,6 +379,7 @@ cnrtRet_t cnrtPointerGetAttributes(cnrtPointerAttributes_t *attr, const void *pt
 
 cnrtRet_t cnrtMemcpy(void *dst, void *src, size_t bytes, cnrtMemTransDir_t dir);
 cnrtRet_t cnrtMemcpyAsync(void *dst, void *src, size_t bytes, cnrtQueue_t queue, cnrtMemTransDir_t dir);
+cnrtRet_t cnrtMemcpyAsync_V2(void *dst, void *src, size_t bytes, cnrtQueue_t queue, cnrtMemTransDir_t dir);
 cnrtRet_t cnrtMemcpyPeer(void *dst, int dstDev, void *src, int srcDev, size_t bytes);
 cnrtRet_t cnrtMemcpyPeerAsync(void *dst, int dstDev, void *src, int srcDev, size_t bytes, cnrtQueue_t queue);
 cnrtRet_t cnrtMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
@@ -381,6 +441,17 @@ cnrtRet_t cnrtConvertHalfToDouble(double *d, uint16_t f16);
 int cnrtDataTypeSize(cnrtDataType_t dt);
 cnrtRet_t cnrtCastDataType(void *src_addr, cnrtDataType_t src_data_type, void *dst_addr,
                            cnrtDataType_t dst_data_type, int data_num, cnrtQuantizedParam_t param);
+cnrtRet_t cnrtCastDataType_V2(void *src_addr, cnrtDataType_V2_t src_data_type, void *dst_addr,
+                              cnrtDataType_V2_t dst_data_type, int data_num, cnrtQuantizedParam_t param,
+                              cnrtRoundingMode_t round_mode);
+/* Quantized casts (float <-> int8/int16/...): int = round(float * scale / 2^pos + offset), saturating. */
+cnrtRet_t cnrtCreateQuantizedParam(cnrtQuantizedParam_t *param, int pos, float scale, int offset);
+cnrtRet_t cnrtDestroyQuantizedParam(cnrtQuantizedParam_t param);
+
+/* ---- CNRT_CHECK --------------------------------------------------------------------------------------------- */
+/* A failed status prints "CNRT error: file:line: call returned name (code): description" on stderr. */
+void cnrtCheck(cnrtRet_t result, const char *const func, const char *const file, int const line);
+#define CNRT_CHECK(val) cnrtCheck((val), #val, __FILE__, __LINE__)
 
 #ifdef __cplusplus
 }

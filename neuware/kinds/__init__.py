@@ -16,6 +16,7 @@ return value (outputs in C order = the returned tuple). The rest is annotated pe
     Bytes("size")                 `size` host bytes, copied (a kernel argument of the v4 params buffer)
     MemcpySide(...)               a side of a copy: device pointer or host buffer by the direction
     AnyPointer(), HostPointer()   a pointer that may be host or device memory / is host memory
+    Text()                        a `const char *` string (NULL = None)
     Callback(), Opaque()          a C function pointer, called with the untouched `void *` user data
     Kernel(), KernelArgs("k")     a kernel exported to C, its `void **` arguments decoded by its signature
     Deref()                       the address of a handle (v4 cnrtDestroyNotifier)
@@ -26,7 +27,8 @@ return value (outputs in C order = the returned tuple). The rest is annotated pe
                                   IN `version` field)
     OutString()                   a `const char **`: set to a NUL-terminated string that stays valid
     OutText("len")                a `char *` buffer of `len` bytes: a NUL-terminated string (longer: an error)
-    HostBuffer("bytes")           `bytes` of host memory as a writable byte view (a copy's host side)
+    HostBuffer("bytes")           `bytes` of host memory as a writable byte view (a copy's host side); the size
+                                  may be a function of other arguments
 
 Every kind emits Python source for the wrapper `marshal.py` compiles per function, so a call runs straight-line
 code with no per-parameter dispatch. Pointers and handles arrive as integers (see build.py): a NULL is 0, and a
@@ -42,12 +44,12 @@ from .arrays import Bytes, FillValue, HostInt, HostScalar, Seq, Switch
 from .base import BindingError, Count, Kind
 from .inputs import Deref, DevicePtr, HandleIn, Opaque, StructByValue, StructIn, Value
 from .outputs import Out, OutArray, OutHostInt, OutString, OutStruct, OutText
-from .pointers import AnyPointer, Callback, HostBuffer, HostPointer, Kernel, KernelArgs, MemcpySide
+from .pointers import AnyPointer, Callback, HostBuffer, HostPointer, Kernel, KernelArgs, MemcpySide, Text
 
 __all__ = ["AnyPointer", "BindingError", "Bytes", "Callback", "Count", "Deref", "DevicePtr", "FillValue",
            "HandleIn", "HostBuffer", "HostInt", "HostPointer", "HostScalar", "Kernel", "KernelArgs", "Kind",
            "MemcpySide", "Opaque", "Out", "OutArray", "OutHostInt", "OutString", "OutStruct", "OutText", "Seq",
-           "StructByValue", "StructIn", "Switch", "Value", "default_kind"]
+           "StructByValue", "StructIn", "Switch", "Text", "Value", "default_kind"]
 
 
 def default_kind(param: str, ctype: CType) -> Kind:

@@ -47,19 +47,30 @@ class HostPointer(Kind):
 
 
 class HostBuffer(Kind):
-    """`size` bytes of host memory as a uint8 view (read or written by the call); NULL = None unless size > 0."""
+    """`size` bytes of host memory as a uint8 view (read or written by the call); NULL = None unless size > 0.
+    The size is a parameter or a function of parameters (cnrtCastDataType: the count times the element size)."""
 
-    def __init__(self, size: str):
+    def __init__(self, size: Count):
         self.size = size
 
     def uses(self):
-        return (self.size,)
+        return count_uses(self.size)
 
     def validate(self, param, ctype):
         needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a host buffer")
 
     def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _host_buffer({g.c(param)}, {g.a(self.size)}, {param!r})")
+        g.pre.append(f"{g.a(param)} = _host_buffer({g.c(param)}, {count_expr(g, self.size)}, {param!r})")
+
+
+class Text(Kind):
+    """A `const char *` NUL-terminated string: the Python str (NULL = None)."""
+
+    def validate(self, param, ctype):
+        needs(ctype.pointers == 1 and ctype.base == "char" and ctype.const_base, param, ctype, "a string")
+
+    def emit(self, g, param, ctype):
+        g.pre.append(f"{g.a(param)} = _text({g.c(param)})")
 
 
 class Callback(Kind):

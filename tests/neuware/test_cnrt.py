@@ -20,3 +20,14 @@ def test_verbose_failures_go_to_stderr(programs):
 def test_threads(programs):
     result = programs.run("threads.c")
     assert "0 failure(s)" in result.stdout
+
+
+def test_v6_spellings_conversions_and_check(programs):
+    """programs/cnrt_v6.c: CNRT 5/6 names, cnrtCastDataType(_V2) through their host pointers (rounding modes,
+    quantization), cnrtMemcpyAsync_V2, cnrtMallocConstant, cnrtDeviceGetPCIBusId, CNRT_CHECK; bad arguments."""
+    result = programs.run("cnrt_v6.c")
+    assert "0 failure(s)" in result.stdout, result.stdout
+    check_lines = [line for line in result.stderr.splitlines() if line.startswith("CNRT error:")]
+    assert len(check_lines) == 1, result.stderr
+    assert "cnrt_v6.c:" in check_lines[0] and "cnrtFree((void *)0x1234)" in check_lines[0]
+    assert "cnrtErrorArgsInvalid (100006)" in check_lines[0]

@@ -57,8 +57,60 @@ def test_cast_data_type_on_host_buffers():
                 cnrt.CNRT_INT16, 1, None)
     raises_code(cnrt.cnrtErrorNotSupport, cnrt.castDataType, source, cnrt.CNRT_FLOAT32, ints, cnrt.CNRT_QUANT8, 1,
                 None)
-    raises_code(cnrt.cnrtErrorNotSupport, cnrt.castDataType, source, cnrt.CNRT_FLOAT32, ints, cnrt.CNRT_INT16, 1,
-                object())
+    raises_code(cnrt.cnrtErrorInvalidResourceHandle, cnrt.castDataType, source, cnrt.CNRT_FLOAT32, ints,
+                cnrt.CNRT_INT16, 1, object())
     with pytest.raises(cnrt.CnrtError):
         cnrt.castDataType(source, cnrt.CNRT_FLOAT32, source.copy().view(np.int32)[:1].copy(), cnrt.CNRT_INT32, 2,
                           None)
+
+
+def test_quantized_cast_follows_the_fixed_point_convention():
+    """int = round(clamp(x * scale / 2^pos + offset)) (ties away from zero), float = (int - offset) * 2^pos / scale."""
+    param = cnrt.createQuantizedParam(2, 8.0, -1)
+    source = np.array([1.0, 0.25, -0.3125, 1e6, -1e6, np.nan], np.float32)
+    quantized = np.zeros(6, np.int16)
+    cnrt.castDataType(source, cnrt.CNRT_FLOAT32, quantized, cnrt.CNRT_INT16, 6, param)
+    wide = np.clip(source.astype(np.float64) * 8.0 / 4.0 - 1, -32768, 32767)
+    expected = np.copysign(np.floor(np.abs(wide) + 0.5), wide)
+    np.testing.assert_array_equal(quantized[:5], expected[:5])
+    assert quantized[5] == 0  # NaN quantizes to the offset-free zero
+    back = np.zeros(2, np.float32)
+    cnrt.castDataType_V2(quantized, cnrt.cnrtShort, back, cnrt.cnrtFloat, 2, param, cnrt.cnrtRounding_rn)
+    np.testing.assert_array_equal(back, (quantized[:2].astype(np.float64) + 1) * 4.0 / 8.0)
+    cnrt.destroyQuantizedParam(param)
+    raises_code(cnrt.cnrtErrorInvalidResourceHandle, cnrt.castDataType, source, cnrt.CNRT_FLOAT32, quantized,
+                cnrt.CNRT_INT16, 1, param)
+    raises_code(cnrt.cnrtErrorArgsInvalid, cnrt.createQuantizedParam, 0, float("inf"), 0)
+
+
+@pytest.mark.parametrize("target", ["float16", "bfloat16"])
+def test_cast_v2_rounding_modes_bracket_the_value(target):
+    """Each directed mode gives the representable neighbour on its side; rn is numpy's nearest-even cast; rm is the
+    nearer neighbour with ties away from zero."""
+    import ml_dtypes
+    dtype = np.dtype(ml_dtypes.bfloat16) if target == "bfloat16" else np.dtype(np.float16)
+    code = cnrt.cnrtBfloat if target == "bfloat16" else cnrt.cnrtHalf
+    rng = np.random.default_rng(7)
+    source = np.concatenate([rng.normal(0, 100, 2000), [0.0, -0.0, 1e30, -1e30, np.inf, -np.inf, np.nan]])
+    source = source.astype(np.float32)
+    results = {}
+    for mode in range(cnrt.cnrtRounding_max):
+        out = np.zeros(source.size, dtype)
+        cnrt.castDataType_V2(source, cnrt.cnrtFloat, out, code, source.size, None, mode)
+        results[mode] = out.astype(np.float64)
+    x = source.astype(np.float64)
+    finite = np.isfinite(x)
+    np.testing.assert_array_equal(results[cnrt.cnrtRounding_rn], source.astype(dtype).astype(np.float64))
+    assert (results[cnrt.cnrtRounding_rd][finite] <= x[finite]).all()
+    assert (results[cnrt.cnrtRounding_ru][finite] >= x[finite]).all()
+    assert (np.abs(results[cnrt.cnrtRounding_rz][finite]) <= np.abs(x[finite])).all()
+    assert (np.abs(results[cnrt.cnrtRounding_ro][finite]) >= np.abs(x[finite])).all()
+    down, up = results[cnrt.cnrtRounding_rd], results[cnrt.cnrtRounding_ru]
+    nearer = np.where((up - x) < (x - down), up, np.where((up - x) > (x - down), down, np.where(x >= 0, up, down)))
+    np.testing.assert_array_equal(results[cnrt.cnrtRounding_rm][finite], nearer[finite])
+    for mode, values in results.items():
+        assert np.isnan(values[-1]), mode
+        assert values[-3] == np.inf and values[-2] == -np.inf, mode
+    if target == "float16":  # 1e30 is past the half range: down (and toward zero) stop at the largest half
+        assert results[cnrt.cnrtRounding_rd][-5] == results[cnrt.cnrtRounding_rz][-5] == 65504.0
+        assert results[cnrt.cnrtRounding_ru][-4] == -65504.0 and results[cnrt.cnrtRounding_rn][-5] == np.inf
