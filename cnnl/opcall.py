@@ -97,6 +97,10 @@ def unit_of(name: str) -> str:
     return cost.TENSOR if name in TENSOR_UNIT_OPS else cost.VECTOR
 
 
+def _nothing() -> None:
+    """The work of an op with only empty outputs."""
+
+
 class OpCall:
     """Collects the pinned operands of one op call and enqueues its single Command."""
 
@@ -105,6 +109,8 @@ class OpCall:
         self.handle: Handle = handle_arg(handle)
         self.submission = Submission(Kind.OP, name)
         self.bytes_moved = 0
+        self._outputs = 0  # outputs declared, and their elements: an op all of whose outputs are empty runs nothing
+        self._output_elements = 0
         # the handle's address range, for `_pin`'s one-lookup path (none when the device table was rebuilt since
         # the handle was made: its addresses now belong to another device, which the general path reports)
         self._device = device = self.handle.device
@@ -155,6 +161,8 @@ class OpCall:
             raise ArgumentFault(f"output strides {list(desc.strides)} make elements of {list(desc.dims)} overlap",
                                 arg)
         span = self._pin(desc, pointer, arg, Access.READ_WRITE if read else Access.WRITE)
+        self._outputs += 1
+        self._output_elements += desc.size
         if span is not None:
             self.bytes_moved += desc.size * desc.itemsize * (2 if read else 1)
         return tensor_view(desc, span, writable=True)
@@ -185,7 +193,11 @@ class OpCall:
         of work, which the calling thread runs itself when the queue is idle (`Queue.enqueue_small`): every op,
         so that the first call of a tiny op (a public call that validates what later calls reuse) is not queued
         for the worker, which then followed the caller's stream of tiny ops and kept them off that path. A larger
-        op runs in the call when the host waited for the queue after each op it queued (`Queue.enqueue_op`)."""
+        op runs in the call when the host waited for the queue after each op it queued (`Queue.enqueue_op`).
+        An op whose outputs are all empty has nothing to write: its command runs nothing (a kernel need not cope
+        with, say, a gradient of zero channels)."""
+        if self._outputs and not self._output_elements:
+            run = _nothing
         queue = self.handle.queue
         unit = unit or unit_of(self.name)
         rate = rate_key(dtype)

@@ -184,11 +184,16 @@ def dcn_forward(x, offset, mask, w, bias, y, geometry: Geometry):
 def dcn_backward_data(x, offset, mask, w, dy, dx, doffset, dmask, geometry: Geometry):
     """dx, doffset and dmask (dmask may be None, and is when mask is) of the deformable convolution."""
     dtype = compute_dtype(x.dtype)
+    batch, height, width, channels = x.shape
+    out_h, out_w, out_c = dy.shape[1:]
+    if not channels or not out_c:  # no channel carries a gradient: every derivative is 0
+        for grad in (dx, doffset, dmask):
+            if grad is not None and grad.size:
+                store(np.zeros(grad.shape, dtype), grad)
+        return
     xs, offsets, grads = _inputs(dtype, x, offset, dy)
     masks = _mask_or_ones(mask, offsets, dtype)
     weights = _group_weights(w, dtype, geometry.groups)
-    batch, height, width, channels = x.shape
-    out_h, out_w, out_c = dy.shape[1:]
     taps = geometry.kernel[0] * geometry.kernel[1]
     per_out, per_in = out_c // geometry.groups, channels // geometry.groups
 

@@ -1,6 +1,8 @@
 """Zero-size tensors in every op: no op crashes or refuses an empty tensor where a result is defined, and the results
 are PyTorch's: a sum over nothing is 0, a product 1, a mean NaN, a norm 0; max/argmax of nothing is an error; an
 empty batch gives convolution and normalisation gradients of 0 and leaves running statistics alone."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -197,3 +199,53 @@ def test_every_op_takes_empty_tensors(handle):
         except (cnnl.CnnlError, cnrt.CnrtError) as error:
             failures.append(f"{name}: {error}")
     assert not failures, failures
+
+
+def _backward_cases():
+    from mlutools.bench import cases
+    return [case for case in cases.CASES if case.function.startswith("cnnl") and (
+        "Backward" in case.function or "bwd" in case.op or "backward" in case.op)]
+
+
+@pytest.mark.parametrize("case", _backward_cases(), ids=lambda case: case.function)
+def test_every_backward_op_of_the_bench_table_takes_an_empty_tensor_in_each_dim(handle, case):
+    """Each dim of the case's shape at 0 in turn: the op refuses the shape at the call with a status, or runs;
+    never an internal error at the sync (cnnlBiasAddBackward_v2 over zero channels was a ValueError there)."""
+    from mlutools.bench import cases
+    base = tuple(max(2, n // 8) for n in case.shapes["small"])
+    ran = 0
+    for axis in range(len(base)):
+        arena = cases.Arena()
+        try:
+            try:
+                with warnings.catch_warnings():  # the case's own numpy reference may warn of empty slices
+                    warnings.simplefilter("ignore")
+                    call, _ = case.build(arena, base[:axis] + (0,) + base[axis + 1:], case.dtypes[0])
+            except (cnnl.CnnlError, ArithmeticError, ValueError):
+                continue  # the shape is refused by a setup call, or the case's numpy reference cannot take it
+            arena.sync()
+            try:
+                call()
+            except cnnl.CnnlError as error:
+                assert error.code in (cnnl.CNNL_STATUS_BAD_PARAM, cnnl.CNNL_STATUS_NOT_SUPPORTED), error
+                continue
+            arena.sync()
+            ran += 1
+        finally:
+            arena.free()
+    assert ran or case.function in _REFUSED_EVERYWHERE, "no empty shape reached the op"
+
+
+#: backward cases whose builders take no empty shape at all (their references divide by the count)
+_REFUSED_EVERYWHERE = {"cnnlMSELossBackward", "cnnlBceLossBackward", "cnnlBceWithLogitsBackward",
+                       "cnnlSmoothL1LossBackward_v2"}
+
+
+def test_bias_add_backward_of_zero_channels_and_of_an_empty_batch(handle):
+    """Zero channels: an empty gradient and nothing to do; an empty batch: every channel's gradient is 0."""
+    for dims, channels in (((2, 3, 0), 0), ((0, 3, 4), 4)):
+        dy, db = T(dims), T([channels], fill=np.full(channels, 7))
+        size = cnnl.getBiasAddBackwardWorkspaceSize(handle, dy.desc, db.desc, 2)
+        cnnl.biasAddBackward_v2(handle, dy.desc, dy.ptr, 2, db.desc, db.ptr, workspace(size), size)
+        sync(handle)
+        np.testing.assert_array_equal(db.read(), np.zeros(channels, np.float32))
