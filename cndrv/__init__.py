@@ -3,7 +3,9 @@ over the simulated devices (mlusim).
 
 Initialisation and versions, device queries (cnDeviceGet, cnDeviceGetCount, cnDeviceGetName, cnDeviceGetAttribute,
 cnDeviceTotalMem, UUID, PCI bus id), contexts (cnCtxGetCurrent, cnCtxSetCurrent, cnCtxGetDevice, cnCtxCreate,
-shared contexts), memory (cnMalloc, cnFree, synchronous copies, cnMemGetInfo) and error strings; libcndrv.so
+shared contexts, the per-thread configuration cnGetCtxConfigParam / cnSetCtxConfigParam,
+cnGetCtxMaxParallelUnionTasks, cnQueueGetContext), memory (cnMalloc, cnMallocConstant, cnFree, synchronous copies,
+cnMemGetInfo, cnGetMemAttribute) and error strings; libcndrv.so
 exports them to C (cn_api.h, docs/capi.md). Names follow docs/architecture.md with the prefix `cn`: `cnDeviceGet` is
 `cndrv.deviceGet` (and `cndrv.cnDeviceGet`); outputs are returned; a failure raises `CndrvError` whose `.code` is
 the CNresult value.
@@ -13,7 +15,7 @@ from .contexts import Context as CNcontext  # noqa: F401
 from .devices import LIB_VERSION  # noqa: F401
 from .status import CndrvError, api as _api  # noqa: F401
 
-for _module in (status, contexts):
+for _module in (status, contexts, devices, memory):
     for _name in dir(_module):
         if _name.startswith("CN_"):
             globals()[_name] = getattr(_module, _name)

@@ -9,6 +9,7 @@ unbinds (cnCtxGetCurrent then gives NULL).
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 from typing import Optional
 
 import cnrt
@@ -19,6 +20,19 @@ from .devices import device_arg
 from .status import CN_CONTEXT_ERROR_INVALID, CndrvError, api, require_init, runtime_errors
 
 CN_CTX_SCHED_SYNC_SPIN, CN_CTX_SCHED_SYNC_WAIT, CN_CTX_SCHED_SYNC_YIELD, CN_CTX_SCHED_SYNC_AUTO = range(4)
+# CNctxConfigParamType
+CN_CTX_CONFIG_VISIBLE_CLUSTER, CN_CTX_CONFIG_VISIBLE_CLUSTER_NUM, CN_CTX_CONFIG_UNION_LIMIT = range(3)
+# KernelClass: the value is the task's core count (a Union n task takes n clusters of four cores)
+CN_KERNEL_CLASS_BLOCK = 1
+CN_KERNEL_CLASS_UNION = 4
+CN_KERNEL_CLASS_UNION2 = 8
+CN_KERNEL_CLASS_UNION4 = 16
+CN_KERNEL_CLASS_UNION8 = 32
+CN_KERNEL_CLASS_UNION16 = 64
+CN_KERNEL_CLASS_NONE = 0xFF
+#: KernelClass -> the clusters one task of that class takes (0 for Block: one core)
+KERNEL_CLASS_CLUSTERS = {CN_KERNEL_CLASS_BLOCK: 0, CN_KERNEL_CLASS_UNION: 1, CN_KERNEL_CLASS_UNION2: 2,
+                         CN_KERNEL_CLASS_UNION4: 4, CN_KERNEL_CLASS_UNION8: 8, CN_KERNEL_CLASS_UNION16: 16}
 SCHED_FLAGS = (CN_CTX_SCHED_SYNC_SPIN, CN_CTX_SCHED_SYNC_WAIT, CN_CTX_SCHED_SYNC_YIELD, CN_CTX_SCHED_SYNC_AUTO)
 
 
@@ -145,6 +159,128 @@ def ctxSync() -> None:
     """cnCtxSync(void): wait for all work of the current context's device; reports its failed work."""
     current_required()
     runtime_errors(cnrt.syncDevice)
+
+
+class ContextConfig:
+    """CNctxConfigParam's values for one (thread, context): the visible cluster bitmap and the union limit."""
+
+    __slots__ = ("visible", "union_limit")
+
+    def __init__(self, visible: int, union_limit: int):
+        self.visible, self.union_limit = visible, union_limit
+
+
+def _spec(context: Context):
+    from mlusim import device as devices
+    return devices.get(context.device).spec
+
+
+def _default_config(context: Context) -> ContextConfig:
+    """Every cluster visible; the union limit is the largest class the board runs (its clusters per union task)."""
+    spec = _spec(context)
+    largest = max(kind for kind, clusters in KERNEL_CLASS_CLUSTERS.items() if clusters <= spec.max_union)
+    return ContextConfig((1 << spec.cluster_count) - 1, largest)
+
+
+def _config(context: Context) -> ContextConfig:
+    configs = getattr(_local, "configs", None)
+    if configs is None:
+        configs = _local.configs = {}
+    config = configs.get(id(context))
+    if config is None or config[0] is not context:
+        config = configs[id(context)] = (context, _default_config(context))
+    return config[1]
+
+
+def _kernel_class(value, arg: str) -> int:
+    from mlusim.errors import ArgumentFault
+    kind = as_int(value, arg)
+    if kind not in KERNEL_CLASS_CLUSTERS:
+        raise ArgumentFault(f"{kind} is not a KernelClass (CN_KERNEL_CLASS_BLOCK, _UNION, _UNION2, ... _UNION16)", arg)
+    return kind
+
+
+@api("cnGetCtxConfigParam")
+def getCtxConfigParam(context, type: int) -> SimpleNamespace:
+    """cnGetCtxConfigParam(CNcontext context, CNctxConfigParamType type, CNctxConfigParam *param) -> param with the
+    field of the union that `type` names (visibleCluster, visibleClusterNumber or unionLimit): the visible cluster bitmap (all of the board's clusters unless set), their number,
+    or the union limit (the largest KernelClass the board runs unless set). Per host thread and context."""
+    require_init()
+    config = _config(_context_arg(context))
+    kind = as_int(type, "type")
+    if kind == CN_CTX_CONFIG_VISIBLE_CLUSTER:
+        return SimpleNamespace(visibleCluster=config.visible)
+    if kind == CN_CTX_CONFIG_VISIBLE_CLUSTER_NUM:
+        return SimpleNamespace(visibleClusterNumber=bin(config.visible).count("1"))
+    if kind == CN_CTX_CONFIG_UNION_LIMIT:
+        return SimpleNamespace(unionLimit=config.union_limit)
+    from mlusim.errors import ArgumentFault
+    raise ArgumentFault(f"{kind} is not a CNctxConfigParamType", "type")
+
+
+@api("cnSetCtxConfigParam")
+def setCtxConfigParam(context, type: int, param) -> None:
+    """cnSetCtxConfigParam(CNcontext context, CNctxConfigParamType type, CNctxConfigParam *param): set the visible
+    cluster bitmap (nonzero, only the board's clusters) or the union limit, for this host thread and context. The
+    two must agree: a union limit wider than the visible clusters, or a bitmap narrower than the union limit, is
+    CN_ERROR_INVALID_VALUE. The visible cluster number is read-only. (Recorded and reported, as mlu-ops and DIOPI
+    read it to size their launches; the simulator's launches do not consult it.)"""
+    from mlusim.errors import ArgumentFault
+    require_init()
+    target = _context_arg(context)
+    config = _config(target)
+    spec = _spec(target)
+    kind = as_int(type, "type")
+    if param is None:
+        raise ArgumentFault("NULL CNctxConfigParam", "param")
+    visible, union_limit = config.visible, config.union_limit
+    if kind == CN_CTX_CONFIG_VISIBLE_CLUSTER:
+        visible = as_int(param.visibleCluster, "param", minimum=0, maximum=(1 << 64) - 1)
+        if visible == 0 or visible >> spec.cluster_count:
+            raise ArgumentFault(f"visible cluster bitmap 0x{visible:x} is empty or names clusters the "
+                                f"{spec.name} lacks (it has {spec.cluster_count})", "param")
+    elif kind == CN_CTX_CONFIG_UNION_LIMIT:
+        union_limit = _kernel_class(param.unionLimit, "param")
+        if KERNEL_CLASS_CLUSTERS[union_limit] > spec.max_union:
+            raise ArgumentFault(f"the {spec.name} runs unions of at most {spec.max_union} clusters", "param")
+    elif kind == CN_CTX_CONFIG_VISIBLE_CLUSTER_NUM:
+        raise ArgumentFault("the visible cluster number is read-only (set CN_CTX_CONFIG_VISIBLE_CLUSTER)", "type")
+    else:
+        raise ArgumentFault(f"{kind} is not a CNctxConfigParamType", "type")
+    if KERNEL_CLASS_CLUSTERS[union_limit] > bin(visible).count("1"):
+        raise ArgumentFault(f"a union limit of {KERNEL_CLASS_CLUSTERS[union_limit]} clusters does not fit "
+                            f"{bin(visible).count('1')} visible clusters", "param")
+    config.visible, config.union_limit = visible, union_limit
+
+
+@api("cnGetCtxMaxParallelUnionTasks")
+def getCtxMaxParallelUnionTasks(context, c: int) -> int:
+    """cnGetCtxMaxParallelUnionTasks(CNcontext context, KernelClass c, int *number) -> how many tasks of class `c`
+    run at once on this thread's visible clusters: a core each for Block, n clusters each for Union n (0 when
+    Union n is wider than the visible clusters)."""
+    require_init()
+    target = _context_arg(context)
+    config = _config(target)
+    clusters = KERNEL_CLASS_CLUSTERS[_kernel_class(c, "c")]
+    visible = bin(config.visible).count("1")
+    if clusters == 0:
+        return visible * _spec(target).cores_per_cluster
+    return visible // clusters
+
+
+@api("cnQueueGetContext")
+def queueGetContext(hqueue) -> Context:
+    """cnQueueGetContext(CNqueue hqueue, CNcontext *pctx) -> the shared context of the queue's device (a CNqueue is
+    a cnrtQueue_t; NULL and the implicit queues are those of the current device)."""
+    require_init()
+    from mlusim.queue import Queue
+    if hqueue is None or isinstance(hqueue, int):
+        return shared_context(cnrt.getDevice())
+    if not isinstance(hqueue, Queue) or hqueue.destroyed:
+        from .status import CN_QUEUE_ERROR_INVALID
+        state = "destroyed" if isinstance(hqueue, Queue) else f"not a queue: {hqueue!r:.60}"
+        raise CndrvError(CN_QUEUE_ERROR_INVALID, f"argument 'hqueue': {state}")
+    return shared_context(hqueue.device.index)
 
 
 @api("cnSharedContextAcquire")

@@ -37,6 +37,9 @@ DEVICE_ATTRIBUTES = {
     "CN_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID": 0x408,
 }
 
+#: answered by CNDrv itself (cnrtDeviceAttr_t has no such attribute)
+CN_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 0x309
+
 #: CN_MAJOR_VERSION, CN_MINOR_VERSION, CN_PATCH_VERSION of mlusim's cn_api.h (the CNDrv it mirrors)
 LIB_VERSION = (2, 15, 5)
 
@@ -108,7 +111,10 @@ def deviceGetAttribute(attrib: int, dev: int) -> int:
     """cnDeviceGetAttribute(int *pi, CNdevice_attribute attrib, CNdev dev) -> the value cnrtDeviceGetAttribute
     gives for the same attribute."""
     index = device_arg(dev).index
-    return runtime_errors(cnrt.deviceGetAttribute, as_int(attrib, "attrib"), index, names={"attr": "attrib"})
+    key = as_int(attrib, "attrib")
+    if key == CN_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE:
+        return 0  # the simulated boards model no persisting L2 cache lines
+    return runtime_errors(cnrt.deviceGetAttribute, key, index, names={"attr": "attrib"})
 
 
 @api("cnDeviceGetUuidStr")

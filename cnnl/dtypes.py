@@ -20,6 +20,13 @@ NUMPY_DTYPES: dict[int, np.dtype] = {
     E.CNNL_DTYPE_BOOL: np.dtype(np.bool_),
 }
 
+#: cnnlDataType_t -> numpy dtype of the memory a tensor view reads: the compute types and the unsigned types that
+#: only casts and copies touch
+STORAGE_DTYPES: dict[int, np.dtype] = {
+    **NUMPY_DTYPES, E.CNNL_DTYPE_UINT16: np.dtype(np.uint16), E.CNNL_DTYPE_UINT32: np.dtype(np.uint32),
+    E.CNNL_DTYPE_UINT64: np.dtype(np.uint64),
+}
+
 #: bytes per element of every valid cnnlDataType_t (descriptors accept all of them)
 ITEMSIZES: dict[int, int] = {
     **{code: dtype.itemsize for code, dtype in NUMPY_DTYPES.items()},
@@ -66,5 +73,13 @@ for _i, _src in enumerate(CAST_ORDER):
         if _src != _dst:
             CAST_TYPES[10 * _i + _j] = (_src, _dst)
             CAST_NAMES[f"CNNL_CAST_{NAMES[_src]}_TO_{NAMES[_dst]}"] = 10 * _i + _j
+#: the pairs of the 32- and 64-bit unsigned types with each other and the signed ones (DIOPI's int64 <-> uint32
+#: and uint32 <-> uint64 casts): 100 + 10 * position(X) + position(Y) in this order (chosen, as above)
+WIDE_CAST_ORDER = (E.CNNL_DTYPE_INT32, E.CNNL_DTYPE_INT64, E.CNNL_DTYPE_UINT32, E.CNNL_DTYPE_UINT64)
+for _i, _src in enumerate(WIDE_CAST_ORDER):
+    for _j, _dst in enumerate(WIDE_CAST_ORDER):
+        if _src != _dst and {E.CNNL_DTYPE_UINT32, E.CNNL_DTYPE_UINT64} & {_src, _dst}:
+            CAST_TYPES[100 + 10 * _i + _j] = (_src, _dst)
+            CAST_NAMES[f"CNNL_CAST_{NAMES[_src]}_TO_{NAMES[_dst]}"] = 100 + 10 * _i + _j
 del _i, _j, _src, _dst
 globals().update(CAST_NAMES)

@@ -66,7 +66,7 @@ def acquire_tensor(desc: TensorDescriptor, pointer, arg: str) -> DeviceRange | N
 
 def tensor_view(desc: TensorDescriptor, span: DeviceRange | None, writable: bool) -> np.ndarray:
     """The tensor `desc` describes, as a numpy view over its pinned span (an empty array when it has no elements)."""
-    dtype = D.NUMPY_DTYPES[desc.dtype]
+    dtype = D.STORAGE_DTYPES[desc.dtype]
     if span is None:
         return np.empty(desc.dims, dtype)
     block = span.block

@@ -161,15 +161,15 @@ class _Types:
         inner = node.type
         while isinstance(inner, (c_ast.TypeDecl, c_ast.PtrDecl, c_ast.ArrayDecl)):
             inner = inner.type
-        if isinstance(inner, c_ast.Struct) and inner.decls is not None and inner.name:
+        if isinstance(inner, (c_ast.Struct, c_ast.Union)) and inner.decls is not None and inner.name:
             self.complete_structs.add(inner.name)
 
     def classify(self, node, c_ast, generator) -> tuple:
         """(base, extra pointer levels, const_base, category) of a TypeDecl's type, resolving typedefs."""
         inner = node.type
         const = "const" in (node.quals or [])
-        if isinstance(inner, c_ast.Struct):
-            return f"struct {inner.name}", 0, const, "struct"
+        if isinstance(inner, (c_ast.Struct, c_ast.Union)):  # unions marshal as structs (cffi reads either)
+            return f"{_tag_keyword(inner, c_ast)} {inner.name}", 0, const, "struct"
         if isinstance(inner, c_ast.Enum):
             return f"enum {inner.name}", 0, const, "integer"
         names = inner.names
@@ -194,7 +194,7 @@ class _Types:
             inner = target.type
             if isinstance(inner, c_ast.Enum):
                 return name, 0, const, "integer"
-            if isinstance(inner, c_ast.Struct):
+            if isinstance(inner, (c_ast.Struct, c_ast.Union)):
                 return name, 0, const, "struct"
             if isinstance(inner, c_ast.IdentifierType) and len(inner.names) == 1 and inner.names[0] in self.typedefs:
                 base, extra, _, category = self._typedef(inner.names[0], c_ast, const)
@@ -213,6 +213,10 @@ class _Types:
                     return f"struct {tag}", 1, "const" in (pointee.quals or []), "struct"
                 return name, 0, const, "handle"
         raise ValueError(f"typedef {name} is of a kind the C ABI does not marshal")
+
+
+def _tag_keyword(node, c_ast) -> str:
+    return "union" if isinstance(node, c_ast.Union) else "struct"
 
 
 def _ctype(node, types: _Types, c_ast, generator) -> CType:

@@ -12,7 +12,8 @@ Rules:
 """
 import numpy as np
 
-from .dtypes import ALL_DTYPES, BFLOAT16, BOOL, FLOAT32, FLOAT64, check_dtype, is_float, is_half, is_int
+from .dtypes import (ALL_DTYPES, BFLOAT16, BOOL, FLOAT32, FLOAT64, WIDE_UNSIGNED_DTYPES, check_dtype, is_float,
+                     is_half, is_int)
 from .parallel import align_ndim, check_broadcast, detach_inputs, run_blocked
 
 
@@ -124,8 +125,8 @@ def _writes_directly(src, dst):
 
 def cast(src, dst):
     """Cast `src` into `dst` (`cnnlCastDataType`): any supported dtype pair, any strides, `src` may broadcast."""
-    check_dtype("src", src, ALL_DTYPES)
-    check_dtype("dst", dst, ALL_DTYPES)
+    check_dtype("src", src, ALL_DTYPES + WIDE_UNSIGNED_DTYPES)
+    check_dtype("dst", dst, ALL_DTYPES + WIDE_UNSIGNED_DTYPES)
     check_broadcast(dst.shape, src.shape)
     (src,) = detach_inputs(dst, src)
     run_blocked(cast_block, dst.shape, [align_ndim(src, dst.ndim), dst], staged=not _writes_directly(src, dst))

@@ -17,6 +17,8 @@ INT32 = np.dtype(np.int32)
 FLOAT_DTYPES = (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)
 INT_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8))
 ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + (BOOL,)
+#: the wide unsigned storage dtypes only casts read and write (CNNL_CAST_UINT32_TO_INT64, ...)
+WIDE_UNSIGNED_DTYPES = tuple(np.dtype(t) for t in (np.uint32, np.uint64))
 NUMERIC_DTYPES = FLOAT_DTYPES + INT_DTYPES
 
 #: dtypes stored in 16 bits and computed in float32 through the numba conversion kernels
@@ -29,8 +31,10 @@ def is_float(dtype):
 
 
 def is_int(dtype):
-    """True for the signed and unsigned integer storage dtypes (not bool)."""
-    return np.dtype(dtype) in INT_DTYPES
+    """True for the signed and unsigned integer storage dtypes (not bool; uint32/uint64 too, which only casts
+    use)."""
+    dtype = np.dtype(dtype)
+    return dtype in INT_DTYPES or dtype in WIDE_UNSIGNED_DTYPES
 
 
 def is_half(dtype):

@@ -1,4 +1,5 @@
-"""cnnlCastDataType: every pair of HALF, FLOAT, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL.
+"""cnnlCastDataType: every pair of HALF, FLOAT, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL, and the
+pairs of UINT32 and UINT64 with each other and with INT32 and INT64.
 
 Floats round to nearest even and overflow to infinity; float -> integer truncates and saturates (NaN -> 0);
 integer -> integer saturates; anything -> BOOL is x != 0 (see cnnl.kernels.cast).

@@ -4,7 +4,7 @@ positions accumulate), every type for the strided slice.
 """
 from __future__ import annotations
 
-from mlusim.errors import ArgumentFault
+from mlusim.errors import ArgumentFault, NotSupportedFault
 from mlusim.validate import as_int, as_int_sequence
 
 from .. import checks
@@ -49,7 +49,10 @@ def getAsStridedBackwardWorkspaceSize(handle, dx_desc) -> int:
     half/bfloat16, else 0."""
     handle_arg(handle)
     gx = _grad_input(dx_desc)
-    return W.float32_accumulator(gx, gx.dtype)
+    size = W.float32_accumulator(gx, gx.dtype)
+    if size > 0xFFFFFFFF:  # the C output is a uint32_t
+        raise NotSupportedFault(f"the {size}-byte workspace does not fit the uint32_t size", "dx_desc")
+    return size
 
 
 @api("cnnlAsStridedBackward")

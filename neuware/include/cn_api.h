@@ -91,6 +91,7 @@ typedef enum CNdevice_attribute_enum {
   CN_DEVICE_ATTRIBUTE_WEIGHT_RAM_SIZE_PER_CORE = 0x303,
   CN_DEVICE_ATTRIBUTE_LOCAL_MEMORY_SIZE_PER_CORE = 0x305,
   CN_DEVICE_ATTRIBUTE_MAX_SHARED_RAM_SIZE_PER_CLUSTER = 0x306,
+  CN_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 0x309, /* 0: the simulator has no persisting L2 lines */
   CN_DEVICE_ATTRIBUTE_AVAILABLE_GLOBAL_MEMORY_SIZE = 0x312,
   CN_DEVICE_ATTRIBUTE_ECC_ENABLED = 0x401,
   CN_DEVICE_ATTRIBUTE_CLUSTER_CLOCK_RATE = 0x402,
@@ -110,9 +111,43 @@ typedef enum CNCtxSchedEnum {
   CN_CTX_SCHED_SYNC_AUTO = 3
 } CNCtxSched;
 
+/* The classes of kernel tasks; the value is the task's core count. */
+typedef enum cn_kernel_class {
+  CN_KERNEL_CLASS_BLOCK = 1,
+  CN_KERNEL_CLASS_UNION = 4,
+  CN_KERNEL_CLASS_UNION2 = 8,
+  CN_KERNEL_CLASS_UNION4 = 16,
+  CN_KERNEL_CLASS_UNION8 = 32,
+  CN_KERNEL_CLASS_UNION16 = 64,
+  CN_KERNEL_CLASS_NONE = 0xFF
+} KernelClass;
+
+/* Per-thread context configuration (cnGetCtxConfigParam / cnSetCtxConfigParam). */
+typedef enum cn_ctx_config_type {
+  CN_CTX_CONFIG_VISIBLE_CLUSTER = 0,     /* the visible cluster bitmap (all of the board's by default) */
+  CN_CTX_CONFIG_VISIBLE_CLUSTER_NUM = 1, /* their number (read-only) */
+  CN_CTX_CONFIG_UNION_LIMIT = 2,         /* the widest KernelClass (the board's widest union by default) */
+  CN_CTX_CONFIG_NUM = 3
+} CNctxConfigParamType;
+
+typedef union cn_ctx_config_param {
+  cn_uint64_t visibleCluster;
+  cn_uint64_t visibleClusterNumber;
+  KernelClass unionLimit;
+} CNctxConfigParam;
+
+/* The pointer attributes cnGetMemAttribute answers. */
+typedef enum CNmem_attribute_enum {
+  CN_MEM_ATTRIBUTE_DEVICE_ORDINAL = 0x7,   /* int */
+  CN_MEM_ATTRIBUTE_RANGE_START_ADDR = 0x11, /* CNaddr: the start of the block */
+  CN_MEM_ATTRIBUTE_RANGE_SIZE = 0x12,      /* cn_uint64_t: the block's size */
+  CN_MEM_ATTRIBUTE_ISLINEAR = 0x18         /* int: 0 (no linear mapping window) */
+} CNmem_attribute;
+
 typedef cn_uint64_t CNaddr;              /* an MLU address: the simulator's device address */
 typedef cn_uint64_t CNdev;               /* a device handle: the device ordinal */
 typedef struct CNcontext_st *CNcontext;  /* a device context */
+typedef struct CNqueue_st *CNqueue;      /* a queue: the same handle as cnrtQueue_t */
 
 /* Errors. */
 CNresult cnGetErrorString(CNresult error, const char **pStr);
@@ -143,11 +178,17 @@ CNresult cnCtxGetFlags(unsigned int *pflags);
 CNresult cnCtxSync(void);
 CNresult cnSharedContextAcquire(CNcontext *pctx, CNdev dev);
 CNresult cnSharedContextRelease(CNdev dev);
+CNresult cnGetCtxConfigParam(CNcontext context, CNctxConfigParamType type, CNctxConfigParam *param);
+CNresult cnSetCtxConfigParam(CNcontext context, CNctxConfigParamType type, CNctxConfigParam *param);
+CNresult cnGetCtxMaxParallelUnionTasks(CNcontext context, KernelClass c, int *number);
+CNresult cnQueueGetContext(CNqueue hqueue, CNcontext *pctx);
 
 /* Memory. */
 CNresult cnMemGetInfo(cn_uint64_t *pfreeBytes, cn_uint64_t *ptotalBytes);
 CNresult cnMalloc(CNaddr *pmluAddr, cn_uint64_t bytes);
 CNresult cnFree(CNaddr mluAddr);
+CNresult cnMallocConstant(CNaddr *pmluAddr, cn_uint64_t bytes);
+CNresult cnGetMemAttribute(void *data, CNmem_attribute attribute, CNaddr ptr);
 CNresult cnMemcpyHtoD(CNaddr dstAddr, const void *srcAddr, cn_uint64_t bytes);
 CNresult cnMemcpyDtoH(void *dstAddr, CNaddr srcAddr, cn_uint64_t bytes);
 CNresult cnMemcpyDtoD(CNaddr dstAddr, CNaddr srcAddr, cn_uint64_t bytes);

@@ -478,7 +478,12 @@ typedef enum {
   CNNL_CAST_UINT8_TO_INT32 = 86, CNNL_CAST_UINT8_TO_INT64 = 87, CNNL_CAST_UINT8_TO_BOOL = 89,
   CNNL_CAST_BOOL_TO_FLOAT = 90, CNNL_CAST_BOOL_TO_HALF = 91, CNNL_CAST_BOOL_TO_BFLOAT16 = 92,
   CNNL_CAST_BOOL_TO_DOUBLE = 93, CNNL_CAST_BOOL_TO_INT8 = 94, CNNL_CAST_BOOL_TO_INT16 = 95,
-  CNNL_CAST_BOOL_TO_INT32 = 96, CNNL_CAST_BOOL_TO_INT64 = 97, CNNL_CAST_BOOL_TO_UINT8 = 98
+  CNNL_CAST_BOOL_TO_INT32 = 96, CNNL_CAST_BOOL_TO_INT64 = 97, CNNL_CAST_BOOL_TO_UINT8 = 98,
+  /* the 32/64-bit unsigned pairs: 100 + 10 * i(X) + i(Y) in the order INT32, INT64, UINT32, UINT64 */
+  CNNL_CAST_INT32_TO_UINT32 = 102, CNNL_CAST_INT32_TO_UINT64 = 103, CNNL_CAST_INT64_TO_UINT32 = 112,
+  CNNL_CAST_INT64_TO_UINT64 = 113, CNNL_CAST_UINT32_TO_INT32 = 120, CNNL_CAST_UINT32_TO_INT64 = 121,
+  CNNL_CAST_UINT32_TO_UINT64 = 123, CNNL_CAST_UINT64_TO_INT32 = 130, CNNL_CAST_UINT64_TO_INT64 = 131,
+  CNNL_CAST_UINT64_TO_UINT32 = 132
 } cnnlCastDataType_t;
 
 /* ==== handles and descriptors ================================================================================= */
@@ -1423,12 +1428,13 @@ cnnlStatus_t CNNL_WIN_API cnnlStridedSliceBackward(cnnlHandle_t handle, const in
                                                    const int stride[], const cnnlTensorDescriptor_t dy_desc,
                                                    const void *dy, const cnnlTensorDescriptor_t dx_desc, void *dx);
 cnnlStatus_t CNNL_WIN_API cnnlGetAsStridedBackwardWorkspaceSize(cnnlHandle_t handle,
-                                                                const cnnlTensorDescriptor_t dx_desc, size_t *size);
+                                                                const cnnlTensorDescriptor_t dx_desc,
+                                                                uint32_t *size);
 /* stride holds one value per dimension of dy. */
 cnnlStatus_t CNNL_WIN_API cnnlAsStridedBackward(cnnlHandle_t handle, const cnnlTensorDescriptor_t dy_desc,
                                                 const void *dy, const cnnlTensorDescriptor_t dx_desc, void *dx,
-                                                const int stride[], int storage_offset, void *workspace,
-                                                size_t workspace_size);
+                                                const uint32_t stride[], const uint32_t storage_offset,
+                                                void *workspace, const uint32_t workspace_size);
 
 /* ==== part 3: indexing ======================================================================================== */
 
@@ -1656,11 +1662,11 @@ cnnlStatus_t CNNL_WIN_API cnnlDCNBackwardWeight(
 cnnlStatus_t CNNL_WIN_API cnnlCreateFlashAttentionDescriptor(cnnlFlashAttentionDescriptor_t *desc);
 cnnlStatus_t CNNL_WIN_API cnnlDestroyFlashAttentionDescriptor(cnnlFlashAttentionDescriptor_t desc);
 cnnlStatus_t CNNL_WIN_API cnnlSetFlashAttentionDescriptor(
-    cnnlFlashAttentionDescriptor_t desc, cnnlDataType_t compute_dtype, cnnlComputationPreference_t prefer,
+    cnnlFlashAttentionDescriptor_t desc, cnnlDataType_t compute_dtype, cnnlActivationPreference_t prefer,
     cnnlAttentionMaskMode_t attn_mask_mode, bool is_pack_mode, bool is_out_zero, bool return_softmax,
     int max_seq_len_q, int max_seq_len_kv, float dropout_p, float softmax_scale);
 cnnlStatus_t CNNL_WIN_API cnnlSetFlashAttentionBackwardDescriptor(
-    cnnlFlashAttentionDescriptor_t desc, cnnlDataType_t compute_dtype, cnnlComputationPreference_t prefer,
+    cnnlFlashAttentionDescriptor_t desc, cnnlDataType_t compute_dtype, cnnlActivationPreference_t prefer,
     cnnlAttentionMaskMode_t attn_mask_mode, bool is_pack_mode, bool is_out_zero, bool is_store_softmax_d,
     int max_seq_len_q, int max_seq_len_kv, float dropout_p, float softmax_scale);
 cnnlStatus_t CNNL_WIN_API cnnlSetFlashAttentionSlidingWindowSize(cnnlFlashAttentionDescriptor_t desc,

@@ -105,21 +105,24 @@ class OutArray(Kind):
 
 
 class OutHostInt(Kind):
-    """An output host integer of `size` bytes; the bytes written go into `written` (may be NULL)."""
+    """An output host integer of `size` bytes (a parameter, or a function of parameters: cnGetMemAttribute's size
+    follows the attribute); the bytes written go into `written` (may be NULL)."""
 
     output = True
 
-    def __init__(self, size: str, written: Optional[str] = None):
+    def __init__(self, size: Count, written: Optional[str] = None):
         self.size, self.written = size, written
 
     def uses(self):
-        return (self.size,) + ((self.written,) if self.written else ())
+        return count_uses(self.size) + ((self.written,) if self.written else ())
 
     def validate(self, param, ctype):
         needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "an output host integer")
 
     def emit_store(self, g, param, ctype, value):
-        g.post.append(f"_store_host_int({g.c(param)}, {value}, {g.a(self.size)}, {param!r}, {self.size!r})")
+        size = count_expr(g, self.size)
+        size_param = self.size if isinstance(self.size, str) else param
+        g.post.append(f"_store_host_int({g.c(param)}, {value}, {size}, {param!r}, {size_param!r})")
         if self.written:
             w = g.c(self.written)
-            g.post.append(f"if {w}: _ffi.cast({g.pointer_type(g.ctypes[self.written])}, {w})[0] = {g.a(self.size)}")
+            g.post.append(f"if {w}: _ffi.cast({g.pointer_type(g.ctypes[self.written])}, {w})[0] = {size}")

@@ -130,3 +130,5 @@ def test_every_declared_attribute_is_cnrts():
     for name, value in cndrv.devices.DEVICE_ATTRIBUTES.items():
         for dev in range(2):
             assert cndrv.deviceGetAttribute(value, dev) == cnrt.deviceGetAttribute(value, dev), name
+    # the one CNDrv answers itself: no persisting L2 cache lines on the simulated boards
+    assert cndrv.deviceGetAttribute(cndrv.CN_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0) == 0

@@ -21,6 +21,8 @@ NUMPY = {cnnl.CNNL_DTYPE_HALF: F16, cnnl.CNNL_DTYPE_BFLOAT16: BF16, cnnl.CNNL_DT
          cnnl.CNNL_DTYPE_INT64: np.dtype(np.int64), cnnl.CNNL_DTYPE_UINT8: np.dtype(np.uint8),
          cnnl.CNNL_DTYPE_BOOL: np.dtype(np.bool_)}
 CODE = {dtype: code for code, dtype in NUMPY.items()}
+#: the types a device tensor may hold: NUMPY's and the unsigned ones only casts read and write
+STORAGE = {**NUMPY, cnnl.CNNL_DTYPE_UINT32: np.dtype(np.uint32), cnnl.CNNL_DTYPE_UINT64: np.dtype(np.uint64)}
 FLOATS = [cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_BFLOAT16, cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_DOUBLE]
 INTS = [cnnl.CNNL_DTYPE_INT8, cnnl.CNNL_DTYPE_INT16, cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_INT64,
         cnnl.CNNL_DTYPE_UINT8]
@@ -57,7 +59,7 @@ class DeviceTensor:
     def __init__(self, dims, dtype_code, strides=None, fill=None):
         self.dims = tuple(dims)
         self.code = dtype_code
-        self.dtype = NUMPY[dtype_code]
+        self.dtype = STORAGE[dtype_code]
         self.strides = tuple(strides) if strides is not None else tuple(dense_strides(dims))
         self.desc = descriptor(self.dims, dtype_code, strides)
         self.elements = max(span(self.dims, self.strides), 1)

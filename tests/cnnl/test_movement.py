@@ -11,7 +11,7 @@ import cnnl
 import cnrt
 
 from ..cnnl_kernels.references import round_to_format
-from .helpers import (ALL, FILL_TYPES, NUMPY, as_float64, empty, fill_reference, fill_values, random_values,
+from .helpers import (ALL, FILL_TYPES, NUMPY, STORAGE, as_float64, empty, fill_reference, fill_values, random_values,
                       raises_status, strided_layouts, sync, tensor)
 
 
@@ -280,7 +280,7 @@ def cast_reference(values, src, dst):
 @pytest.mark.parametrize("pair", sorted(cnnl.dtypes.CAST_TYPES.items()), ids=lambda p: str(p[0]))
 def test_cast_every_pair(handle, pair):
     cast_type, (src_code, dst_code) = pair
-    src, dst = NUMPY[src_code], NUMPY[dst_code]
+    src, dst = STORAGE[src_code], STORAGE[dst_code]
     rng = np.random.default_rng(cast_type)
     raw = CAST_SOURCES["int" if src.kind in "iub" else "float"](rng)
     if src.kind == "b":
@@ -333,7 +333,8 @@ def test_a_large_contiguous_cast_split_between_the_host_threads_matches_the_refe
 def test_cast_enum_names():
     assert cnnl.CNNL_CAST_FLOAT_TO_HALF == 1
     assert cnnl.dtypes.CAST_TYPES[cnnl.CNNL_CAST_INT32_TO_BFLOAT16] == (cnnl.CNNL_DTYPE_INT32, cnnl.CNNL_DTYPE_BFLOAT16)
-    assert len(cnnl.dtypes.CAST_TYPES) == 90
+    assert cnnl.dtypes.CAST_TYPES[cnnl.CNNL_CAST_UINT32_TO_INT64] == (cnnl.CNNL_DTYPE_UINT32, cnnl.CNNL_DTYPE_INT64)
+    assert len(cnnl.dtypes.CAST_TYPES) == 90 + 10  # every pair of the ten, and the ten unsigned 32/64-bit pairs
 
 
 def test_cast_type_must_match_the_tensors(handle):

@@ -12,3 +12,10 @@ def test_two_devices(programs):
     from .conftest import clean_environment
     result = programs.run("cndev_cndrv.c", env=clean_environment(MLUSIM_DEVICES="2"))
     assert "0 failure(s)" in result.stdout
+
+
+def test_context_configuration_and_memory_attributes(programs):
+    """programs/cndrv_config.c: cnGetCtxConfigParam / cnSetCtxConfigParam (board defaults, per context, the two
+    settings agree), cnGetCtxMaxParallelUnionTasks, cnQueueGetContext, cnMallocConstant, cnGetMemAttribute."""
+    result = programs.run("cndrv_config.c")
+    assert "0 failure(s)" in result.stdout, result.stdout

@@ -13,3 +13,10 @@ def test_more_argument_forms(programs):
     (programs/cnnl_more.c)."""
     result = programs.run("cnnl_more.c")
     assert "0 failure(s)" in result.stdout
+
+
+def test_unsigned_casts_as_strided_backward_and_flash_preference(programs):
+    """programs/cnnl_unsigned.cpp: the uint32/uint64 casts DIOPI uses (saturating), cnnlAsStridedBackward with
+    uint32_t arguments, the flash attention descriptors with a cnnlActivationPreference_t."""
+    result = programs.run("cnnl_unsigned.cpp")
+    assert "0 failure(s)" in result.stdout, result.stdout
