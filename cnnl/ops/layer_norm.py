@@ -53,7 +53,7 @@ def _optional_tensor(desc, arg: str, op: str, elements: int, what: str):
 
 
 def _pin_optional(call, desc, pointer, arg, output=False):
-    if desc is None or pointer in (None, 0):
+    if desc is None or checks.is_null(pointer):
         return None
     return call.output(desc, pointer, arg) if output else call.input(desc, pointer, arg)
 

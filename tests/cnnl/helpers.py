@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 import cnnl
 import cnrt
 
-from ..cnnl_kernels.tolerances import BF16, F16, F32, F64  # noqa: F401  (re-exported for the tests)
+from .tolerances import BF16, F16, F32, F64  # noqa: F401  (re-exported for the tests)
 
 #: cnnlDataType_t -> numpy dtype
 NUMPY = {cnnl.CNNL_DTYPE_HALF: F16, cnnl.CNNL_DTYPE_BFLOAT16: BF16, cnnl.CNNL_DTYPE_FLOAT: F32,

@@ -6,7 +6,7 @@ import pytest
 
 import cnnl
 
-from ..cnnl_kernels.tolerances import TRANSCENDENTAL_ULPS, assert_close
+from .tolerances import TRANSCENDENTAL_ULPS, assert_close
 from .helpers import FLOATS, NUMPY, as_float64, empty, random_values, raises_status, sync, tensor
 
 erf = np.vectorize(math.erf)

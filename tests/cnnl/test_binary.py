@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 import cnnl
 import cnrt
 
-from ..cnnl_kernels.tolerances import assert_close
+from .tolerances import assert_close
 from .helpers import (ALL, NUMERIC, NUMPY, as_float64, empty, random_values, raises_status,
                       strided_layouts, sync, tensor)
 

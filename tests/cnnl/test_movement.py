@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import cnnl
 import cnrt
 
-from ..cnnl_kernels.references import round_to_format
+from .references import round_to_format
 from .helpers import (ALL, FILL_TYPES, NUMPY, STORAGE, as_float64, empty, fill_reference, fill_values, random_values,
                       raises_status, strided_layouts, sync, tensor)
 

@@ -4,7 +4,7 @@ import pytest
 
 import cnnl
 
-from ..cnnl_kernels.tolerances import TRANSCENDENTAL_ULPS, assert_close
+from .tolerances import TRANSCENDENTAL_ULPS, assert_close
 from .helpers import FLOATS, INTS, NUMPY, as_float64, empty, random_values, raises_status, sync, tensor
 
 PREFER = cnnl.CNNL_COMPUTATION_HIGH_PRECISION
