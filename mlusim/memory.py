@@ -304,6 +304,11 @@ class AddressSpace:
     def owns(self, address: int) -> bool:
         return self.base <= address < self.base + ADDRESS_SPAN
 
+    def live_blocks(self) -> list[Block]:
+        """The live allocations (a snapshot)."""
+        with self._lock:
+            return list(self._blocks.values())
+
     def find(self, address: int) -> Block | None:
         """The live block containing `address`, or None."""
         with self._lock:

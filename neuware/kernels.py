@@ -89,15 +89,36 @@ def export_kernel(kernel: Any, argtypes: Sequence[str]) -> int:
     return handles.to_c(ExportedKernel(kernel, argtypes))
 
 
+_compiled: dict = {}
+
+
+def compiled_kernel(address: int):
+    """The BANG C kernel (built by cncc) whose host function is at `address`, as a kernel C can launch; or None."""
+    kernel = _compiled.get(address)
+    if kernel is None:
+        from .bangc import program, registry
+        info = registry.kernel_at(address)
+        if info is None:
+            return None
+        compiled = program.BangCKernel(info)
+        argtypes = tuple(t if t in _ARGUMENT_TYPES or t.endswith("*") else "void *" for t in compiled.argtypes)
+        kernel = _compiled.setdefault(address, ExportedKernel(compiled, argtypes))
+    return kernel
+
+
 def lookup(address: int, param: str) -> ExportedKernel:
-    """The exported kernel at `address`, or cnrtErrorInvalidKernel."""
+    """The exported kernel at `address` (neuware.export_kernel, or a BANG C kernel cncc built), or
+    cnrtErrorInvalidKernel."""
     kernel = handles.from_c(address)
     if isinstance(kernel, ExportedKernel):
         return kernel
+    compiled = compiled_kernel(address) if address else None
+    if compiled is not None:
+        return compiled
     import cnrt
     raise cnrt.CnrtError(cnrt.cnrtErrorInvalidKernel,
                          f"argument '{param}': 0x{address:x} is not a kernel exported to C with "
-                         f"neuware.export_kernel (the simulator runs kernels written in Python, not MLU binaries)")
+                         f"neuware.export_kernel nor a BANG C kernel built by mlusim's cncc")
 
 
 def read_arguments(ffi, kernel: Any, c_args, param: str) -> list:

@@ -1,0 +1,201 @@
+/* mlusim BANG C: __memcpy / __memcpy_async in every direction, the strided forms, memset, and the barriers. */
+#ifndef MLUSIM_BANG_MEMORY_H
+#define MLUSIM_BANG_MEMORY_H
+
+#include "core.h"
+
+/* In the order of BANG's enum (mlusim/bang/dma.py DIRECTIONS). */
+typedef enum {
+  GDRAM2NRAM = 0, NRAM2GDRAM, LDRAM2NRAM, NRAM2LDRAM, GDRAM2WRAM, WRAM2GDRAM, LDRAM2WRAM, WRAM2LDRAM, NRAM2NRAM,
+  NRAM2WRAM, WRAM2NRAM, GDRAM2SRAM, SRAM2GDRAM, LDRAM2SRAM, SRAM2LDRAM, SRAM2NRAM, NRAM2SRAM, SRAM2WRAM, WRAM2SRAM,
+  GDRAM2GDRAM, GDRAM2LDRAM, LDRAM2GDRAM, SRAM2SRAM
+} mluMemcpyDirection_t;
+
+static inline const char *__mlu_direction_name(int d) {
+  static const char *const names[] = {
+      "GDRAM2NRAM", "NRAM2GDRAM", "LDRAM2NRAM", "NRAM2LDRAM", "GDRAM2WRAM", "WRAM2GDRAM", "LDRAM2WRAM", "WRAM2LDRAM",
+      "NRAM2NRAM", "NRAM2WRAM", "WRAM2NRAM", "GDRAM2SRAM", "SRAM2GDRAM", "LDRAM2SRAM", "SRAM2LDRAM", "SRAM2NRAM",
+      "NRAM2SRAM", "SRAM2WRAM", "WRAM2SRAM", "GDRAM2GDRAM", "GDRAM2LDRAM", "LDRAM2GDRAM", "SRAM2SRAM"};
+  return d >= 0 && d < 23 ? names[d] : "?";
+}
+
+/* LDRAM (per-core off-chip memory) is GDRAM here. */
+static inline void __mlu_direction_spaces(int d, int *dst, int *src) {
+  static const signed char table[23][2] = {
+      {1, 0}, {0, 1}, {1, 0}, {0, 1}, {2, 0}, {0, 2}, {2, 0}, {0, 2}, {1, 1}, {2, 1}, {1, 2}, {3, 0},
+      {0, 3}, {3, 0}, {0, 3}, {1, 3}, {3, 1}, {2, 3}, {3, 2}, {0, 0}, {0, 0}, {0, 0}, {3, 3}};
+  *dst = table[d][0];
+  *src = table[d][1];
+}
+
+static inline void __mlu_count_copy(int direction, int64_t nbytes) {
+  int64_t *state = __mlu_state();
+  state[__MLU_S_COPY_BYTES + direction] += nbytes;
+  state[__MLU_S_COPY_COUNT] += 1;
+}
+
+static inline void __mlu_check_direction(const char *what, int direction) {
+  if (direction < 0 || direction >= 23) __mlu_trapf("%s: %d is not a memcpy direction (0..22)", what, direction);
+}
+
+/* Check one segment of a copy; returns nothing, traps on a violation. */
+static inline void __mlu_check_copy(const char *what, void *dst, const void *src, int64_t size, int direction) {
+  int dspace, sspace;
+  __mlu_direction_spaces(direction, &dspace, &sspace);
+  struct __mlu_region rd, rs;
+  char role_d[48], role_s[48];
+  snprintf(role_d, sizeof role_d, "dst (%s)", __mlu_direction_name(direction));
+  snprintf(role_s, sizeof role_s, "src (%s)", __mlu_direction_name(direction));
+  __mlu_check_span(what, role_d, dst, size, dspace, &rd);
+  __mlu_check_span(what, role_s, src, size, sspace, &rs);
+}
+
+/* ---- async copies: checked when issued, performed at the next sync / barrier / the task's end ---------------- */
+struct __mlu_pending { char *dst; const char *src; size_t size; };
+enum { __MLU_MAX_PENDING = 256 };
+extern __thread struct __mlu_pending __mlu_pending_copies[__MLU_MAX_PENDING] __MLU_WEAK;
+__thread struct __mlu_pending __mlu_pending_copies[__MLU_MAX_PENDING] __MLU_WEAK;
+extern __thread int __mlu_pending_count __MLU_WEAK;
+__thread int __mlu_pending_count __MLU_WEAK = 0;
+
+/** __sync_io() / __sync(): complete this core's pending async copies, in issue order. */
+static inline void __sync_io(void) {
+  for (int i = 0; i < __mlu_pending_count; ++i)
+    memmove(__mlu_pending_copies[i].dst, __mlu_pending_copies[i].src, __mlu_pending_copies[i].size);
+  __mlu_pending_count = 0;
+}
+static inline void __sync(void) { __sync_io(); }
+static inline void __sync_move(void) { __sync_io(); }
+static inline void __sync_compute(void) { __mlu_poll(); }
+static inline void __sync_io_move_compute(void) { __sync_io(); }
+static inline void __sync_io_move_compute(bool, bool, bool, bool, bool, bool) { __sync_io(); }
+
+static inline void __mlu_copy(const char *what, void *dst, const void *src, int64_t size, int direction, int async) {
+  if (async) {
+    if (__mlu_pending_count == __MLU_MAX_PENDING) __sync_io();
+    __mlu_pending_copies[__mlu_pending_count].dst = (char *)dst;
+    __mlu_pending_copies[__mlu_pending_count].src = (const char *)src;
+    __mlu_pending_copies[__mlu_pending_count].size = (size_t)size;
+    ++__mlu_pending_count;
+  } else {
+    memmove(dst, src, (size_t)size);
+  }
+}
+
+static inline void __mlu_memcpy(const char *what, void *dst, const void *src, int size, int direction, int async) {
+  __mlu_check_direction(what, direction);
+  if (size < 0) __mlu_trapf("%s: negative size %d", what, size);
+  __mlu_check_copy(what, dst, src, size, direction);
+  __mlu_copy(what, dst, src, size, direction, async);
+  __mlu_count_copy(direction, size);
+}
+
+/* segnum + 1 segments of `size` bytes, the i-th at i * stride on each side */
+static inline void __mlu_memcpy2d(const char *what, void *dst, const void *src, int size, int direction,
+                                  int dst_stride, int src_stride, int segnum, int async) {
+  __mlu_check_direction(what, direction);
+  if (size < 0 || segnum < 0) __mlu_trapf("%s: negative size %d or segnum %d", what, size, segnum);
+  for (int64_t i = 0; i <= segnum; ++i) {
+    char *d = (char *)dst + i * (int64_t)dst_stride;
+    const char *s = (const char *)src + i * (int64_t)src_stride;
+    __mlu_check_copy(what, d, s, size, direction);
+    __mlu_copy(what, d, s, size, direction, async);
+  }
+  __mlu_count_copy(direction, (int64_t)size * (segnum + 1));
+}
+
+/* the 3-D form: (segnum1 + 1) x (segnum2 + 1) segments */
+static inline void __mlu_memcpy3d(const char *what, void *dst, const void *src, int size, int direction,
+                                  int dst_stride1, int src_stride1, int segnum1, int dst_stride2, int src_stride2,
+                                  int segnum2, int async) {
+  if (segnum2 < 0) __mlu_trapf("%s: negative segnum2 %d", what, segnum2);
+  for (int64_t j = 0; j <= segnum2; ++j)
+    __mlu_memcpy2d(what, (char *)dst + j * (int64_t)dst_stride2, (const char *)src + j * (int64_t)src_stride2, size,
+                   direction, dst_stride1, src_stride1, segnum1, async);
+}
+
+/** __memcpy(dst, src, size, dir): copy `size` bytes between the spaces `dir` names. */
+static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir) {
+  __mlu_memcpy("__memcpy", dst, src, size, dir, 0);
+}
+/** __memcpy(dst, src, size, dir, dst_stride, src_stride, segnum): segnum + 1 strided segments. */
+static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+                            int src_stride, int segnum) {
+  __mlu_memcpy2d("__memcpy", dst, src, size, dir, dst_stride, src_stride, segnum, 0);
+}
+static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+                            int src_stride, int segnum, int dst_stride2, int src_stride2, int segnum2) {
+  __mlu_memcpy3d("__memcpy", dst, src, size, dir, dst_stride, src_stride, segnum, dst_stride2, src_stride2, segnum2,
+                 0);
+}
+/** The SRAM2SRAM form with a destination cluster: one cluster's SRAM is simulated per round, so only this one. */
+static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_cluster) {
+  if (dst_cluster != clusterId)
+    __mlu_trapf("__memcpy SRAM2SRAM to cluster %d: copies into another cluster's SRAM are not simulated",
+                dst_cluster);
+  __mlu_memcpy("__memcpy", dst, src, size, dir, 0);
+}
+static inline void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir) {
+  __mlu_memcpy("__memcpy_async", dst, src, size, dir, 1);
+}
+static inline void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+                                  int src_stride, int segnum) {
+  __mlu_memcpy2d("__memcpy_async", dst, src, size, dir, dst_stride, src_stride, segnum, 1);
+}
+static inline void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+                                  int src_stride, int segnum, int dst_stride2, int src_stride2, int segnum2) {
+  __mlu_memcpy3d("__memcpy_async", dst, src, size, dir, dst_stride, src_stride, segnum, dst_stride2, src_stride2,
+                 segnum2, 1);
+}
+
+/* ---- barriers: mlusim.bang.barriers through the launch's callback ---------------------------------------------- */
+static inline void __mlu_barrier(int scope, const char *what) {
+  __sync_io();
+  int64_t *c = __mlu_ctx;
+  int64_t *launch = __mlu_launch_row();
+  typedef int64_t (*barrier_t)(int64_t, int64_t, int64_t, int64_t, char *, int64_t);
+  barrier_t arrive = (barrier_t)launch[__MLU_L_BARRIER];
+  if (arrive == 0) __mlu_trapf("%s reached, but the kernel was launched without barrier support", what);
+  int64_t kind = arrive(__mlu_limits()[6] /* BARRIER_KEY */, taskId, clusterDim, scope, (char *)c[__MLU_C_ERROR],
+                        c[__MLU_C_ERROR_SIZE]);
+  if (kind != 0) {
+    c[__MLU_C_ERROR_KIND] = kind;
+    throw __mlu_trap{(int)kind};
+  }
+  __mlu_state()[__MLU_S_BARRIERS] += 1;
+}
+/** __sync_cluster(): wait for the cores of this cluster (and complete this core's async copies). */
+static inline void __sync_cluster(void) { __mlu_barrier(0, "__sync_cluster"); }
+/** __sync_all(): wait for every core of this union task. */
+static inline void __sync_all(void) { __mlu_barrier(1, "__sync_all"); }
+static inline void __sync_all_ipu(void) { __mlu_barrier(1, "__sync_all_ipu"); }
+static inline void __sync_all_mpu(void) { __mlu_barrier(1, "__sync_all_mpu"); }
+static inline void __sync_all_ipu_within_cluster(void) { __mlu_barrier(0, "__sync_all_ipu_within_cluster"); }
+
+/* ---- memset ---------------------------------------------------------------------------------------------------- */
+template <typename T>
+static inline void __mlu_fill(const char *what, T *dst, int64_t n, T value, int space) {
+  struct __mlu_region r;
+  if (n < 0) __mlu_trapf("%s: negative count %lld", what, (long long)n);
+  __mlu_check_span(what, "dst", dst, n * (int64_t)sizeof(T), space, &r);
+  for (int64_t i = 0; i < n; ++i) dst[i] = value;
+}
+/** __gdramset(dst, n, value): fill n elements of GDRAM. */
+template <typename T, typename V>
+static inline void __gdramset(T *dst, int n, V value) {
+  __mlu_fill("__gdramset", dst, n, (T)value, __MLU_GDRAM);
+  __mlu_count_copy(NRAM2GDRAM, (int64_t)n * (int64_t)sizeof(T));
+}
+/** __nramset(dst, n, value): fill n elements of NRAM. */
+template <typename T, typename V>
+static inline void __nramset(T *dst, int n, V value) {
+  __mlu_fill("__nramset", dst, n, (T)value, __MLU_NRAM);
+  __mlu_count_vector(n);
+}
+template <typename T, typename V>
+static inline void __sramset(T *dst, int n, V value) {
+  __mlu_fill("__sramset", dst, n, (T)value, __MLU_SRAM);
+  __mlu_count_vector(n);
+}
+
+#endif
