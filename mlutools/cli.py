@@ -1,5 +1,5 @@
 """The `mlusim` command: `info` (a device monitor's view), `bench` (the benchmark suites), `run` (N ranks),
-`neuware` (the C ABI's headers and libraries), `kernels` (the numba kernels torch.compile generated for mlu)."""
+`neuware` (the C ABI's headers and libraries), `cncc` (the BANG C compiler), `kernels` (the numba kernels torch.compile generated for mlu)."""
 from __future__ import annotations
 
 import argparse
@@ -135,6 +135,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     run_parser.add_argument("rest", nargs=argparse.REMAINDER)
     commands.add_parser("neuware", help="a Neuware-like tree (C headers, libcnrt/libcnnl/libcncl.so) or its flags",
                         add_help=False)
+    commands.add_parser("cncc", help="the BANG C compiler driver: build .mlu kernels that run on the simulated MLU",
+                        add_help=False)
     commands.add_parser("kernels", help="run a script; print or write the numba kernels torch.compile generated "
                                         "for mlu", add_help=False)
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -144,6 +146,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if arguments[:1] == ["neuware"]:
         from neuware import tree as neuware
         return neuware.main(arguments[1:])
+    if arguments[:1] == ["cncc"]:  # cncc's own command line follows
+        from neuware.bangc import driver as cncc
+        return cncc.main(arguments[1:])
     if arguments[:1] == ["kernels"]:  # the script's own options follow it
         from torch_mlu._inductor import cli as kernels_cli
         return kernels_cli.main(arguments[1:])

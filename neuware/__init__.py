@@ -9,7 +9,13 @@ implemented by the function of the same C name in `cnrt`, `cnnl` or `cncl` (see 
 from __future__ import annotations
 
 from .handles import from_c, to_c
-from .kernels import export_kernel
+
+
+def export_kernel(kernel, argtypes):
+    """The address C code passes to cnrtInvokeKernel to launch `kernel` with arguments of `argtypes` (imported on
+    use: cncc, which imports this package, starts without numpy)."""
+    from .kernels import export_kernel as export
+    return export(kernel, argtypes)
 
 
 def include_dir():

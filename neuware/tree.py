@@ -1,7 +1,8 @@
 """`mlusim neuware`: a Neuware-like tree for C and C++ projects, and the compiler/linker flags of the C ABI.
 
-    mlusim neuware DIR        DIR/include/{cnrt,cnnl,cncl,cndev,cn_api,mlusim}.h,
-                              DIR/lib64/lib{cnrt,cnnl,cncl,cndev,cndrv}.so,
+    mlusim neuware DIR        DIR/include/{cnrt,cnnl,cncl,cndev,cn_api,mlusim}.h, the BANG C device headers
+                              (bang.h, mlu.h, bang_fusor.h), DIR/lib64/lib{cnrt,cnnl,cncl,cndev,cndrv}.so,
+                              DIR/bin/{cncc,cnas} (BANG C: neuware/bangc), DIR/cmake/FindBANG.cmake,
                               DIR/version.txt: NEUWARE_HOME=DIR makes a CMake or Makefile project find them
     mlusim neuware --cflags   -I<include directory>
     mlusim neuware --libs     -L<library directory> -Wl,-rpath,<library directory> -lcnnl -lcncl -lcndev -lcndrv
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -65,8 +67,33 @@ def make_tree(directory: Path) -> Path:
         partial = lib64 / f".lib{name}.so.partial"
         shutil.copyfile(libraries / f"lib{name}.so", partial)
         partial.replace(target)  # a program that has the old copy loaded keeps its mapping
+    _bang_c(directory)
     (directory / "version.txt").write_text(_version_text())
     return directory
+
+
+#: bin/cncc and bin/cnas: the driver of the Python that laid out the tree, told where the tree is
+_TOOL = """#!/bin/sh
+# {name} of mlusim's Neuware tree: BANG C on the simulated MLU (neuware/bangc)
+MLUSIM_CNCC_TREE="$(cd "$(dirname "$0")/.." && pwd)" exec "{python}" -c \
+  "import sys; from neuware.bangc import driver; sys.exit(driver.{entry}())" "$@"
+"""
+
+
+def _bang_c(directory: Path) -> None:
+    """The BANG C part of the tree: device headers, bin/cncc, bin/cnas, cmake/FindBANG.cmake."""
+    from .bangc import driver
+    include = directory / "include"
+    shutil.copytree(driver.PACKAGE_INCLUDE, include, dirs_exist_ok=True)
+    bin_dir = directory / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, entry in (("cncc", "main"), ("cnas", "cnas_main")):
+        tool = bin_dir / name
+        tool.write_text(_TOOL.format(name=name, python=sys.executable, entry=entry))
+        tool.chmod(0o755)
+    cmake = directory / "cmake"
+    cmake.mkdir(exist_ok=True)
+    shutil.copyfile(Path(driver.__file__).parent / "cmake" / "FindBANG.cmake", cmake / "FindBANG.cmake")
 
 
 def cflags(directory: Optional[Path] = None) -> str:

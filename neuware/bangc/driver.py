@@ -277,7 +277,11 @@ def translate(o: Options, source: str, isa: int) -> str:
 
 def compile_bang(o: Options, source: str, output: str, isa: int) -> None:
     """One .mlu file to a host object (through the cache)."""
-    text = translate(o, source, isa)
+    compile_unit(o, translate(o, source, isa), source, output)
+
+
+def compile_unit(o: Options, text: str, source: str, output: str) -> None:
+    """A rewritten unit to a host object (through the cache)."""
     cxx = host_compiler()
     flags = [f"-std={o.std}", "-fPIC"] + [f for f in o.compiler if f != "-fno-exceptions"]
     if not any(f.startswith("-O") for f in flags):
@@ -359,7 +363,8 @@ def run(o: Options) -> None:
         if len(sources) != 1:
             raise DriverError("-S takes one .mlu source")
         output = o.output or Path(sources[0]).with_suffix(".s").name
-        Path(output).write_text(f"// mlusim BANG C unit {isa} {shlex.quote(' '.join(o.compiler))}\n"
+        flags = " ".join(shlex.quote(f) for f in o.compiler)
+        Path(output).write_text(f"// mlusim BANG C unit {isa} {flags}\n"
                                 + translate(o, sources[0], isa))
         return
     if o.mode == "compile":
@@ -408,6 +413,44 @@ def _empty_object(output: str, o: Options) -> None:
         empty.write_text("")
         if _run([host_compiler(), "-c", "-fPIC", str(empty), "-o", output], o.verbose).returncode:
             raise DriverError(None)
+
+
+def cnas_main(argv: Optional[Sequence[str]] = None) -> int:
+    """cnas: assemble what `cncc -S --bang-device-only` wrote (`cnas [-i] k.s -o k.o`; other flags are ignored)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    source, output, i = None, None, 0
+    while i < len(args):
+        if args[i] in ("-o", "--output") and i + 1 < len(args):
+            output, i = args[i + 1], i + 2
+            continue
+        if args[i] in ("-i", "--input") and i + 1 < len(args):
+            source, i = args[i + 1], i + 2
+            continue
+        if args[i] in ("--mcpu", "--mlu-arch", "-mcpu") and i + 1 < len(args):
+            i += 2
+            continue
+        if not args[i].startswith("-"):
+            source = args[i]
+        i += 1
+    if source is None or output is None:
+        print("cnas: error: usage: cnas [-i] input.s -o output.o", file=sys.stderr)
+        return 1
+    try:
+        text = Path(source).read_text()
+    except OSError as error:
+        print(f"cnas: error: cannot read {source}: {error.strerror}", file=sys.stderr)
+        return 1
+    first, _, unit = text.partition("\n")
+    if not first.startswith("// mlusim BANG C unit "):
+        print(f"cnas: error: {source} was not written by mlusim's cncc -S", file=sys.stderr)
+        return 1
+    flags = shlex.split(first.split(" ", 6)[6]) if first.count(" ") >= 6 else []
+    o = Options(compiler=flags)
+    try:
+        compile_unit(o, unit, source, output)
+    except DriverError:
+        return 1
+    return 0
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -25,6 +25,7 @@ _TOKEN = re.compile(r"""
   | (?P<num>\.?\d(?:[eEpP][+-]|[\w.']|)*)
   | (?P<punct><<<|>>>|<<=|>>=|->\*|\.\.\.|::|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%^&|]=|\#\#|.)
 """, re.VERBOSE)
+_NEXT_MARKER = re.compile(r"\n#\s*(?:line\s+)?\d+\s+\"")
 _LINE_MARKER = re.compile(r'#\s*(?:line\s+)?(\d+)\s+"((?:\\.|[^"\\])*)"([^\n]*)')
 
 MEMORY_QUALIFIERS = {"__nram__": "__MLU_NRAM", "__wram__": "__MLU_WRAM", "__mlu_shared__": "__MLU_SRAM"}
@@ -82,6 +83,9 @@ def tokenize(source: str, user_file) -> list[Token]:
                 else:
                     line += 1
                 position = end + 1
+                if not user:  # nothing to rewrite in a system or mlusim header: on to the next line marker
+                    following = _NEXT_MARKER.search(source, position)
+                    position = following.start() + 1 if following else size
                 continue
         match = _TOKEN.match(source, position)
         kind = match.lastgroup

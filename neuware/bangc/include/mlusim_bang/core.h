@@ -149,14 +149,16 @@ __MLU_NOINLINE static int __mlu_gdram_region(uintptr_t p, struct __mlu_region *r
   int64_t *launch = __mlu_launch_row();
   int64_t count = launch[__MLU_L_NBLOCKS];
   const int64_t *blocks = (const int64_t *)launch[__MLU_L_BLOCKS];
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t *b = blocks + 4 * i;
-    if (__mlu_in(p, (uintptr_t)b[0], (uintptr_t)b[1]) || (p == (uintptr_t)b[1] && b[0] == b[1])) {
-      r->space = __MLU_GDRAM; r->lo = (uintptr_t)b[0]; r->hi = (uintptr_t)b[1]; r->device = (uint64_t)b[2];
-      r->name = (const char *)b[3];
-      return 1;
+  /* inside a block first; then one past a block's end (a pointer C may form), which is the block's too */
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t *b = blocks + 4 * i;
+      if (pass == 0 ? __mlu_in(p, (uintptr_t)b[0], (uintptr_t)b[1]) : p == (uintptr_t)b[1]) {
+        r->space = __MLU_GDRAM; r->lo = (uintptr_t)b[0]; r->hi = (uintptr_t)b[1]; r->device = (uint64_t)b[2];
+        r->name = (const char *)b[3];
+        return 1;
+      }
     }
-  }
   typedef int64_t (*resolve_t)(uint64_t, int64_t *);
   resolve_t resolve = (resolve_t)launch[__MLU_L_RESOLVE];
   int64_t found[4];
@@ -189,6 +191,23 @@ static inline int __mlu_region_of(const void *ptr, struct __mlu_region *r) {
   return __mlu_gdram_region(p, r);
 }
 
+/* The argument block below `ptr` nearest to it (a pointer computed past an argument's end), for the message. */
+__MLU_NOINLINE static int __mlu_nearest_block(const void *ptr, struct __mlu_region *r) {
+  int64_t *launch = __mlu_launch_row();
+  const int64_t *blocks = (const int64_t *)launch[__MLU_L_BLOCKS];
+  uintptr_t p = (uintptr_t)ptr, best = 0;
+  r->space = -1;
+  for (int64_t i = 0; i < launch[__MLU_L_NBLOCKS]; ++i) {
+    const int64_t *b = blocks + 4 * i;
+    if ((uintptr_t)b[1] <= p && (uintptr_t)b[1] > best) {
+      best = (uintptr_t)b[1];
+      r->space = __MLU_GDRAM; r->lo = (uintptr_t)b[0]; r->hi = (uintptr_t)b[1]; r->device = (uint64_t)b[2];
+      r->name = (const char *)b[3];
+    }
+  }
+  return r->space == __MLU_GDRAM && p - best < ((uintptr_t)1 << 30);
+}
+
 /* The address a user reads in a message: the device address for GDRAM, the offset into the space otherwise. */
 static inline unsigned long long __mlu_shown(const struct __mlu_region *r, uintptr_t p) {
   return r->space == __MLU_GDRAM ? (unsigned long long)(r->device + (p - r->lo)) : (unsigned long long)(p - r->lo);
@@ -199,7 +218,12 @@ static inline void __mlu_check_span(const char *what, const char *role, const vo
                                     struct __mlu_region *r) {
   __mlu_poll();
   if (nbytes < 0) __mlu_trapf("%s: negative size %lld", what, (long long)nbytes);
-  if (!__mlu_region_of(ptr, r))
+  if (!__mlu_region_of(ptr, r) && __mlu_nearest_block(ptr, r))
+    __mlu_trapf("%s: %s 0x%llx + %lld bytes is outside its allocation (argument '%s': 0x%llx, %llu bytes; %llu "
+                "bytes past its end)", what, role, __mlu_shown(r, (uintptr_t)ptr), (long long)nbytes, r->name,
+                (unsigned long long)r->device, (unsigned long long)(r->hi - r->lo),
+                (unsigned long long)((uintptr_t)ptr - r->hi));
+  if (r->space < 0)
     __mlu_trapf("%s: %s %p is in no memory the task can reach (no GDRAM allocation of this device, not on-chip)",
                 what, role, ptr);
   uintptr_t p = (uintptr_t)ptr;
