@@ -107,3 +107,25 @@ def test_rewriter_keeps_line_numbers_and_polls_loops():
 def test_nram_pointer_declaration_is_refused():
     with pytest.raises(rewrite.CompileError, match="k.mlu:1: error: a pointer declared"):
         rewrite.rewrite('# 1 "k.mlu"\n__nram__ float *p;\n')
+
+
+def test_find_package_bang_builds_a_library(tmp_path):
+    import shutil
+    if shutil.which("cmake") is None:
+        pytest.skip("no cmake on this machine")
+    from neuware import tree
+    neuware_home = tree.make_tree(tmp_path / "neuware")
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copyfile(SAMPLES / "vector_add.mlu", project / "vector_add.mlu")
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(bang_sample CXX)\n"
+        'list(APPEND CMAKE_MODULE_PATH "$ENV{NEUWARE_HOME}/cmake")\nfind_package(BANG REQUIRED)\n'
+        "set(BANG_CNCC_FLAGS -O1 --bang-mlu-arch=mtp_372)\nbang_add_library(vadd SHARED vector_add.mlu)\n")
+    env = dict(os.environ, NEUWARE_HOME=str(neuware_home))
+    for command in (["cmake", "-S", str(project), "-B", str(project / "build")],
+                    ["cmake", "--build", str(project / "build")]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stdout + done.stderr
+    from neuware import bangc
+    assert "vector_add" in bangc.load(project / "build" / "libvadd.so").kernels
