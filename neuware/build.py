@@ -29,6 +29,9 @@ from . import cdecl
 from .cdecl import CALLBACK_PREFIX
 
 LIBRARY_NAMES = ("cnrt", "cnnl", "cncl", "cndev", "cndrv")
+#: libraries real back ends link that have no function of their own here (see cnnl_extra.h, cnmlrt.h): each is a
+#: shared library with no symbols that depends on the library whose functions its header brings in
+COMPANIONS = {"cnnl_extra": "cnnl", "cnmlrt": "cnrt"}
 CACHE_ENV = "MLUSIM_CAPI_CACHE"
 
 #: C added to every library: fork handlers that make fork() from C safe for the embedded interpreter. A fork by
@@ -215,11 +218,28 @@ def _locked(directory: Path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _link_companion(name: str, depends: str, out_dir: Path) -> None:
+    """lib<name>.so: no code of its own, DT_NEEDED on lib<depends>.so (found next to it through $ORIGIN)."""
+    partial = out_dir / f".lib{name}.so.{os.getpid()}"
+    command = [os.environ.get("CC") or "gcc", "-shared", "-x", "c", os.devnull, "-o", str(partial),
+               f"-L{out_dir}", "-Wl,--no-as-needed", f"-l{depends}", "-Wl,-rpath,$ORIGIN",
+               f"-Wl,-soname,lib{name}.so"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        raise RuntimeError(f"linking lib{name}.so failed:\n{' '.join(command)}\n{result.stdout}{result.stderr}")
+    os.replace(partial, out_dir / f"lib{name}.so")
+
+
+def all_library_names() -> tuple:
+    """Every library of the tree: the five over the Python packages and the companions."""
+    return LIBRARY_NAMES + tuple(COMPANIONS)
+
+
 def build_libraries(timeout: float = 600) -> Path:
-    """The directory holding libcnrt.so, libcnnl.so and libcncl.so for this Python, building what is missing
-    (each library in its own process, in parallel). Safe to call from several processes at once."""
+    """The directory holding libcnrt.so, libcnnl.so, ... for this Python, building what is missing (each library in
+    its own process, in parallel; the companions after them). Safe to call from several processes at once."""
     directory = library_dir()
-    if all((directory / f"lib{name}.so").exists() for name in LIBRARY_NAMES):
+    if all((directory / f"lib{name}.so").exists() for name in all_library_names()):
         return directory
     with _locked(directory):
         missing = [name for name in LIBRARY_NAMES if not (directory / f"lib{name}.so").exists()]
@@ -234,6 +254,9 @@ def build_libraries(timeout: float = 600) -> Path:
                 failures.append(f"lib{name}.so:\n{output}")
         if failures:
             raise RuntimeError("building the mlusim C libraries failed:\n" + "\n".join(failures))
+        for name, depends in COMPANIONS.items():
+            if not (directory / f"lib{name}.so").exists():
+                _link_companion(name, depends, directory)
     return directory
 
 

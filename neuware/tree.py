@@ -1,9 +1,13 @@
 """`mlusim neuware`: a Neuware-like tree for C and C++ projects, and the compiler/linker flags of the C ABI.
 
-    mlusim neuware DIR        DIR/include/{cnrt,cnnl,cncl,cndev,cn_api,mlusim}.h, the BANG C device headers
-                              (bang.h, mlu.h, bang_fusor.h), DIR/lib64/lib{cnrt,cnnl,cncl,cndev,cndrv}.so,
+    mlusim neuware DIR        DIR/include/{cnrt,cnnl,cnnl_extra,cncl,cndev,cn_api,cnmlrt,mlusim}.h, the BANG C
+                              device headers (bang.h, mlu.h, bang_fusor.h),
+                              DIR/lib64/lib{cnrt,cnnl,cnnl_extra,cncl,cndev,cndrv,cnmlrt}.so,
                               DIR/bin/{cncc,cnas} (BANG C: neuware/bangc), DIR/cmake/FindBANG.cmake,
-                              DIR/version.txt: NEUWARE_HOME=DIR makes a CMake or Makefile project find them
+                              DIR/share/cmake/Neuware/NeuwareConfig.cmake (find_package(Neuware CONFIG)),
+                              DIR/lib64/pkgconfig/<library>.pc and neuware.pc, DIR/version.txt:
+                              NEUWARE_HOME=DIR (NEUWARE_ROOT=DIR for FindNeuware modules that read that) makes a
+                              CMake, pkg-config or Makefile project find them
     mlusim neuware --cflags   -I<include directory>
     mlusim neuware --libs     -L<library directory> -Wl,-rpath,<library directory> -lcnnl -lcncl -lcndev -lcndrv
                               -lcnrt
@@ -62,13 +66,15 @@ def make_tree(directory: Path) -> Path:
     lib64.mkdir(parents=True, exist_ok=True)
     for header in sorted(cdecl.INCLUDE_DIR.glob("*.h")):
         shutil.copyfile(header, include / header.name)
-    for name in build.LIBRARY_NAMES:
+    for name in build.all_library_names():
         target = lib64 / f"lib{name}.so"
         partial = lib64 / f".lib{name}.so.partial"
         shutil.copyfile(libraries / f"lib{name}.so", partial)
         partial.replace(target)  # a program that has the old copy loaded keeps its mapping
     _bang_c(directory)
     (directory / "version.txt").write_text(_version_text())
+    _write_cmake_config(directory)
+    _write_pkg_config(directory)
     return directory
 
 
@@ -94,6 +100,63 @@ def _bang_c(directory: Path) -> None:
     cmake = directory / "cmake"
     cmake.mkdir(exist_ok=True)
     shutil.copyfile(Path(driver.__file__).parent / "cmake" / "FindBANG.cmake", cmake / "FindBANG.cmake")
+
+
+#: library -> the version key of `versions()` it reports (the companions follow the library they depend on)
+def _library_versions() -> dict:
+    known = versions()
+    return {name: known[build.COMPANIONS.get(name, name)] for name in build.all_library_names()}
+
+
+def _write_cmake_config(directory: Path) -> None:
+    """share/cmake/Neuware/NeuwareConfig.cmake and its version file: NEUWARE_ROOT_DIR, NEUWARE_INCLUDE_DIRS,
+    NEUWARE_LIBRARIES, CNRT_VERSION / CNNL_VERSION / ..., and an imported target Neuware::<library> per library."""
+    config = directory / "share" / "cmake" / "Neuware"  # searched on every platform (lib64 is not, on Debian)
+    config.mkdir(parents=True, exist_ok=True)
+    library_versions = _library_versions()
+    lines = ["# Written by `mlusim neuware`: the Neuware tree of mlusim, the software Cambricon MLU.",
+             'get_filename_component(NEUWARE_ROOT_DIR "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)',
+             'set(NEUWARE_INCLUDE_DIRS "${NEUWARE_ROOT_DIR}/include")',
+             'set(NEUWARE_LIBRARY_DIR "${NEUWARE_ROOT_DIR}/lib64")',
+             "set(NEUWARE_LIBRARIES)"]
+    for name in build.all_library_names():
+        upper = name.upper()
+        lines += [f'set({upper}_VERSION "{library_versions[name]}")',
+                  f'set({upper}_LIBRARY "${{NEUWARE_LIBRARY_DIR}}/lib{name}.so")',
+                  f"if(NOT TARGET Neuware::{name})",
+                  f"  add_library(Neuware::{name} SHARED IMPORTED)",
+                  f'  set_target_properties(Neuware::{name} PROPERTIES IMPORTED_LOCATION "${{{upper}_LIBRARY}}"',
+                  '    INTERFACE_INCLUDE_DIRECTORIES "${NEUWARE_INCLUDE_DIRS}")',
+                  "endif()",
+                  f'list(APPEND NEUWARE_LIBRARIES "${{{upper}_LIBRARY}}")']
+    lines += ['set(NEUWARE_VERSION "${CNRT_VERSION}")', "set(Neuware_FOUND TRUE)", "set(NEUWARE_FOUND TRUE)"]
+    (config / "NeuwareConfig.cmake").write_text("\n".join(lines) + "\n")
+    (config / "NeuwareConfigVersion.cmake").write_text(
+        f'set(PACKAGE_VERSION "{library_versions["cnrt"]}")\n'
+        "if(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION OR\n"
+        "   (PACKAGE_FIND_VERSION_MAJOR AND NOT PACKAGE_FIND_VERSION_MAJOR EQUAL "
+        f'{library_versions["cnrt"].split(".")[0]}))\n'
+        "  set(PACKAGE_VERSION_COMPATIBLE FALSE)\nelse()\n  set(PACKAGE_VERSION_COMPATIBLE TRUE)\n"
+        "  if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)\n    set(PACKAGE_VERSION_EXACT TRUE)\n  endif()\n"
+        "endif()\n")
+
+
+def _write_pkg_config(directory: Path) -> None:
+    """lib64/pkgconfig/<library>.pc for every library, and neuware.pc that requires them all."""
+    pkgconfig = directory / "lib64" / "pkgconfig"
+    pkgconfig.mkdir(parents=True, exist_ok=True)
+    library_versions = _library_versions()
+    prefix = f"prefix={directory}\nlibdir=${{prefix}}/lib64\nincludedir=${{prefix}}/include\n\n"
+    for name in build.all_library_names():
+        requires = build.COMPANIONS.get(name, "cnrt" if name in ("cnnl", "cncl") else "")
+        (pkgconfig / f"{name}.pc").write_text(
+            prefix + f"Name: {name}\nDescription: {name} of mlusim's Neuware tree (runs on the simulated MLU)\n"
+            f"Version: {library_versions[name]}\n" + (f"Requires: {requires}\n" if requires else "")
+            + f"Cflags: -I${{includedir}}\nLibs: -L${{libdir}} -Wl,-rpath,${{libdir}} -l{name}\n")
+    (pkgconfig / "neuware.pc").write_text(
+        prefix + "Name: neuware\nDescription: every library of mlusim's Neuware tree\n"
+        f"Version: {library_versions['cnrt']}\nRequires: {' '.join(build.all_library_names())}\n"
+        "Cflags: -I${includedir}\n")
 
 
 def cflags(directory: Optional[Path] = None) -> str:
@@ -122,5 +185,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         flags = ([cflags(tree)] if args.cflags else []) + ([libs(tree)] if args.libs else [])
         print(" ".join(flags))
     else:
-        print(f"Neuware tree at {tree}: export NEUWARE_HOME={tree}")
+        print(f"Neuware tree at {tree}: export NEUWARE_HOME={tree} NEUWARE_ROOT={tree}")
     return 0
