@@ -32,8 +32,8 @@ def infer_node(op_name: str, attrs: dict, ins: Sequence[Info], label: str, fold_
     if op_name == "const":
         infos[0].value = attrs["value"]
         return infos
-    host = op.shape_only and all(info.known for info in ins[:1]) or \
-        (all(i.value is not None for i in ins) and bool(ins))
+    host = op.host_evaluable and (op.shape_only and all(info.known for info in ins[:1]) or
+                                  (all(i.value is not None for i in ins) and bool(ins)))
     if host and all(info.known and int(np.prod(info.shape)) <= fold_limit for info in infos):
         values = [i.value if i.value is not None else _placeholder(i) for i in ins]
         try:

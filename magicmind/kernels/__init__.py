@@ -1,2 +1,2 @@
-"""Host kernels of the engine that cnnl's kernel library does not already provide: numba ufuncs, the elementwise
-code generator, detection decoding."""
+"""MagicMind's own host kernels: the fused conv and matmul layers (float and quantized), the elementwise code
+generator whose kernels fused chains and layer epilogues run, and numba ufuncs numpy lacks."""

@@ -18,6 +18,7 @@ from typing import Optional
 
 import numpy as np
 
+import cnnl
 import cnrt
 from mlusim import cost
 from mlusim.submit import Kind, Submission
@@ -27,6 +28,7 @@ from ..dtypes import get_datatype_by_numpy
 from ..graph import ops as O
 from ..graph.infer import infer_node
 from ..status import Code, MagicMindError, Status
+from . import library
 from . import plan as P
 from .system import queue_arg
 from .tensor import IRTTensor
@@ -56,7 +58,15 @@ class LayerRecord:
     nbytes: int
 
 
-def _rate(dtype: np.dtype) -> str:
+def _rate(step, in_infos, out_infos) -> str:
+    """The cost model's rate of a step: its quantized arithmetic, else the type it computes in (a conv's or
+    matmul's inputs, else its first output)."""
+    quant = step.attrs.get("quant") or step.attrs.get("quant_a")
+    if quant:
+        return "int8" if quant["bits"] == 8 else "int16"
+    dtype = out_infos[0].dtype if out_infos else np.dtype(np.float32)
+    if step.op in ("conv", "matmul") and in_infos:
+        dtype = in_infos[0].dtype
     return _RATE.get(np.dtype(dtype).name, "float")
 
 
@@ -80,6 +90,7 @@ class Context:
         self.layers: list = []
         self.last_memory_plan: Optional[P.MemoryPlan] = None
         self._spec = None
+        self._handles: dict = {}  # cnrt queue -> the cnnl handle bound to it (library layers)
 
     # ---- tensors -----------------------------------------------------------------------------------------------
 
@@ -166,7 +177,7 @@ class Context:
         if found is None:
             found = P.plan_shapes(self.program, list(shapes))
             if len(self._shape_plans) > 64:
-                self._shape_plans.clear()
+                self._forget_plans()
             self._shape_plans[key] = found
         return found
 
@@ -207,7 +218,33 @@ class Context:
                 cnrt.setDevice(previous)
         return self._arena
 
+    def handle(self, queue):
+        """The cnnl handle of this context on `queue` (made on first use, bound to the queue)."""
+        found = self._handles.get(queue)
+        if found is None:
+            previous = cnrt.getDevice()
+            cnrt.setDevice(self.device)
+            try:
+                found = cnnl.create()
+                cnnl.setQueue(found, queue)
+            finally:
+                cnrt.setDevice(previous)
+            self._handles[queue] = found
+        return found
+
+    def _forget_plans(self) -> None:
+        for plan in self._shape_plans.values():
+            plan.release()
+        self._shape_plans.clear()
+
     def destroy(self) -> Status:
+        self._forget_plans()
+        for handle in self._handles.values():
+            try:
+                cnnl.destroy(handle)
+            except cnnl.CnnlError:
+                pass
+        self._handles.clear()
         if self._arena:
             try:
                 cnrt.free(self._arena)
@@ -262,7 +299,7 @@ class _Run:
                 continue
             if step.op in P.VIEW_OPS and all(memory.places.get(k, ("", None))[0] == "alias" for k in step.outs):
                 continue  # the output is the input's bytes
-            self._issue(step)
+            self._issue(step, index)
             self._dump_step(step)
         self._finish_outputs()
         return outputs
@@ -391,11 +428,42 @@ class _Run:
                 data = np.ascontiguousarray(info.value, info.dtype)
                 cnrt.memcpyAsync(tensor.device_address, data, data.nbytes, self.queue, cnrt.cnrtMemcpyHostToDev)
 
-    def _issue(self, step) -> None:
+    def _issue(self, step, index=None) -> None:
+        """Queue one step: a library layer through its cnnl call, anything else as one command of our own kernel."""
+        if step.op in library.PREPARE:
+            self._issue_library(step, index)
+        else:
+            self._issue_kernel(step, index)
+
+    def _prepared(self, step, index, make):
+        """The step's layer for this run's shapes: made once per shape plan (planned runs), or now."""
+        cache = self.plan.layers if index is not None and not self.plan.dynamic else None
+        if cache is not None and index in cache:
+            return cache[index]
+        layer = make()
+        if cache is not None:
+            cache[index] = layer
+        return layer
+
+    def _issue_library(self, step, index) -> None:
+        infos = self.infos
+        in_infos = [infos[v] for v in step.ins]
+        out_infos = [infos[v] for v in step.outs]
+        layer = self._prepared(step, index, lambda: library.prepare(step, in_infos, out_infos))
+        handle = self.context.handle(self.queue)
+        inputs = [self.address.get(k) for k in step.ins]
+        outputs = [self.address[k] for k in step.outs]
+        try:
+            layer.issue(handle, inputs, outputs, 0)
+        except cnnl.CnnlError as error:
+            raise MagicMindError(Code.INTERNAL, f"node {step.name!r} ({step.op}): {error}") from None
+
+    def _issue_kernel(self, step, index) -> None:
         op = O.get(step.op)
         infos = self.infos
         in_infos = [infos[v] for v in step.ins]
         out_infos = [infos[v] for v in step.outs]
+        kernel = self._prepared(step, index, lambda: op.prepare(step.attrs, in_infos, out_infos))
         profiling = self.context.profiling
         with Submission(Kind.OP, f"mm:{step.name}") as submission:
             sources = []
@@ -419,12 +487,10 @@ class _Run:
                     span = submission.write(self.address[key], size, f"{step.name} output {position}")
                     targets.append(("span", (span, info.dtype, info.shape)))
                     nbytes += size
-            flops = op.flops(step.attrs, [i.shape for i in in_infos], [o.shape for o in out_infos])
-            dtype = out_infos[0].dtype if out_infos else np.dtype(np.float32)
-            if step.op in ("conv", "matmul") and in_infos:
-                dtype = in_infos[0].dtype
-            model_us = cost.op_us(self.spec, flops, nbytes, _rate(step.attrs.get("compute_dtype", dtype)), op.unit)
-            attrs = step.attrs
+            flops = getattr(kernel, "flops", None)
+            if flops is None:
+                flops = op.flops(step.attrs, [i.shape for i in in_infos], [o.shape for o in out_infos])
+            model_us = cost.op_us(self.spec, flops, nbytes, _rate(step, in_infos, out_infos), op.unit)
             layers = self.context.layers
             name, op_name = step.name, step.op
 
@@ -438,7 +504,7 @@ class _Run:
             def run():
                 started = time.perf_counter()
                 with np.errstate(all="ignore"):
-                    op.run(attrs, [view(s) for s in sources], [view(t) for t in targets])
+                    kernel([view(s) for s in sources], [view(t) for t in targets])
                 if profiling:
                     layers.append(LayerRecord(name, op_name, (time.perf_counter() - started) * 1e3, model_us,
                                               flops, nbytes))

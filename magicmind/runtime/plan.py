@@ -33,6 +33,16 @@ class ShapePlan:
     host_steps: set
     #: True when a step's output shape depends on device data: shapes are found while running
     dynamic: bool = False
+    #: step index -> its layer prepared for these shapes (kernels planned by shape, cnnl descriptors)
+    layers: dict = field(default_factory=dict)
+
+    def release(self) -> None:
+        """Free what the prepared layers hold (cnnl descriptors)."""
+        for layer in self.layers.values():
+            destroy = getattr(layer, "destroy", None)
+            if destroy is not None:
+                destroy()
+        self.layers.clear()
 
 
 def plan_shapes(program: Program, shapes: list) -> ShapePlan:

@@ -1,8 +1,10 @@
 """The op set: one `Op` per node type, each with its shape rule (`infer`) and its kernel (`run`).
 
-The same kernel serves three uses: the engine runs it over views of device memory inside one queued command, the
-builder runs it on host arrays to fold constants, and the shape planner runs it on small host values (shape
-tensors) so that shapes computed from shapes are known before a model runs.
+The same kernel serves three uses: the engine runs it over views of device memory inside one queued command
+(`prepare` makes it for one set of shapes), the builder runs it on host arrays to fold constants, and the shape
+planner runs it on small host values (shape tensors) so that shapes computed from shapes are known before a model
+runs. Ops the engine runs through CNNL's public API (`magicmind/runtime/library.py`) have no host kernel
+(`host_evaluable = False`): their values are never computed on the host.
 """
 from __future__ import annotations
 
@@ -52,6 +54,8 @@ class Op:
     elementwise = False
     #: number of inputs: (fewest, most); most None = any
     arity = (1, 1)
+    #: False for ops without a host kernel (run through CNNL by the engine): never folded nor evaluated on the host
+    host_evaluable = True
 
     def check_arity(self, count: int, node: str) -> None:
         low, high = self.arity
@@ -66,6 +70,13 @@ class Op:
     def run(self, attrs: dict, ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         """Compute the outputs into `outs` (arrays of the inferred shapes and dtypes)."""
         raise NotImplementedError
+
+    def prepare(self, attrs: dict, ins: Sequence[Info], outs: Sequence[Info]):
+        """The kernel for these input and output infos: a function (input arrays, output arrays) -> None. Ops
+        whose kernels plan work by shape (convolution, matmul) override it; the default runs `run`."""
+        def kernel(arrays, results):
+            self.run(attrs, arrays, results)
+        return kernel
 
     def flops(self, attrs: dict, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple]) -> float:
         """Arithmetic operations of one run (the cost model's work count)."""
@@ -92,6 +103,8 @@ def get(name: str) -> Op:
 def evaluate(op_name: str, attrs: dict, values: Sequence[np.ndarray]) -> list:
     """Run an op on host arrays (constant folding, shape values): the outputs as new arrays."""
     op = get(op_name)
+    if not op.host_evaluable:
+        raise MagicMindError(13, f"{op_name} has no host kernel (the engine runs it through CNNL)")
     infos = [Info(v.shape, v.dtype, v) for v in values]
     outs = [np.empty(shape, dtype) for shape, dtype in op.infer(attrs, infos)]
     with np.errstate(all="ignore"):

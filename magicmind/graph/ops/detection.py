@@ -11,7 +11,6 @@ IoU minus the centre-distance term to the power diou_power_exp), candidates abov
 from __future__ import annotations
 
 import numpy as np
-from cnnl.kernels.nms import nms
 
 from ...status import invalid
 from . import Op, register
@@ -57,7 +56,9 @@ def decode(attrs, heads, anchors):
     return np.concatenate(all_boxes, axis=1), np.concatenate(all_scores, axis=1)
 
 
-def _diou_keep(boxes, scores, threshold, power, limit):
+def nms_keep(boxes, scores, threshold, limit, diou_power=None):
+    """Indices of the boxes greedy NMS keeps, best score first: a box is suppressed by a kept one whose IoU with it
+    is at least `threshold` (DIoU: IoU minus (centre distance / enclosing diagonal) ** diou_power)."""
     order = np.argsort(-scores, kind="stable")
     keep = []
     suppressed = np.zeros(order.size, bool)
@@ -75,12 +76,16 @@ def _diou_keep(boxes, scores, threshold, power, limit):
         inter = iw * ih
         union = (bi[2] - bi[0]) * (bi[3] - bi[1]) + (br[:, 2] - br[:, 0]) * (br[:, 3] - br[:, 1]) - inter
         iou = np.where(union > 0, inter / np.where(union > 0, union, 1), 0)
+        if diou_power is None:
+            suppressed[a + 1:] |= (union > 0) & (iou >= threshold)
+            continue
         cw = np.maximum(bi[2], br[:, 2]) - np.minimum(bi[0], br[:, 0])
         ch = np.maximum(bi[3], br[:, 3]) - np.minimum(bi[1], br[:, 1])
         diagonal = cw * cw + ch * ch
         dx = (bi[0] + bi[2] - br[:, 0] - br[:, 2]) / 2
         dy = (bi[1] + bi[3] - br[:, 1] - br[:, 3]) / 2
-        penalty = np.where(diagonal > 0, ((dx * dx + dy * dy) / np.where(diagonal > 0, diagonal, 1)) ** power, 0)
+        penalty = np.where(diagonal > 0, ((dx * dx + dy * dy) / np.where(diagonal > 0, diagonal, 1)) ** diou_power,
+                           0)
         suppressed[a + 1:] |= (iou - penalty) >= threshold
     return np.asarray(keep, np.int64)
 
@@ -113,13 +118,10 @@ class DetectionOutput(Op):
             rows = []
             for cls in range(scores.shape[2]):
                 s = scores[image, :, cls]
-                if diou:
-                    candidates = np.flatnonzero(s > confidence)
-                    keep = candidates[_diou_keep(boxes[image, candidates], s[candidates], iou,
-                                                 float(attrs.get("diou_power_exp", 1.0)), limit)]
-                    kept_boxes, kept_scores = boxes[image, keep], s[keep]
-                else:
-                    _, kept_boxes, kept_scores = nms(boxes[image], s, iou, confidence, 0.0, limit)
+                candidates = np.flatnonzero(s > confidence)
+                power = float(attrs.get("diou_power_exp", 1.0)) if diou else None
+                keep = candidates[nms_keep(boxes[image, candidates], s[candidates], iou, limit, power)]
+                kept_boxes, kept_scores = boxes[image, keep], s[keep]
                 for box, score in zip(kept_boxes, kept_scores):
                     rows.append((float(score), cls, box))
             rows.sort(key=lambda r: -r[0])
