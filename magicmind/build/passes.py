@@ -33,6 +33,21 @@ def fold_constants(program: Program) -> int:
     return folded
 
 
+def reinfer(program: Program) -> None:
+    """Infer every step again from the inputs' declared shapes: a pass that broke the program fails the build
+    here, naming the node (MagicMindError), and every value's declared shape is the inferred one."""
+    infos = program.base_infos()
+    for step in program.steps:
+        outs = infer_node(step.op, step.attrs, [infos[v] for v in step.ins], step.name)
+        if len(outs) != len(step.outs):
+            raise MagicMindError(13, f"node {step.name!r}: {len(outs)} outputs inferred, {len(step.outs)} wired")
+        for key, info in zip(step.outs, outs):
+            infos[key] = info
+            value = program.values[key]
+            if value.dtype != info.dtype:
+                raise MagicMindError(13, f"node {step.name!r}: output {value.name!r} is {info.dtype}, declared "
+                                         f"{value.dtype}")
+            value.shape = info.shape
 
 
 def remove_dead_steps(program: Program) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..graph.program import Program
 from ..status import MagicMindError
-from . import passes, precision
+from . import folding, fusion, layout, normalize, passes, precision
 from .config import BuilderConfig
 
 
@@ -42,9 +42,20 @@ def apply_shapes(program: Program, config: BuilderConfig) -> None:
 
 def build(program: Program, config: BuilderConfig, network) -> dict:
     """Rewrite `program` as the config asks; returns what was done (the model's build info)."""
-    info = {"precision": config.get("precision_config")["precision_mode"]}
+    info = {"precision": config.get("precision_config")["precision_mode"], "steps_lowered": len(program.steps)}
     apply_shapes(program, config)
     info["folded"] = passes.fold_constants(program)
     info["dead_steps_removed"] = passes.remove_dead_steps(program)
+    info["inputs_normalized"] = normalize.insert_bn(program, config.get("insert_bn_before_firstnode"))
+    info.update(folding.fold_into_conv(program, config.get("opt_config")["conv_scale_fold"]))
+    layout.convert_io(program, config.get("convert_input_layout"))
+    info.update(layout.to_nhwc(program, config.get("convert_output_layout")))
+    info["matmul_weights_packed"] = layout.pack_matmul_weights(program)
+    info["dead_steps_removed"] += passes.remove_dead_steps(program)
     info.update(precision.apply(program, info["precision"]))
+    if config.get("debug_config")["fusion_enable"]:
+        info.update(fusion.fuse(program))
+    info["dead_steps_removed"] += passes.remove_dead_steps(program)
+    passes.reinfer(program)
+    info["layers"] = len(program.steps)
     return info

@@ -16,12 +16,14 @@ the loop index or constant, which LLVM vectorises. Extents and strides are run-t
 every batch size. Kernels are written to the disk cache (`mlusim.host.jitcache`) and compiled by numba once.
 
 Numerics: 16-bit floats travel as uint16 bit patterns (numba has no float16), are computed in float32, and every
-node whose type is float16 is rounded into half, so a fused chain gives the bits the same ops give one by one
-(each stored in half); float32 and float64 compute in themselves.
+node whose type is float16 is rounded into half, so a fused chain rounds as the same ops one by one (each stored
+in half); float32 and float64 compute in themselves. Transcendental functions are numba's (the C library's), which
+may differ from numpy's in the last ulp.
 """
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from typing import Optional, Sequence
@@ -31,7 +33,6 @@ import numpy as np
 from mlusim.host import jitcache
 from mlusim.host.parallel import even_ranges, map_parallel, thread_count
 
-from ..graph.ops.elementwise import BINARY, LOGIC, UNARY
 
 AREA = "magicmind"
 #: outputs of at most this many elements run on the calling thread (a fork costs more than a core saves)
@@ -92,6 +93,7 @@ def collapse(out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]):
 # ---- source ------------------------------------------------------------------------------------------------------
 
 def _scalar(node: dict) -> str:
+    from ..graph.ops.elementwise import BINARY, LOGIC, UNARY  # (the op set imports the kernels)
     op, fn = node["op"], node.get("fn")
     if op == "binary":
         return BINARY[fn][1]
@@ -251,6 +253,7 @@ class Elementwise:
         self.out_shape = tuple(out_shape)
         self.size = int(np.prod(out_shape, dtype=np.int64))
         self.dims, self.flags, self.strides = collapse(self.out_shape, in_shapes)
+        self.inner = math.prod(self.dims[1:])
         self.function = kernel(expression, self.flags)
         out_strides = []
         stride = 1
@@ -285,14 +288,20 @@ class Elementwise:
         pieces = min(outer, 2 * thread_count())
         map_parallel(lambda bounds: function(bounds[0], bounds[1], *args), even_ranges(outer, pieces))
 
-    def run_block(self, ins: Sequence[np.ndarray], out: np.ndarray) -> None:
-        """On this thread, over a block of whole rows of the outermost axis: `out` and the full inputs are the
-        block's views (their leading extent the block's), broadcast inputs whole (a conv or matmul epilogue over
-        the block of its output it just computed)."""
-        inner = int(np.prod(self.dims[1:], dtype=np.int64))
-        rows = out.size // inner if inner else 0
-        if rows:
-            self.function(0, rows, *self._arguments(ins, out))
+    def run_block(self, ins: Sequence[np.ndarray], out: np.ndarray, parallel: bool = False) -> None:
+        """Over a block of whole rows of the outermost axis: `out` and the full inputs are the block's views
+        (their leading extent the block's), broadcast inputs whole (a conv or matmul epilogue over the block of
+        its output it just computed); on this thread, or (`parallel`) shared over the host's cores."""
+        rows = out.size // self.inner if self.inner else 0
+        if not rows:
+            return
+        args = self._arguments(ins, out)
+        function = self.function
+        if not parallel or rows < 2 or out.size <= INLINE_ELEMENTS:
+            function(0, rows, *args)
+            return
+        map_parallel(lambda bounds: function(bounds[0], bounds[1], *args),
+                     even_ranges(rows, min(rows, 2 * thread_count())))
 
 
 class ExpressionBuilder:

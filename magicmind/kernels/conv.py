@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from mlusim.host import blas
-from mlusim.host.parallel import map_parallel, thread_count
+from mlusim.host.parallel import even_ranges, map_parallel, thread_count
 
 from .codegen import Elementwise
 
@@ -37,6 +37,11 @@ BLOCK_BYTES = 1 << 19
 MIN_BLOCK_ROWS = 64
 #: a convolution of at most this many multiply-adds runs on the calling thread in one block
 INLINE_MACS = 1 << 20
+#: more output channels than this (or a 1x1 convolution): the GEMMs of small blocks run far below the BLAS's peak,
+#: so the layer goes in large chunks of rows, each one GEMM on BLAS's own threads (as cnnl's convolution)
+WIDE_CHANNELS = 128
+#: bytes of the window matrix of one such chunk
+WIDE_BYTES = 32 << 20
 #: terms per float32 GEMM of a quantized int8 product (127 * 128 * 1024 < 2^24: every partial sum exact)
 INT8_CHUNK = 1024
 
@@ -272,33 +277,41 @@ class Conv:
             x5 = x5.astype(np.float32)
         weights = self._gemm_weights(w)
         out2 = out.reshape(self.positions, self.co)
-        blocks = self._blocks()
         whole = None if self.by_rows else np.empty((self.positions, self.co), np.float32)
         extras2 = [e.reshape(r) for e, r in zip(extras, self.extra_rows)] if self.by_rows else list(extras)
+        wide = (self.co > WIDE_CHANNELS or self.pointwise) and not self.depthwise
 
-        def block(bounds):
+        def block(bounds, parallel=False):
             p0, p1 = bounds
-            acc = self._accumulate(x5, weights, p0, p1)
+            acc = self._accumulate(x5, weights, p0, p1, parallel)
             if self.by_rows:
                 views = [e if e.shape[0] == 1 else e[p0:p1] for e in extras2]
-                self.epilogue.run_block([acc] + views, out2[p0:p1])
+                self.epilogue.run_block([acc] + views, out2[p0:p1], parallel)
             else:
                 whole[p0:p1] = acc
 
-        if len(blocks) == 1:
+        if wide:
+            rows = max(MIN_BLOCK_ROWS, WIDE_BYTES // max(1, self.columns * self.gemm_dtype.itemsize))
             with blas.gemm_threads(self.macs):
-                block(blocks[0])
+                for p0 in range(0, self.positions, rows):
+                    block((p0, min(self.positions, p0 + rows)), True)
         else:
-            with blas.single_threaded_blas():
-                map_parallel(block, blocks)
+            blocks = self._blocks()
+            if len(blocks) == 1:
+                with blas.gemm_threads(self.macs):
+                    block(blocks[0])
+            else:
+                with blas.single_threaded_blas():
+                    map_parallel(block, blocks)
         if whole is not None:
             self.epilogue([whole.reshape(self.out_shape)] + extras2, out)
 
     def _geometry(self):
         return (self.out3 + self.kernel + self.strides + self.pads + self.dilations)
 
-    def _accumulate(self, x5, weights, p0, p1) -> np.ndarray:
-        """The (rows, Co) float32 accumulator of output positions p0..p1 (the integer sums when quantized)."""
+    def _accumulate(self, x5, weights, p0, p1, parallel=False) -> np.ndarray:
+        """The (rows, Co) float32 accumulator of output positions p0..p1 (the integer sums when quantized); the
+        windows gathered on the host's cores when `parallel`."""
         rows = p1 - p0
         quant = self.quant
         geometry = self._geometry()
@@ -320,14 +333,27 @@ class Conv:
             else:
                 if cols is None or self.groups > 1:
                     cols = np.empty((rows, self.columns), self.gemm_dtype)
-                if quant is None:
-                    _gather(x5, p0, p1, g * self.cg, self.cg, *geometry, cols)
-                else:
-                    _gather_quantized(x5, p0, p1, g * self.cg, self.cg, *geometry, quant.inverse, quant.zero,
-                                      quant.qmin, quant.qmax, cols)
+                self._gather(x5, p0, p1, g, geometry, cols, parallel)
             target = acc[:, g * self.cog:(g + 1) * self.cog]
             self._product(cols, weights[g].T, target)
         return acc
+
+    def _gather(self, x5, p0, p1, g, geometry, cols, parallel) -> None:
+        quant = self.quant
+
+        def rows(bounds):
+            a, b = bounds
+            if quant is None:
+                _gather(x5, p0 + a, p0 + b, g * self.cg, self.cg, *geometry, cols[a:b])
+            else:
+                _gather_quantized(x5, p0 + a, p0 + b, g * self.cg, self.cg, *geometry, quant.inverse, quant.zero,
+                                  quant.qmin, quant.qmax, cols[a:b])
+
+        count = p1 - p0
+        if parallel and count >= 2 * MIN_BLOCK_ROWS:
+            map_parallel(rows, even_ranges(count, 2 * thread_count()))
+        else:
+            rows((0, count))
 
     def _product(self, cols, wmat, target) -> None:
         quant = self.quant

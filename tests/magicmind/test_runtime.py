@@ -129,15 +129,19 @@ def test_outputs_are_deterministic_and_tensors_move_to_the_device():
 
 
 def test_debug_dump_writes_intermediates(tmp_path):
+    """A fused layer's intermediates do not exist: the dump holds the layer's output; with fusion off (the debug
+    switch real programs use for this) every node's output is dumped."""
     net, w = _mlp(2)
-    model = build(net)
-    context = model.create_i_engine().create_i_context()
-    assert context.set_context_dump_info(mm.Context.ContextDumpInfo(path=str(tmp_path), dump_mode=2)).ok()
     data = rng.standard_normal((2, 16)).astype(np.float32)
-    run(model, [data], context)
-    files = sorted(p.name for p in tmp_path.iterdir())
-    assert "matmul.npy" in files
-    np.testing.assert_allclose(np.load(tmp_path / "matmul.npy"), data @ w, rtol=1e-5, atol=1e-5)
+    for config, expected in ((None, ["gelu.npy"]), ('{"debug_config": {"fusion_enable": false}}',
+                                                    ["gelu.npy", "matmul.npy"])):
+        folder = tmp_path / ("fused" if config is None else "unfused")
+        context = build(net, config).create_i_engine().create_i_context()
+        assert context.set_context_dump_info(mm.Context.ContextDumpInfo(path=str(folder), dump_mode=2)).ok()
+        out = run(context.model, [data], context)[0]
+        assert sorted(p.name for p in folder.iterdir()) == expected
+        np.testing.assert_array_equal(np.load(folder / "gelu.npy"), out)
+    np.testing.assert_allclose(np.load(tmp_path / "unfused" / "matmul.npy"), data @ w, rtol=1e-5, atol=1e-5)
     assert context.set_context_dump_info(mm.Context.ContextDumpInfo(path="", dump_mode=1)).code() == \
         mm.Code.INVALID_ARGUMENT
 

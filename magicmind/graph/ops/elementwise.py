@@ -228,3 +228,38 @@ class Cast(Op):
                 target[...] = np.clip(values, info.min, info.max).astype(target.dtype)
             return
         target[...] = x.astype(target.dtype)
+
+
+@register
+class Fused(Op):
+    """fused(*inputs, expression): a chain of elementwise ops computed by one generated kernel
+    (`magicmind/kernels/codegen.py`); the output has the inputs' broadcast shape and the last node's type."""
+
+    name = "fused"
+    elementwise = True
+    arity = (0, None)
+
+    def infer(self, attrs, ins):
+        nodes = attrs["expression"]["nodes"]
+        used = {n["index"] for n in nodes if n["op"] == "input"}
+        if used and max(used) >= len(ins):
+            raise invalid(f"fused: the expression reads input {max(used)}, the step has {len(ins)}")
+        return [(broadcast(*[i.shape for i in ins], node="fused"), np.dtype(nodes[-1]["dtype"]))]
+
+    def prepare(self, attrs, ins, outs):
+        from ...kernels.codegen import Elementwise
+        kernel = Elementwise(attrs["expression"], [i.shape for i in ins], outs[0].shape)
+
+        def run(arrays, results):
+            kernel(arrays, results[0])
+        run.flops = self.flops(attrs, [i.shape for i in ins], [o.shape for o in outs])
+        run.source = kernel.source
+        return run
+
+    def run(self, attrs, ins, outs):
+        from . import Info
+        self.prepare(attrs, [Info(a.shape, a.dtype) for a in ins], [Info(o.shape, o.dtype) for o in outs])(ins, outs)
+
+    def flops(self, attrs, in_shapes, out_shapes):
+        nodes = [n for n in attrs["expression"]["nodes"] if n["op"] != "input"]
+        return float(max(1, len(nodes)) * int(np.prod(out_shapes[0])))
