@@ -23,13 +23,11 @@ from .tensor import TensorDescriptor as cnnlTensorDescriptor_t  # noqa: F401
 
 #: the op modules (cnnl.ops.<name>), imported on first use; importing one registers its functions with the API
 OP_MODULES = (
-    "activation", "binary", "cast", "fill", "matmul", "movement", "reduce", "scan", "select", "topk", "unary",
-    "batch_norm", "convolution", "indexing", "layer_norm", "losses", "pooling", "random", "softmax",
-    "advanced_indexing", "arithmetic", "bias", "creation", "padding", "placement", "special", "statistics",
-    "frozen_batch_norm", "optimizers", "thresholds", "unique", "view_backward",
-    # part 3: attention, interpolation, normalisation, vision, linear algebra, random numbers
-    "cdist", "ctc_loss", "deform_conv", "flash_attention", "im2col", "interpolate", "linalg", "losses_v2",
-    "nms", "pooling_nd", "random_sampling", "rotary", "sync_batch_norm", "trigon",
+    "activation", "advanced_indexing", "arithmetic", "batch_norm", "bias", "binary", "cast", "cdist", "convolution",
+    "creation", "ctc_loss", "deform_conv", "fill", "flash_attention", "frozen_batch_norm", "im2col", "indexing",
+    "interpolate", "layer_norm", "linalg", "losses", "matmul", "movement", "nms", "optimizers", "padding",
+    "placement", "pooling", "random", "random_sampling", "reduce", "rotary", "scan", "select", "softmax", "special",
+    "statistics", "sync_batch_norm", "thresholds", "topk", "trigon", "unary", "unique", "view_backward",
 )
 
 #: C descriptor type -> (op module, class)

@@ -11,6 +11,33 @@ _NAMES = {
         'setActivationDescriptor setActivationDescriptor_v2 setActivationDescriptor_v3 '
         'setActivationDescriptor_v4 setActivationDescriptor_v5 setActivationDescriptor_v6 '
     ),
+    'advanced_indexing': (
+        'advancedIndex cnnlAdvancedIndex cnnlGetAdvancedIndexOutputDim cnnlGetAdvancedIndexWorkspaceSize '
+        'cnnlIndexAdd cnnlIndexFill cnnlIndexFill_v2 cnnlMasked_v4 getAdvancedIndexOutputDim '
+        'getAdvancedIndexWorkspaceSize indexAdd indexFill indexFill_v2 masked_v4 '
+    ),
+    'arithmetic': (
+        'addcdiv addcmul atan2 bitCompute_v2 clip_v2 cnnlAddcdiv cnnlAddcmul cnnlAtan2 cnnlBitCompute_v2 '
+        'cnnlClip_v2 cnnlFloorDivTrunc cnnlFloorDiv_v2 cnnlFloorMod cnnlFloorModTrunc '
+        'cnnlGetAddcdivWorkspaceSize cnnlGetAddcmulWorkspaceSize cnnlGetAtan2WorkspaceSize '
+        'cnnlGetBitComputeWorkspaceSize cnnlGetFloorDivTruncWorkspaceSize cnnlGetFloorDivWorkspaceSize '
+        'cnnlGetFloorModTruncWorkspaceSize cnnlGetFloorModWorkspaceSize cnnlGetLerpWorkspaceSize cnnlLerp '
+        'cnnlMulN cnnlTransform_v2 floorDivTrunc floorDiv_v2 floorMod floorModTrunc getAddcdivWorkspaceSize '
+        'getAddcmulWorkspaceSize getAtan2WorkspaceSize getBitComputeWorkspaceSize '
+        'getFloorDivTruncWorkspaceSize getFloorDivWorkspaceSize getFloorModTruncWorkspaceSize '
+        'getFloorModWorkspaceSize getLerpWorkspaceSize lerp mulN transform_v2 '
+    ),
+    'batch_norm': (
+        'batchNormBackward batchNormBackward_v2 batchNormForwardInference batchNormForwardTraining '
+        'batchNormForwardTraining_v2 cnnlBatchNormBackward cnnlBatchNormBackward_v2 '
+        'cnnlBatchNormForwardInference cnnlBatchNormForwardTraining cnnlBatchNormForwardTraining_v2 '
+        'cnnlGetBatchNormBackwardWorkspaceSize cnnlGetBatchNormForwardWorkspaceSize '
+        'getBatchNormBackwardWorkspaceSize getBatchNormForwardWorkspaceSize '
+    ),
+    'bias': (
+        'biasAdd biasAddBackward_v2 cnnlBiasAdd cnnlBiasAddBackward_v2 cnnlGetBiasAddBackwardWorkspaceSize '
+        'cnnlGetBiasAddWorkspaceSize getBiasAddBackwardWorkspaceSize getBiasAddWorkspaceSize '
+    ),
     'binary': (
         'cnnlCreateOpTensorDescriptor cnnlDestroyOpTensorDescriptor cnnlDiv_v2 cnnlGetDivWorkspaceSize '
         'cnnlGetLogicOpWorkspaceSize cnnlGetMaximumWorkspaceSize cnnlGetMinimumWorkspaceSize '
@@ -24,8 +51,99 @@ _NAMES = {
     'cast': (
         'castDataType cnnlCastDataType '
     ),
+    'cdist': (
+        'cdistBackward cdistForward cnnlCdistBackward cnnlCdistForward '
+    ),
+    'convolution': (
+        'cnnlConvolutionBackwardData cnnlConvolutionBackwardFilter cnnlConvolutionForward '
+        'cnnlCreateConvolutionDescriptor cnnlDestroyConvolutionDescriptor '
+        'cnnlGetConvolutionBackwardDataAlgorithm cnnlGetConvolutionBackwardDataWorkspaceSize '
+        'cnnlGetConvolutionBackwardFilterAlgorithm cnnlGetConvolutionBackwardFilterWorkspaceSize '
+        'cnnlGetConvolutionForwardAlgorithm cnnlGetConvolutionForwardWorkspaceSize '
+        'cnnlSetConvolutionDescriptor convolutionBackwardData convolutionBackwardFilter convolutionForward '
+        'createConvolutionDescriptor destroyConvolutionDescriptor getConvolutionBackwardDataAlgorithm '
+        'getConvolutionBackwardDataWorkspaceSize getConvolutionBackwardFilterAlgorithm '
+        'getConvolutionBackwardFilterWorkspaceSize getConvolutionForwardAlgorithm '
+        'getConvolutionForwardWorkspaceSize setConvolutionDescriptor '
+    ),
+    'creation': (
+        'arange_v2 cnnlArange_v2 cnnlLinspace cnnlOneHot linspace oneHot '
+    ),
+    'ctc_loss': (
+        'cTCLoss cnnlCTCLoss cnnlCreateCTCLossDescriptor cnnlDestroyCTCLossDescriptor '
+        'cnnlGetCTCLossWorkspaceSize cnnlSetCTCLossDescriptor createCTCLossDescriptor '
+        'destroyCTCLossDescriptor getCTCLossWorkspaceSize setCTCLossDescriptor '
+    ),
+    'deform_conv': (
+        'cnnlCreateDCNDescriptor cnnlDCNBackwardData cnnlDCNBackwardWeight cnnlDCNForward '
+        'cnnlDestroyDCNDescriptor cnnlGetDCNBackwardWeightWorkspaceSize cnnlGetDCNBakcwardDataWorkspaceSize '
+        'cnnlGetDCNForwardWorkspaceSize cnnlSetDCNDescriptor createDCNDescriptor dCNBackwardData '
+        'dCNBackwardWeight dCNForward destroyDCNDescriptor getDCNBackwardWeightWorkspaceSize '
+        'getDCNBakcwardDataWorkspaceSize getDCNForwardWorkspaceSize setDCNDescriptor '
+    ),
     'fill': (
         'cnnlFill_v3 fill_v3 '
+    ),
+    'flash_attention': (
+        'cnnlCreateFlashAttentionDescriptor cnnlDestroyFlashAttentionDescriptor cnnlFlashAttentionBackward '
+        'cnnlFlashAttentionBackward_v2 cnnlFlashAttentionForward cnnlFlashAttentionForward_v2 '
+        'cnnlGetFlashAttentionBackwardWorkspaceSize cnnlGetFlashAttentionForwardWorkspaceSize '
+        'cnnlGetFlashAttentionGeneratedRandomNumbers cnnlSetFlashAttentionBackwardDescriptor '
+        'cnnlSetFlashAttentionDescriptor cnnlSetFlashAttentionSlidingWindowSize '
+        'createFlashAttentionDescriptor destroyFlashAttentionDescriptor flashAttentionBackward '
+        'flashAttentionBackward_v2 flashAttentionForward flashAttentionForward_v2 '
+        'getFlashAttentionBackwardWorkspaceSize getFlashAttentionForwardWorkspaceSize '
+        'getFlashAttentionGeneratedRandomNumbers setFlashAttentionBackwardDescriptor '
+        'setFlashAttentionDescriptor setFlashAttentionSlidingWindowSize '
+    ),
+    'frozen_batch_norm': (
+        'cnnlFrozenBatchNormBackward_v2 cnnlGetFrozenBatchNormBackwardWorkspaceSize '
+        'frozenBatchNormBackward_v2 getFrozenBatchNormBackwardWorkspaceSize '
+    ),
+    'im2col': (
+        'cnnlCol2Im cnnlGetCol2ImWorkspaceSize cnnlGetIm2ColWorkspaceSize cnnlIm2Col cnnlUnfold col2Im '
+        'getCol2ImWorkspaceSize getIm2ColWorkspaceSize im2Col unfold '
+    ),
+    'indexing': (
+        'cnnlEmbeddingBackward cnnlEmbeddingForward_v2 cnnlGather cnnlGetEmbeddingBackwardWorkspaceSize '
+        'cnnlGetIndexPutWorkspaceSize cnnlGetMaskedWorkspaceSize cnnlGetWhereWorkspaceSize cnnlIndexPut '
+        'cnnlIndexSelect cnnlMasked_v3 cnnlNumTrue_v2 cnnlScatter cnnlWhere_v2 embeddingBackward '
+        'embeddingForward_v2 gather getEmbeddingBackwardWorkspaceSize getIndexPutWorkspaceSize '
+        'getMaskedWorkspaceSize getWhereWorkspaceSize indexPut indexSelect masked_v3 numTrue_v2 scatter '
+        'where_v2 '
+    ),
+    'interpolate': (
+        'cnnlCreateInterpDescriptor cnnlDestroyInterpDescriptor cnnlInterpBackward_v2 cnnlInterp_v3 '
+        'cnnlSetInterpDescriptor cnnlSetInterpDescriptorEx createInterpDescriptor destroyInterpDescriptor '
+        'interpBackward_v2 interp_v3 setInterpDescriptor setInterpDescriptorEx '
+    ),
+    'layer_norm': (
+        'cnnlGetGroupNormBackwardWorkspaceSize cnnlGetGroupNormForwardWorkspaceSize '
+        'cnnlGetLayerNormBackwardWorkspaceSize cnnlGetLayerNormOpWorkspaceSize '
+        'cnnlGetRmsNormBackwardWorkspaceSize cnnlGetRmsNormOpWorkspaceSize cnnlGroupNormBackward '
+        'cnnlGroupNormForward_v3 cnnlLayerNormBackward_v2 cnnlLayerNormForward cnnlRmsNormBackward '
+        'cnnlRmsNormForward getGroupNormBackwardWorkspaceSize getGroupNormForwardWorkspaceSize '
+        'getLayerNormBackwardWorkspaceSize getLayerNormOpWorkspaceSize getRmsNormBackwardWorkspaceSize '
+        'getRmsNormOpWorkspaceSize groupNormBackward groupNormForward_v3 layerNormBackward_v2 '
+        'layerNormForward rmsNormBackward rmsNormForward '
+    ),
+    'linalg': (
+        'cnnlGetPolarWorkspaceSize cnnlGetQRWorkspaceSize cnnlPolar cnnlQR getPolarWorkspaceSize '
+        'getQRWorkspaceSize polar qR '
+    ),
+    'losses': (
+        'bceLoss bceLossBackward bceWithLogitsBackward bceWithLogits_v2 cnnlBceLoss cnnlBceLossBackward '
+        'cnnlBceWithLogitsBackward cnnlBceWithLogits_v2 cnnlGetBceLossBackwardWorkspaceSize '
+        'cnnlGetBceLossWorkspaceSize cnnlGetBceWithLogitsBackwardWorkspaceSize '
+        'cnnlGetBceWithLogitsWorkspaceSize cnnlGetMSELossWorkspaceSize cnnlGetNlllossWorkspaceSize '
+        'cnnlGetSmoothL1LossBackwardWorkspaceSize cnnlGetSmoothL1LossForwardWorkspaceSize cnnlMSELoss '
+        'cnnlMSELossBackward cnnlMSELoss_v2 cnnlNlllossBackward cnnlNlllossBackward_v2 cnnlNlllossForward '
+        'cnnlNlllossForward_v2 cnnlSmoothL1LossBackward_v2 cnnlSmoothL1LossForward_v2 '
+        'getBceLossBackwardWorkspaceSize getBceLossWorkspaceSize getBceWithLogitsBackwardWorkspaceSize '
+        'getBceWithLogitsWorkspaceSize getMSELossWorkspaceSize getNlllossWorkspaceSize '
+        'getSmoothL1LossBackwardWorkspaceSize getSmoothL1LossForwardWorkspaceSize mSELoss mSELossBackward '
+        'mSELoss_v2 nlllossBackward nlllossBackward_v2 nlllossForward nlllossForward_v2 '
+        'smoothL1LossBackward_v2 smoothL1LossForward_v2 '
     ),
     'matmul': (
         'batchMatMulBCast batchMatMulBCast_v2 cnnlBatchMatMulBCast cnnlBatchMatMulBCast_v2 '
@@ -46,74 +164,19 @@ _NAMES = {
         'getConcatWorkspaceSize getSplitWorkspaceSize getTransposeDescriptor getTransposeWorkspaceSize '
         'setTransposeDescriptor split stridedSlice transpose transpose_v2 '
     ),
-    'reduce': (
-        'cnnlCreateReduceDescriptor cnnlDestroyReduceDescriptor cnnlGetReduceOpWorkspaceSize cnnlReduce '
-        'cnnlSetReduceDescriptor cnnlSetReduceDescriptor_v2 createReduceDescriptor destroyReduceDescriptor '
-        'getReduceOpWorkspaceSize reduce setReduceDescriptor setReduceDescriptor_v2 '
+    'nms': (
+        'cnnlCreateNmsDescriptor cnnlDestroyNmsDescriptor cnnlGetNmsWorkspaceSize_v3 cnnlNms_v2 '
+        'cnnlSetNmsDescriptor_v5 createNmsDescriptor destroyNmsDescriptor getNmsWorkspaceSize_v3 nms_v2 '
+        'setNmsDescriptor_v5 '
     ),
-    'scan': (
-        'cnnlCumsum cnnlGetCumsumWorkspaceSize cumsum getCumsumWorkspaceSize '
+    'optimizers': (
+        'applyAdadelta cnnlApplyAdadelta cnnlGradientDescent gradientDescent '
     ),
-    'select': (
-        'cnnlGetSelectV2WorkspaceSize cnnlSelectV2 getSelectV2WorkspaceSize selectV2 '
+    'padding': (
+        'cnnlPad cnnlReflectionPad2d cnnlReplicationPad2d pad reflectionPad2d replicationPad2d '
     ),
-    'topk': (
-        'cnnlGetTopKTensorWorkspaceSize cnnlTopKTensor_v3 getTopKTensorWorkspaceSize topKTensor_v3 '
-    ),
-    'unary': (
-        'abs ceil cnnlAbs cnnlCeil cnnlCos_v2 cnnlExp_v2 cnnlExpm1 cnnlFloor cnnlLog1p cnnlLog_v2 '
-        'cnnlNegTensor cnnlReciprocal cnnlRound cnnlRsqrt_v2 cnnlSign cnnlSin_v2 cnnlSqrt_v2 cnnlSquare '
-        'cos_v2 exp_v2 expm1 floor log1p log_v2 negTensor reciprocal round rsqrt_v2 sign sin_v2 sqrt_v2 '
-        'square '
-    ),
-    'batch_norm': (
-        'batchNormBackward batchNormBackward_v2 batchNormForwardInference batchNormForwardTraining '
-        'batchNormForwardTraining_v2 cnnlBatchNormBackward cnnlBatchNormBackward_v2 '
-        'cnnlBatchNormForwardInference cnnlBatchNormForwardTraining cnnlBatchNormForwardTraining_v2 '
-        'cnnlGetBatchNormBackwardWorkspaceSize cnnlGetBatchNormForwardWorkspaceSize '
-        'getBatchNormBackwardWorkspaceSize getBatchNormForwardWorkspaceSize '
-    ),
-    'convolution': (
-        'cnnlConvolutionBackwardData cnnlConvolutionBackwardFilter cnnlConvolutionForward '
-        'cnnlCreateConvolutionDescriptor cnnlDestroyConvolutionDescriptor '
-        'cnnlGetConvolutionBackwardDataAlgorithm cnnlGetConvolutionBackwardDataWorkspaceSize '
-        'cnnlGetConvolutionBackwardFilterAlgorithm cnnlGetConvolutionBackwardFilterWorkspaceSize '
-        'cnnlGetConvolutionForwardAlgorithm cnnlGetConvolutionForwardWorkspaceSize '
-        'cnnlSetConvolutionDescriptor convolutionBackwardData convolutionBackwardFilter convolutionForward '
-        'createConvolutionDescriptor destroyConvolutionDescriptor getConvolutionBackwardDataAlgorithm '
-        'getConvolutionBackwardDataWorkspaceSize getConvolutionBackwardFilterAlgorithm '
-        'getConvolutionBackwardFilterWorkspaceSize getConvolutionForwardAlgorithm '
-        'getConvolutionForwardWorkspaceSize setConvolutionDescriptor '
-    ),
-    'indexing': (
-        'cnnlEmbeddingBackward cnnlEmbeddingForward_v2 cnnlGather cnnlGetEmbeddingBackwardWorkspaceSize '
-        'cnnlGetIndexPutWorkspaceSize cnnlGetMaskedWorkspaceSize cnnlGetWhereWorkspaceSize cnnlIndexPut '
-        'cnnlIndexSelect cnnlMasked_v3 cnnlNumTrue_v2 cnnlScatter cnnlWhere_v2 embeddingBackward '
-        'embeddingForward_v2 gather getEmbeddingBackwardWorkspaceSize getIndexPutWorkspaceSize '
-        'getMaskedWorkspaceSize getWhereWorkspaceSize indexPut indexSelect masked_v3 numTrue_v2 scatter '
-        'where_v2 '
-    ),
-    'layer_norm': (
-        'cnnlGetGroupNormBackwardWorkspaceSize cnnlGetGroupNormForwardWorkspaceSize '
-        'cnnlGetLayerNormBackwardWorkspaceSize cnnlGetLayerNormOpWorkspaceSize '
-        'cnnlGetRmsNormBackwardWorkspaceSize cnnlGetRmsNormOpWorkspaceSize cnnlGroupNormBackward '
-        'cnnlGroupNormForward_v3 cnnlLayerNormBackward_v2 cnnlLayerNormForward cnnlRmsNormBackward '
-        'cnnlRmsNormForward getGroupNormBackwardWorkspaceSize getGroupNormForwardWorkspaceSize '
-        'getLayerNormBackwardWorkspaceSize getLayerNormOpWorkspaceSize getRmsNormBackwardWorkspaceSize '
-        'getRmsNormOpWorkspaceSize groupNormBackward groupNormForward_v3 layerNormBackward_v2 '
-        'layerNormForward rmsNormBackward rmsNormForward '
-    ),
-    'losses': (
-        'bceLoss bceLossBackward bceWithLogitsBackward bceWithLogits_v2 cnnlBceLoss cnnlBceLossBackward '
-        'cnnlBceWithLogitsBackward cnnlBceWithLogits_v2 cnnlGetBceLossBackwardWorkspaceSize '
-        'cnnlGetBceLossWorkspaceSize cnnlGetBceWithLogitsBackwardWorkspaceSize '
-        'cnnlGetBceWithLogitsWorkspaceSize cnnlGetNlllossWorkspaceSize '
-        'cnnlGetSmoothL1LossBackwardWorkspaceSize cnnlGetSmoothL1LossForwardWorkspaceSize cnnlMSELoss '
-        'cnnlMSELossBackward cnnlNlllossBackward cnnlNlllossForward cnnlSmoothL1LossBackward_v2 '
-        'cnnlSmoothL1LossForward_v2 getBceLossBackwardWorkspaceSize getBceLossWorkspaceSize '
-        'getBceWithLogitsBackwardWorkspaceSize getBceWithLogitsWorkspaceSize getNlllossWorkspaceSize '
-        'getSmoothL1LossBackwardWorkspaceSize getSmoothL1LossForwardWorkspaceSize mSELoss mSELossBackward '
-        'nlllossBackward nlllossForward smoothL1LossBackward_v2 smoothL1LossForward_v2 '
+    'placement': (
+        'cnnlFlip cnnlGetRollWorkspaceSize cnnlRoll cnnlTile cnnlTri flip getRollWorkspaceSize roll tile tri '
     ),
     'pooling': (
         'adaptivePoolingBackward adaptivePoolingForward adaptivePoolingForward_v2 '
@@ -121,10 +184,10 @@ _NAMES = {
         'cnnlCreatePoolingDescriptor cnnlDestroyPoolingDescriptor cnnlGetAdaptivePoolingForwardWorkspaceSize '
         'cnnlGetPoolingWithIndexWorkspaceSize cnnlGetPoolingWorkspaceSize cnnlPoolingBackward '
         'cnnlPoolingForward cnnlPoolingForwardWithIndex cnnlPoolingForward_v2 cnnlSetPooling2dDescriptor '
-        'cnnlSetPooling2dDescriptor_v2 createPoolingDescriptor destroyPoolingDescriptor '
-        'getAdaptivePoolingForwardWorkspaceSize getPoolingWithIndexWorkspaceSize getPoolingWorkspaceSize '
-        'poolingBackward poolingForward poolingForwardWithIndex poolingForward_v2 setPooling2dDescriptor '
-        'setPooling2dDescriptor_v2 '
+        'cnnlSetPooling2dDescriptor_v2 cnnlSetPoolingNdDescriptor_v2 createPoolingDescriptor '
+        'destroyPoolingDescriptor getAdaptivePoolingForwardWorkspaceSize getPoolingWithIndexWorkspaceSize '
+        'getPoolingWorkspaceSize poolingBackward poolingForward poolingForwardWithIndex poolingForward_v2 '
+        'setPooling2dDescriptor setPooling2dDescriptor_v2 setPoolingNdDescriptor_v2 '
     ),
     'random': (
         'cnnlFusedDropout_v2 cnnlRandCreateGenerator cnnlRandDestroyGenerator cnnlRandGenerateNormal '
@@ -134,57 +197,63 @@ _NAMES = {
         'randGenerateNormal randGenerateUniform randGetMTGP32StateSize randGetPseudoRandomGeneratorOffset '
         'randMakeMTGP32KernelState randSetPseudoRandomGeneratorOffset randSetPseudoRandomGeneratorSeed '
     ),
+    'random_sampling': (
+        'cnnlGetRandGenerateMultinomialWorkspaceSize cnnlRandGenerateDescreteUniform '
+        'cnnlRandGenerateMultinomial_v2 getRandGenerateMultinomialWorkspaceSize randGenerateDescreteUniform '
+        'randGenerateMultinomial_v2 '
+    ),
+    'reduce': (
+        'cnnlCreateReduceDescriptor cnnlDestroyReduceDescriptor cnnlGetReduceOpWorkspaceSize cnnlReduce '
+        'cnnlSetReduceDescriptor cnnlSetReduceDescriptor_v2 createReduceDescriptor destroyReduceDescriptor '
+        'getReduceOpWorkspaceSize reduce setReduceDescriptor setReduceDescriptor_v2 '
+    ),
+    'rotary': (
+        'cnnlCreateRotaryEmbeddingDescriptor cnnlDestroyRotaryEmbeddingDescriptor cnnlRotaryEmbedding '
+        'cnnlSetRotaryEmbeddingDescriptor createRotaryEmbeddingDescriptor destroyRotaryEmbeddingDescriptor '
+        'rotaryEmbedding setRotaryEmbeddingDescriptor '
+    ),
+    'scan': (
+        'cnnlCumsum cnnlGetCumsumWorkspaceSize cumsum getCumsumWorkspaceSize '
+    ),
+    'select': (
+        'cnnlGetSelectV2WorkspaceSize cnnlSelectV2 getSelectV2WorkspaceSize selectV2 '
+    ),
     'softmax': (
         'cnnlSoftmaxBackward cnnlSoftmaxForward cnnlSoftmaxForward_v2 softmaxBackward softmaxForward '
         'softmaxForward_v2 '
     ),
-    'advanced_indexing': (
-        'advancedIndex cnnlAdvancedIndex cnnlGetAdvancedIndexOutputDim cnnlGetAdvancedIndexWorkspaceSize '
-        'cnnlIndexAdd cnnlIndexFill cnnlIndexFill_v2 cnnlMasked_v4 getAdvancedIndexOutputDim '
-        'getAdvancedIndexWorkspaceSize indexAdd indexFill indexFill_v2 masked_v4 '
-    ),
-    'arithmetic': (
-        'addcdiv addcmul atan2 bitCompute_v2 clip_v2 cnnlAddcdiv cnnlAddcmul cnnlAtan2 cnnlBitCompute_v2 '
-        'cnnlClip_v2 cnnlFloorDivTrunc cnnlFloorDiv_v2 cnnlFloorMod cnnlFloorModTrunc '
-        'cnnlGetAddcdivWorkspaceSize cnnlGetAddcmulWorkspaceSize cnnlGetAtan2WorkspaceSize '
-        'cnnlGetBitComputeWorkspaceSize cnnlGetFloorDivTruncWorkspaceSize cnnlGetFloorDivWorkspaceSize '
-        'cnnlGetFloorModTruncWorkspaceSize cnnlGetFloorModWorkspaceSize cnnlGetLerpWorkspaceSize cnnlLerp '
-        'cnnlMulN cnnlTransform_v2 floorDivTrunc floorDiv_v2 floorMod floorModTrunc getAddcdivWorkspaceSize '
-        'getAddcmulWorkspaceSize getAtan2WorkspaceSize getBitComputeWorkspaceSize '
-        'getFloorDivTruncWorkspaceSize getFloorDivWorkspaceSize getFloorModTruncWorkspaceSize '
-        'getFloorModWorkspaceSize getLerpWorkspaceSize lerp mulN transform_v2 '
-    ),
-    'bias': (
-        'biasAdd biasAddBackward_v2 cnnlBiasAdd cnnlBiasAddBackward_v2 cnnlGetBiasAddBackwardWorkspaceSize '
-        'cnnlGetBiasAddWorkspaceSize getBiasAddBackwardWorkspaceSize getBiasAddWorkspaceSize '
-    ),
-    'creation': (
-        'arange_v2 cnnlArange_v2 cnnlLinspace cnnlOneHot linspace oneHot '
-    ),
-    'padding': (
-        'cnnlPad cnnlReflectionPad2d cnnlReplicationPad2d pad reflectionPad2d replicationPad2d '
-    ),
-    'placement': (
-        'cnnlFlip cnnlGetRollWorkspaceSize cnnlRoll cnnlTile cnnlTri flip getRollWorkspaceSize roll tile tri '
-    ),
     'special': (
-        'cnnlErf_v2 cnnlErfinv cnnlIsNan cnnlLog cnnlTrunc erf_v2 erfinv isNan log trunc '
+        'abs ceil cnnlAbs cnnlCeil cnnlCos_v2 cnnlErf_v2 cnnlErfinv cnnlExp_v2 cnnlExpm1 cnnlFloor cnnlIsNan '
+        'cnnlLog cnnlLog1p cnnlLog_v2 cnnlNegTensor cnnlReciprocal cnnlRound cnnlRsqrt_v2 cnnlSign '
+        'cnnlSin_v2 cnnlSqrt_v2 cnnlSquare cnnlTrunc cos_v2 erf_v2 erfinv exp_v2 expm1 floor isNan log log1p '
+        'log_v2 negTensor reciprocal round rsqrt_v2 sign sin_v2 sqrt_v2 square trunc '
     ),
     'statistics': (
         'cnnlCreateStdVarMeanDescriptor cnnlDestroyStdVarMeanDescriptor cnnlGetStdVarMeanWorkspaceSize '
         'cnnlSetStdVarMeanDescriptor cnnlStdVarMean createStdVarMeanDescriptor destroyStdVarMeanDescriptor '
         'getStdVarMeanWorkspaceSize setStdVarMeanDescriptor stdVarMean '
     ),
-    'frozen_batch_norm': (
-        'cnnlFrozenBatchNormBackward_v2 cnnlGetFrozenBatchNormBackwardWorkspaceSize '
-        'frozenBatchNormBackward_v2 getFrozenBatchNormBackwardWorkspaceSize '
-    ),
-    'optimizers': (
-        'applyAdadelta cnnlApplyAdadelta cnnlGradientDescent gradientDescent '
+    'sync_batch_norm': (
+        'cnnlGetSyncBatchNormStatsWorkspaceSize cnnlGetSyncBatchnormBackwardReduceWorkspaceSize '
+        'cnnlSyncBatchNormBackwardElemtV2 cnnlSyncBatchNormElemt cnnlSyncBatchNormGatherStatsWithCounts '
+        'cnnlSyncBatchNormStats_v2 cnnlSyncBatchnormBackwardReduce_v2 getSyncBatchNormStatsWorkspaceSize '
+        'getSyncBatchnormBackwardReduceWorkspaceSize syncBatchNormBackwardElemtV2 syncBatchNormElemt '
+        'syncBatchNormGatherStatsWithCounts syncBatchNormStats_v2 syncBatchnormBackwardReduce_v2 '
     ),
     'thresholds': (
         'cnnlHardtanh cnnlHardtanhBackward cnnlThreshold cnnlThresholdBackward hardtanh hardtanhBackward '
         'threshold thresholdBackward '
+    ),
+    'topk': (
+        'cnnlGetTopKTensorWorkspaceSize cnnlTopKTensor_v3 getTopKTensorWorkspaceSize topKTensor_v3 '
+    ),
+    'trigon': (
+        'cnnlCreateTrigonDescriptor cnnlDestroyTrigonDescriptor cnnlSetTrigonDescriptor '
+        'cnnlSetTrigonDescriptor_v2 cnnlTrigonForward createTrigonDescriptor destroyTrigonDescriptor '
+        'setTrigonDescriptor setTrigonDescriptor_v2 trigonForward '
+    ),
+    'unary': (
+        ''
     ),
     'unique': (
         'cnnlCreateUniqueDescriptor cnnlDestroyUniqueDescriptor cnnlGetUniqueWorkspaceSize '
@@ -194,80 +263,6 @@ _NAMES = {
     'view_backward': (
         'asStridedBackward cnnlAsStridedBackward cnnlGetAsStridedBackwardWorkspaceSize '
         'cnnlStridedSliceBackward getAsStridedBackwardWorkspaceSize stridedSliceBackward '
-    ),
-    'cdist': (
-        'cdistBackward cdistForward cnnlCdistBackward cnnlCdistForward '
-    ),
-    'ctc_loss': (
-        'cTCLoss cnnlCTCLoss cnnlCreateCTCLossDescriptor cnnlDestroyCTCLossDescriptor '
-        'cnnlGetCTCLossWorkspaceSize cnnlSetCTCLossDescriptor createCTCLossDescriptor '
-        'destroyCTCLossDescriptor getCTCLossWorkspaceSize setCTCLossDescriptor '
-    ),
-    'deform_conv': (
-        'cnnlCreateDCNDescriptor cnnlDCNBackwardData cnnlDCNBackwardWeight cnnlDCNForward '
-        'cnnlDestroyDCNDescriptor cnnlGetDCNBackwardWeightWorkspaceSize cnnlGetDCNBakcwardDataWorkspaceSize '
-        'cnnlGetDCNForwardWorkspaceSize cnnlSetDCNDescriptor createDCNDescriptor dCNBackwardData '
-        'dCNBackwardWeight dCNForward destroyDCNDescriptor getDCNBackwardWeightWorkspaceSize '
-        'getDCNBakcwardDataWorkspaceSize getDCNForwardWorkspaceSize setDCNDescriptor '
-    ),
-    'flash_attention': (
-        'cnnlCreateFlashAttentionDescriptor cnnlDestroyFlashAttentionDescriptor cnnlFlashAttentionBackward '
-        'cnnlFlashAttentionBackward_v2 cnnlFlashAttentionForward cnnlFlashAttentionForward_v2 '
-        'cnnlGetFlashAttentionBackwardWorkspaceSize cnnlGetFlashAttentionForwardWorkspaceSize '
-        'cnnlGetFlashAttentionGeneratedRandomNumbers cnnlSetFlashAttentionBackwardDescriptor '
-        'cnnlSetFlashAttentionDescriptor cnnlSetFlashAttentionSlidingWindowSize '
-        'createFlashAttentionDescriptor destroyFlashAttentionDescriptor flashAttentionBackward '
-        'flashAttentionBackward_v2 flashAttentionForward flashAttentionForward_v2 '
-        'getFlashAttentionBackwardWorkspaceSize getFlashAttentionForwardWorkspaceSize '
-        'getFlashAttentionGeneratedRandomNumbers setFlashAttentionBackwardDescriptor '
-        'setFlashAttentionDescriptor setFlashAttentionSlidingWindowSize '
-    ),
-    'im2col': (
-        'cnnlCol2Im cnnlGetCol2ImWorkspaceSize cnnlGetIm2ColWorkspaceSize cnnlIm2Col cnnlUnfold col2Im '
-        'getCol2ImWorkspaceSize getIm2ColWorkspaceSize im2Col unfold '
-    ),
-    'interpolate': (
-        'cnnlCreateInterpDescriptor cnnlDestroyInterpDescriptor cnnlInterpBackward_v2 cnnlInterp_v3 '
-        'cnnlSetInterpDescriptor cnnlSetInterpDescriptorEx createInterpDescriptor destroyInterpDescriptor '
-        'interpBackward_v2 interp_v3 setInterpDescriptor setInterpDescriptorEx '
-    ),
-    'linalg': (
-        'cnnlGetPolarWorkspaceSize cnnlGetQRWorkspaceSize cnnlPolar cnnlQR getPolarWorkspaceSize '
-        'getQRWorkspaceSize polar qR '
-    ),
-    'losses_v2': (
-        'cnnlGetMSELossWorkspaceSize cnnlMSELoss_v2 cnnlNlllossBackward_v2 cnnlNlllossForward_v2 '
-        'getMSELossWorkspaceSize mSELoss_v2 nlllossBackward_v2 nlllossForward_v2 '
-    ),
-    'nms': (
-        'cnnlCreateNmsDescriptor cnnlDestroyNmsDescriptor cnnlGetNmsWorkspaceSize_v3 cnnlNms_v2 '
-        'cnnlSetNmsDescriptor_v5 createNmsDescriptor destroyNmsDescriptor getNmsWorkspaceSize_v3 nms_v2 '
-        'setNmsDescriptor_v5 '
-    ),
-    'pooling_nd': (
-        'cnnlSetPoolingNdDescriptor_v2 setPoolingNdDescriptor_v2 '
-    ),
-    'random_sampling': (
-        'cnnlGetRandGenerateMultinomialWorkspaceSize cnnlRandGenerateDescreteUniform '
-        'cnnlRandGenerateMultinomial_v2 getRandGenerateMultinomialWorkspaceSize randGenerateDescreteUniform '
-        'randGenerateMultinomial_v2 '
-    ),
-    'rotary': (
-        'cnnlCreateRotaryEmbeddingDescriptor cnnlDestroyRotaryEmbeddingDescriptor cnnlRotaryEmbedding '
-        'cnnlSetRotaryEmbeddingDescriptor createRotaryEmbeddingDescriptor destroyRotaryEmbeddingDescriptor '
-        'rotaryEmbedding setRotaryEmbeddingDescriptor '
-    ),
-    'sync_batch_norm': (
-        'cnnlGetSyncBatchNormStatsWorkspaceSize cnnlGetSyncBatchnormBackwardReduceWorkspaceSize '
-        'cnnlSyncBatchNormBackwardElemtV2 cnnlSyncBatchNormElemt cnnlSyncBatchNormGatherStatsWithCounts '
-        'cnnlSyncBatchNormStats_v2 cnnlSyncBatchnormBackwardReduce_v2 getSyncBatchNormStatsWorkspaceSize '
-        'getSyncBatchnormBackwardReduceWorkspaceSize syncBatchNormBackwardElemtV2 syncBatchNormElemt '
-        'syncBatchNormGatherStatsWithCounts syncBatchNormStats_v2 syncBatchnormBackwardReduce_v2 '
-    ),
-    'trigon': (
-        'cnnlCreateTrigonDescriptor cnnlDestroyTrigonDescriptor cnnlSetTrigonDescriptor '
-        'cnnlSetTrigonDescriptor_v2 cnnlTrigonForward createTrigonDescriptor destroyTrigonDescriptor '
-        'setTrigonDescriptor setTrigonDescriptor_v2 trigonForward '
     ),
 }
 

@@ -3,7 +3,6 @@ the argument (BAD_PARAM, or NOT_SUPPORTED for a valid request this library does 
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Iterable
 
 from mlusim.errors import ArgumentFault, NotSupportedFault
@@ -110,9 +109,3 @@ def flag(value, arg: str) -> bool:
     if isinstance(value, bool):
         return value
     return bool(as_int(value, arg))
-
-
-def is_null(pointer) -> bool:
-    """True for a NULL pointer argument (None or an integer 0). Anything else, junk included, is a pointer the
-    op's pin checks: comparing junk with `in (None, 0)` would ask an array for its truth value."""
-    return pointer is None or (isinstance(pointer, numbers.Integral) and not isinstance(pointer, bool) and pointer == 0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .conv import _kernel_offsets, _padded, _windows, output_extent
+from .conv import kernel_offsets, output_extent, padded, window_view
 from .dtypes import compute_dtype
 from .parallel import map_parallel
 from .staging import load, store
@@ -29,7 +29,7 @@ def im2col(x, columns, kernel, pads, strides, dilations):
         return
     batch, channels = x.shape[0], x.shape[-1]
     outs = out_spatial(x.shape[1:-1], kernel, pads, strides, dilations)
-    windows = _windows(_padded(x, pads, x.dtype), kernel, outs, strides, dilations)  # (N, oh, ow, kh, kw, C)
+    windows = window_view(padded(x, pads, x.dtype), kernel, outs, strides, dilations)  # (N, oh, ow, kh, kw, C)
     shape = (batch, channels) + tuple(kernel) + outs
     try:
         target, staged = columns.reshape(shape, copy=False), None
@@ -53,7 +53,7 @@ def col2im(columns, y, kernel, pads, strides, dilations):
     outs = out_spatial(y.shape[1:-1], kernel, pads, strides, dilations)
     padded = np.zeros((batch,) + tuple(n + b + a for n, (b, a) in zip(y.shape[1:-1], pads)) + (channels,), dtype)
     cols = columns.reshape((batch,) + outs + (channels,) + tuple(kernel))
-    offsets = list(_kernel_offsets(kernel, outs, strides, dilations))
+    offsets = list(kernel_offsets(kernel, outs, strides, dilations))
 
     def scatter(n):
         values = load(cols[n], dtype)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dtypes import compute_dtype
-from .pool import TapAxis, separable_sum
+from .pool import TapAxis, depth_sum, separable_sum
 
 NEAREST, LINEAR, CUBIC = "nearest", "linear", "cubic"
 #: coordinate rules (see the module doc)
@@ -123,10 +123,6 @@ def axis_taps(spec: Interp, size: int, extent: int, scale, dtype):
     return np.clip(raw, 0, size - 1), weights
 
 
-def _identity(size, dtype):
-    return TapAxis.from_weights(np.arange(size)[:, None], np.ones((size, 1), dtype))
-
-
 def _axes(spec, in_spatial, out_spatial, scales, dtype):
     scales = scales if scales is not None else (None,) * len(in_spatial)
     return [TapAxis.from_weights(*axis_taps(spec, n, o, s, dtype)) for n, o, s in zip(in_spatial, out_spatial,
@@ -136,18 +132,13 @@ def _axes(spec, in_spatial, out_spatial, scales, dtype):
 def _apply(src, out, axes):
     """out = the separable weighted sum of src over `axes` (one per spatial axis, 1 to 3)."""
     if len(axes) == 1:  # (N, L, C) as (N, 1, L, C)
-        separable_sum(src[:, None], out[:, None], [_identity(1, np.float64), axes[0]])
+        separable_sum(src[:, None], out[:, None], [TapAxis.identity(1), axes[0]])
         return
     if len(axes) == 2:
         separable_sum(src, out, axes)
         return
-    dtype = compute_dtype(src.dtype)
-    batch, depth, rows, cols, channels = src.shape
-    plane = src.reshape(batch, depth, rows * cols, channels)
-    middle = np.empty((batch, out.shape[1], rows * cols, channels), dtype)
-    separable_sum(plane, middle, [axes[0], _identity(rows * cols, np.float64)])
-    middle = middle.reshape(batch, out.shape[1], rows, cols, channels)
-    for n in range(batch):  # depth slices are the batch of the second pass
+    middle = depth_sum(src, axes[0], out.shape[1], compute_dtype(src.dtype))
+    for n in range(src.shape[0]):  # depth slices are the batch of the second pass
         separable_sum(middle[n], out[n], axes[1:])
 
 

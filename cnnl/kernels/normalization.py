@@ -18,7 +18,7 @@ from .channel_stats import (channel_affine, channel_centred_squares, channel_gra
 from .dtypes import compute_dtype
 from .parallel import (STAGED_BLOCK, detach_inputs, even_ranges, map_parallel, run_blocked, same_view,
                        thread_count)
-from .staging import load, store
+from .staging import blend_store, load, store
 
 
 def _row_blocks(rows, cols):
@@ -168,14 +168,6 @@ def _channel_shape(ndim, axis, channels):
     return tuple(shape)
 
 
-def _scaled_store(values, out, alpha, beta):
-    if alpha != 1:
-        values = values * values.dtype.type(alpha)
-    if beta != 0:
-        values = values + load(out, values.dtype) * values.dtype.type(beta)
-    store(values, out)
-
-
 def _pcq(shape, channel_axis):
     return math.prod(shape[:channel_axis]), shape[channel_axis], math.prod(shape[channel_axis + 1:])
 
@@ -260,7 +252,7 @@ def batch_norm_training(x, weight, bias, y, channel_axis, eps, momentum, running
     target = _channel_output(y, channel_axis, dtype, alpha, beta, (x,))
     _blockwise(lambda *a: channel_affine(values, mean_cast, scale, shift, target, *a), blocks)
     if not np.shares_memory(target, y):
-        _scaled_store(target.reshape(y.shape), y, alpha, beta)
+        blend_store(target.reshape(y.shape), y, alpha, beta)
     if running_mean is not None:
         store((1 - momentum) * load(running_mean, np.float64) + momentum * mean, running_mean)
     if running_var is not None:
@@ -285,7 +277,7 @@ def batch_norm_inference(x, weight, bias, mean, var, y, channel_axis, eps, alpha
     def block(out, xb, scale_b, shift_b):
         values = load(xb, dtype) * scale_b
         values += shift_b
-        _scaled_store(values, out, alpha, beta)
+        blend_store(values, out, alpha, beta)
     run_blocked(block, x.shape, [y, source, scale, shift])
 
 
@@ -309,11 +301,11 @@ def batch_norm_backward(x, dy, weight, save_mean, save_invstd, dx, dweight, dbia
     _blockwise(lambda *a: channel_input_grad(values, grads, mean, invstd, scale, dtype.type(count), bias_cast,
                                              weight_cast, target, *a), blocks)
     if not np.shares_memory(target, dx):
-        _scaled_store(target.reshape(dx.shape), dx, *alphas)
+        blend_store(target.reshape(dx.shape), dx, *alphas)
     if dweight is not None:
-        _scaled_store(grad_weight, dweight, *param_alphas)
+        blend_store(grad_weight, dweight, *param_alphas)
     if dbias is not None:
-        _scaled_store(grad_bias, dbias, *param_alphas)
+        blend_store(grad_bias, dbias, *param_alphas)
 
 
 # ---- group norm: rows are (sample, group); the affine transform is per channel ---------------------------------

@@ -15,7 +15,7 @@ from numba import njit
 from .dtypes import FLOAT32, compute_dtype
 from .fastmath import FUSED_MULTIPLY_ADD, acc_add, exp32
 from .parallel import run_blocked
-from .staging import load, store
+from .staging import blend_store, load
 
 
 @njit(nogil=True, cache=True, error_model="numpy", fastmath=FUSED_MULTIPLY_ADD)
@@ -47,14 +47,6 @@ def _compiled_rows(x, out) -> bool:
             and x.strides[-1] == 4 and out.strides[-1] == 4 and x.flags.c_contiguous and out.flags.c_contiguous)
 
 
-def _finish(values, out, alpha, beta):
-    if alpha != 1:
-        values *= values.dtype.type(alpha)
-    if beta != 0:
-        values += load(out, values.dtype) * values.dtype.type(beta)
-    store(values, out)
-
-
 def _forward_block(log, alpha, beta, x, out):
     if alpha == 1 and beta == 0 and _compiled_rows(x, out):
         rows = x.reshape(-1, x.shape[-1])
@@ -79,7 +71,7 @@ def _forward_block(log, alpha, beta, x, out):
     else:
         result = np.exp(shifted, out=shifted)
         result /= result.sum(axis=-1, keepdims=True)
-    _finish(result, out, alpha, beta)
+    blend_store(result, out, alpha, beta)
 
 
 def _backward_block(log, alpha, beta, y, dy, dx):
@@ -94,7 +86,7 @@ def _backward_block(log, alpha, beta, y, dy, dx):
         dots = np.einsum("ij,ij->i", rows, out.reshape(rows.shape)).reshape(grad.shape[:-1] + (1,))
         result = np.subtract(grad, dots)
         result *= out
-    _finish(result, dx, alpha, beta)
+    blend_store(result, dx, alpha, beta)
 
 
 def softmax_forward(x, out, axis, log=False, alpha=1.0, beta=0.0):

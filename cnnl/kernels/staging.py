@@ -21,6 +21,19 @@ def store(values, out_block):
         cast_block(values, out_block)
 
 
+def blend_store(result, out_block, alpha=1.0, beta=0.0, bias=None):
+    """out = alpha * result + beta * out (+ `bias` over the last axis), rounded once into `out_block`'s storage:
+    the epilogue of the ops that take CNNL's alpha and beta. `result` is a compute-dtype scratch (it is
+    overwritten) or `out_block` itself."""
+    if alpha != 1:
+        result *= result.dtype.type(alpha)
+    if beta != 0:
+        result += load(out_block, result.dtype) * result.dtype.type(beta)
+    if bias is not None:
+        result += load(bias, result.dtype).reshape(-1)
+    store(result, out_block)
+
+
 def compute_buffer(out_block, read_after_first_write=()):
     """Where to compute a result for `out_block`: the block itself when it is stored in its compute dtype and none
     of `read_after_first_write` (operands a multi-pass computation still reads once it has written its buffer)

@@ -4,8 +4,8 @@ cnnlFlashAttentionBackward(_v2), their workspace queries and cnnlGetFlashAttenti
 
 Argument order from DeepLink DIOPI's Cambricon backend (impl/camb/functions_ext/flash_attention*.cpp) and
 torch_mlu. Packed mode (what both pass): q [total_q, heads_q, d], k [total_k, heads_k, d], v [total_k, heads_k, dv],
-out [total_q, heads_q, dv], cu_seqlens_q/k INT32 or INT64 [batch + 1] offsets in device memory, softmax_lse FLOAT
-[heads_q, total_q]. Non-packed mode: q [batch, seq_q, heads_q, d], k/v [batch, seq_k, heads_k, d], out like q,
+out [total_q, heads_q, dv], cu_seqlens_q/k INT32 or INT64 [batch + 1] L.offsets in device memory, softmax_lse FLOAT
+[heads_q, total_q]. Non-L.packed mode: q [batch, seq_q, heads_q, d], k/v [batch, seq_k, heads_k, d], out like q,
 softmax_lse [batch, heads_q, seq_q], NULL cu_seqlens. heads_k divides heads_q. q, k, v, out (and dout, dq, dk, dv)
 share one data type: HALF, BFLOAT16, FLOAT or DOUBLE; head dims up to 256. The numerics, mask modes and dropout
 stream are those of `cnnl.kernels.attention`: the host `rng_state` (seed, offset) (a sequence of two ints, or NULL
@@ -34,12 +34,11 @@ from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
 from ..views import pointer_value
+from . import flash_attention_operands as L
 from . import nn_common as N
 
-MAX_HEAD_DIM = 256
 _COMPUTE_TYPES = (E.CNNL_DTYPE_FLOAT, E.CNNL_DTYPE_DOUBLE)
 _MASK_TYPES = N.NN_FLOATS + (E.CNNL_DTYPE_UINT8, E.CNNL_DTYPE_BOOL)
-_SEED_RANGE = 2 ** 64
 
 
 class FlashAttentionDescriptor(Descriptor):
@@ -127,169 +126,6 @@ def setFlashAttentionSlidingWindowSize(desc, window_size_left, window_size_right
     target.window = (left, right)
 
 
-# ---- operand checks ----------------------------------------------------------------------------------------------
-
-class _Layout:
-    """The checked geometry of one call: batch, heads, dims, packed or padded."""
-
-    def __init__(self, op, fa: FlashAttentionDescriptor, q: TensorDescriptor, k: TensorDescriptor,
-                 v: TensorDescriptor, csq, csk):
-        if fa.dilation != 1:
-            raise NotSupportedFault(f"sliding-window dilation {fa.dilation} is not supported (only 1)", "desc")
-        N.float_tensor(q, "q_desc", op)
-        checks.same_dtype(q, "q_desc", (k, "k_desc"), (v, "v_desc"))
-        rank = 3 if fa.is_pack_mode else 4
-        for desc, arg in ((q, "q_desc"), (k, "k_desc"), (v, "v_desc")):
-            if len(desc.dims) != rank:
-                raise ArgumentFault(f"{len(desc.dims)} dims; {'packed' if rank == 3 else 'non-packed'} mode takes "
-                                    f"{rank}", arg)
-        self.pack = fa.is_pack_mode
-        self.heads_q, self.d = q.dims[-2], q.dims[-1]
-        self.heads_k, self.dv = v.dims[-2], v.dims[-1]
-        if k.dims[:-1] != v.dims[:-1] or k.dims[-1] != self.d:
-            raise ArgumentFault(f"dims {list(k.dims)} do not match q {list(q.dims)} and v {list(v.dims)}", "k_desc")
-        if self.heads_k == 0 or self.heads_q % self.heads_k:
-            raise ArgumentFault(f"{self.heads_k} key/value heads do not divide {self.heads_q} query heads", "k_desc")
-        if max(self.d, self.dv) > MAX_HEAD_DIM:
-            raise NotSupportedFault(f"head dims {self.d}/{self.dv} exceed {MAX_HEAD_DIM}", "q_desc")
-        if self.pack:
-            self.total_q, self.total_k = q.dims[0], k.dims[0]
-            if csq is None or csk is None:
-                raise ArgumentFault("packed mode needs cu_seqlens_q and cu_seqlens_kv", "cu_seqlens_q_desc")
-            cq, ck = tensor_arg(csq, "cu_seqlens_q_desc"), tensor_arg(csk, "cu_seqlens_kv_desc")
-            for desc, arg in ((cq, "cu_seqlens_q_desc"), (ck, "cu_seqlens_kv_desc")):
-                N.index_tensor(desc, arg, op)
-                if len(desc.dims) != 1 or desc.dims[0] < 2:
-                    raise ArgumentFault(f"dims {list(desc.dims)}; offsets are [batch + 1] with batch >= 1", arg)
-            if cq.dims != ck.dims:
-                raise ArgumentFault(f"dims {list(ck.dims)} differ from cu_seqlens_q's {list(cq.dims)}",
-                                    "cu_seqlens_kv_desc")
-            self.batch = cq.dims[0] - 1
-            self.cu = (cq, ck)
-            self.max_q, self.max_k = fa.max_seq_q, fa.max_seq_k
-        else:
-            if csq is not None or csk is not None:
-                raise ArgumentFault("non-packed mode takes no cu_seqlens (pass NULL)", "cu_seqlens_q_desc")
-            if q.dims[0] != k.dims[0]:
-                raise ArgumentFault(f"batch {k.dims[0]} differs from q's {q.dims[0]}", "k_desc")
-            self.batch, self.seq_q, self.seq_k = q.dims[0], q.dims[1], k.dims[1]
-            self.total_q, self.total_k = self.batch * self.seq_q, self.batch * self.seq_k
-            self.cu = None
-            self.max_q, self.max_k = self.seq_q, self.seq_k
-
-    def out_dims(self, q_dims):
-        return q_dims[:-1] + (self.dv,)
-
-    def lse_dims(self):
-        return (self.heads_q, self.total_q) if self.pack else (self.batch, self.heads_q, self.seq_q)
-
-    def mask_dims(self):
-        return (self.batch, self.heads_q, self.max_q, self.max_k)
-
-    def flops(self) -> float:
-        """Multiply-adds of the two products (upper bound: every sequence at its maximum length), as flops."""
-        return 4.0 * self.batch * self.heads_q * self.max_q * self.max_k * (self.d + self.dv) / 2
-
-
-def _matching(desc, arg, dims, dtype_of: TensorDescriptor):
-    target = tensor_arg(desc, arg)
-    checks.same_dtype(dtype_of, "q_desc", (target, arg))
-    if target.dims != tuple(dims):
-        raise ArgumentFault(f"dims {list(target.dims)}; expected {list(dims)}", arg)
-    return target
-
-
-def _lse(desc, arg, layout: _Layout):
-    target = tensor_arg(desc, arg)
-    if target.dtype != E.CNNL_DTYPE_FLOAT:
-        raise ArgumentFault("softmax_lse is FLOAT", arg)
-    if target.dims != layout.lse_dims():
-        raise ArgumentFault(f"dims {list(target.dims)}; expected {list(layout.lse_dims())}", arg)
-    return target
-
-
-def _rng(fa: FlashAttentionDescriptor, rng_state):
-    """(seed, offset) from the host rng_state when the descriptor drops out, else None."""
-    if fa.dropout == 0:
-        return None
-    if not isinstance(rng_state, (list, tuple, np.ndarray)) or len(rng_state) != 2:
-        raise ArgumentFault("dropout needs rng_state = (seed, offset) (two size_t values)", "rng_state")
-    seed = as_int(rng_state[0], "rng_state[0]", minimum=0, maximum=_SEED_RANGE - 1)
-    offset = as_int(rng_state[1], "rng_state[1]", minimum=0, maximum=_SEED_RANGE - 1)
-    return seed, offset
-
-
-def _bias(op, desc, layout: _Layout, q: TensorDescriptor, arg="attn_mask_desc"):
-    if desc is None:
-        return None
-    target = tensor_arg(desc, arg)
-    N.float_tensor(target, arg, op)
-    full = layout.mask_dims()
-    if len(target.dims) != 4 or any(n not in (1, m) for n, m in zip(target.dims, full)):
-        raise ArgumentFault(f"dims {list(target.dims)} do not broadcast to {list(full)}", arg)
-    return target
-
-
-def _used(op, desc, layout: _Layout):
-    if desc is None:
-        return None
-    target = tensor_arg(desc, "seqused_k_desc")
-    N.index_tensor(target, "seqused_k_desc", op)
-    if target.dims != (layout.batch,):
-        raise ArgumentFault(f"dims {list(target.dims)}; expected [{layout.batch}]", "seqused_k_desc")
-    return target
-
-
-def _no_alibi(desc, pointer):
-    if desc is not None or pointer_value(pointer, "alibi_slopes"):
-        raise NotSupportedFault("ALiBi slopes are not supported (pass NULL)", "alibi_slopes_desc")
-
-
-def _packed(view, layout: _Layout):
-    """A (total, heads, dim) view of a q/k/v-like input (reshaped from (batch, seq, heads, dim))."""
-    if layout.pack:
-        return view
-    return view.reshape((-1,) + view.shape[2:])
-
-
-class _PackedOutput:
-    """A (total, heads, dim) array to write a q/k/v-like output through: the output itself (packed mode), a
-    reshaped view of it, or a buffer that `finish()` copies back when its strides allow no view."""
-
-    def __init__(self, view, layout: _Layout):
-        self.view, self.buffer = view, None
-        if layout.pack:
-            self.array = view
-            return
-        shape = (-1,) + view.shape[2:]
-        try:
-            self.array = view.reshape(shape, copy=False)
-        except ValueError:
-            self.buffer = self.array = np.empty((view.shape[0] * view.shape[1],) + view.shape[2:], view.dtype)
-
-    def finish(self):
-        if self.buffer is not None:
-            self.view[...] = self.buffer.reshape(self.view.shape)
-
-
-def _offsets(layout: _Layout, cu_views):
-    """The cu_seqlens as host arrays when the op runs (packed), or the uniform ones of the padded layout."""
-    if layout.pack:
-        return [np.array(view, np.int64) for view in cu_views]
-    return [np.arange(layout.batch + 1, dtype=np.int64) * n for n in (layout.seq_q, layout.seq_k)]
-
-
-def _lse_matrix(view, layout: _Layout):
-    """(heads, total_q) array to compute lse in, and the function that stores it into the lse output."""
-    if layout.pack:
-        return view, (lambda: None)
-    matrix = np.empty((layout.heads_q, layout.total_q), np.float32)
-
-    def finish():
-        view[...] = matrix.reshape(layout.heads_q, layout.batch, layout.seq_q).transpose(1, 0, 2)
-    return matrix, finish
-
-
 # ---- workspace and random-number queries -------------------------------------------------------------------------
 
 @api("cnnlGetFlashAttentionForwardWorkspaceSize")
@@ -302,7 +138,7 @@ def getFlashAttentionForwardWorkspaceSize(handle, desc, q_desc, k_desc, v_desc) 
 
 
 def _head_checks(fa, q_desc, k_desc, v_desc) -> TensorDescriptor:
-    """The checks a workspace query can make without the cu_seqlens (packed mode)."""
+    """The checks a workspace query can make without the cu_seqlens (L.packed mode)."""
     q, k, v = tensor_arg(q_desc, "q_desc"), tensor_arg(k_desc, "k_desc"), tensor_arg(v_desc, "v_desc")
     N.float_tensor(q, "q_desc", "cnnlFlashAttention")
     checks.same_dtype(q, "q_desc", (k, "k_desc"), (v, "v_desc"))
@@ -334,12 +170,12 @@ def getFlashAttentionGeneratedRandomNumbers(handle, desc, q_desc, v_desc, cu_seq
     if fa.is_pack_mode:
         cq = tensor_arg(cu_seqlens_q_desc, "cu_seqlens_q_desc")
         if len(cq.dims) != 1 or cq.dims[0] < 2:
-            raise ArgumentFault(f"dims {list(cq.dims)}; offsets are [batch + 1]", "cu_seqlens_q_desc")
+            raise ArgumentFault(f"dims {list(cq.dims)}; L.offsets are [batch + 1]", "cu_seqlens_q_desc")
         batch, heads = cq.dims[0] - 1, q.dims[-2]
         max_q, max_k = fa.max_seq_q, fa.max_seq_k
     else:
         if len(q.dims) != 4 or len(v.dims) != 4:
-            raise ArgumentFault("non-packed q and v are 4-D", "q_desc")
+            raise ArgumentFault("non-L.packed q and v are 4-D", "q_desc")
         batch, max_q, heads, _ = q.dims
         max_k = v.dims[1]
     return K.random_numbers(batch, heads, max_q, max_k) if fa.dropout > 0 else 0
@@ -353,9 +189,9 @@ def _forward(op, handle, desc, q_desc, q, k_desc, k, v_desc, v, csq_desc, csq, c
     with OpCall(op, handle) as call:
         fa = ready(desc, FlashAttentionDescriptor, "desc")
         qd, kd, vd = tensor_arg(q_desc, "q_desc"), tensor_arg(k_desc, "k_desc"), tensor_arg(v_desc, "v_desc")
-        layout = _Layout(op, fa, qd, kd, vd, csq_desc, csk_desc)
-        od = _matching(out_desc, "out_desc", layout.out_dims(qd.dims), qd)
-        ld = _lse(lse_desc, "softmax_lse_desc", layout)
+        layout = L.Layout(op, fa, qd, kd, vd, csq_desc, csk_desc)
+        od = L.matching(out_desc, "out_desc", layout.out_dims(qd.dims), qd)
+        ld = L.lse_tensor(lse_desc, "softmax_lse_desc", layout)
         md = None
         if mask_desc is not None:
             md = tensor_arg(mask_desc, "dropout_mask_desc")
@@ -363,8 +199,8 @@ def _forward(op, handle, desc, q_desc, q, k_desc, k, v_desc, v, csq_desc, csq, c
             if md.dims != layout.mask_dims():
                 raise ArgumentFault(f"dims {list(md.dims)}; expected {list(layout.mask_dims())}",
                                     "dropout_mask_desc")
-        stream = _rng(fa, rng_state)
-        ud, bd = _used(op, used[0], layout), _bias(op, bias[0], layout, qd)
+        stream = L.rng_stream(fa, rng_state)
+        ud, bd = L.used_tensor(op, used[0], layout), L.bias_tensor(op, bias[0], layout, qd)
         views = [call.input(qd, q, "q"), call.input(kd, k, "k"), call.input(vd, v, "v")]
         cu_views = [call.input(layout.cu[0], csq, "cu_seqlens_q"),
                     call.input(layout.cu[1], csk, "cu_seqlens_kv")] if layout.pack else []
@@ -379,13 +215,13 @@ def _forward(op, handle, desc, q_desc, q, k_desc, k, v_desc, v, csq_desc, csq, c
         def run():
             if not layout.total_q:
                 return
-            cu_q, cu_k = _offsets(layout, cu_views)
-            matrix, finish = _lse_matrix(lv, layout)
+            cu_q, cu_k = L.offsets(layout, cu_views)
+            matrix, finish = L.lse_matrix(lv, layout)
             debug = None
             if mv is not None:
                 debug = mv if mv.dtype in (np.float32, np.float64) else np.zeros(mv.shape, np.float32)
-            target = _PackedOutput(ov, layout)
-            K.flash_forward(*[_packed(view, layout) for view in views], cu_q, cu_k, target.array, matrix,
+            target = L.PackedOutput(ov, layout)
+            K.flash_forward(*[L.packed(view, layout) for view in views], cu_q, cu_k, target.array, matrix,
                             scale, layout.max_q, layout.max_k, mask, dropout, debug, zero, bias_view,
                             None if used_view is None else np.array(used_view, np.int64))
             target.finish()
@@ -421,7 +257,7 @@ def flashAttentionForward_v2(handle, desc, q_desc, q, k_desc, k, v_desc, v, cu_s
     softmax_lse, out_desc, out): as cnnlFlashAttentionForward, plus optional seqused_k ([batch] INT32/INT64: keys
     used per sequence) and an additive attention bias `attn_mask` (float, broadcasting to [batch, heads_q,
     max_seq_q, max_seq_kv]); ALiBi slopes are NOT_SUPPORTED."""
-    _no_alibi(alibi_slopes_desc, alibi_slopes)
+    L.no_alibi(alibi_slopes_desc, alibi_slopes)
     _forward("cnnlFlashAttentionForward_v2", handle, desc, q_desc, q, k_desc, k, v_desc, v, cu_seqlens_q_desc,
              cu_seqlens_q, cu_seqlens_kv_desc, cu_seqlens_kv, rng_state, workspace, workspace_size,
              dropout_mask_desc, dropout_mask, softmax_lse_desc, softmax_lse, out_desc, out,
@@ -437,19 +273,19 @@ def _backward(op, handle, desc, dout_desc, dout, q_desc, q, k_desc, k, v_desc, v
     with OpCall(op, handle) as call:
         fa = ready(desc, FlashAttentionDescriptor, "desc")
         qd, kd, vd = tensor_arg(q_desc, "q_desc"), tensor_arg(k_desc, "k_desc"), tensor_arg(v_desc, "v_desc")
-        layout = _Layout(op, fa, qd, kd, vd, csq_desc, csk_desc)
-        od = _matching(out_desc, "out_desc", layout.out_dims(qd.dims), qd)
-        dod = _matching(dout_desc, "diff_out_desc", layout.out_dims(qd.dims), qd)
-        dqd = _matching(dq_desc, "diff_q_desc", qd.dims, qd)
-        dkd = _matching(dk_desc, "diff_k_desc", kd.dims, qd)
-        dvd = _matching(dv_desc, "diff_v_desc", vd.dims, qd)
-        ld = _lse(lse_desc, "softmax_lse_desc", layout)
+        layout = L.Layout(op, fa, qd, kd, vd, csq_desc, csk_desc)
+        od = L.matching(out_desc, "out_desc", layout.out_dims(qd.dims), qd)
+        dod = L.matching(dout_desc, "diff_out_desc", layout.out_dims(qd.dims), qd)
+        dqd = L.matching(dq_desc, "diff_q_desc", qd.dims, qd)
+        dkd = L.matching(dk_desc, "diff_k_desc", kd.dims, qd)
+        dvd = L.matching(dv_desc, "diff_v_desc", vd.dims, qd)
+        ld = L.lse_tensor(lse_desc, "softmax_lse_desc", layout)
         if dropout_mask_desc is not None or pointer_value(dropout_mask, "dropout_mask"):
             raise NotSupportedFault("the backward takes no dropout mask (it regenerates it from rng_state)",
                                     "dropout_mask_desc")
-        sd = _lse(softmax_d_desc, "softmax_d_desc", layout) if softmax_d_desc is not None else None
-        stream = _rng(fa, rng_state)
-        ud, bd = _used(op, used[0], layout), _bias(op, bias[0], layout, qd)
+        sd = L.lse_tensor(softmax_d_desc, "softmax_d_desc", layout) if softmax_d_desc is not None else None
+        stream = L.rng_stream(fa, rng_state)
+        ud, bd = L.used_tensor(op, used[0], layout), L.bias_tensor(op, bias[0], layout, qd)
         views = [call.input(qd, q, "q"), call.input(kd, k, "k"), call.input(vd, v, "v"),
                  call.input(od, out, "out"), call.input(dod, dout, "diff_out")]
         lv = call.input(ld, lse, "softmax_lse")
@@ -467,13 +303,13 @@ def _backward(op, handle, desc, dout_desc, dout, q_desc, q, k_desc, k, v_desc, v
         def run():
             if not (layout.total_q or layout.total_k):
                 return
-            cu_q, cu_k = _offsets(layout, cu_views)
-            lse_matrix = lv if layout.pack else np.ascontiguousarray(
+            cu_q, cu_k = L.offsets(layout, cu_views)
+            lse = lv if layout.pack else np.ascontiguousarray(
                 np.asarray(lv).transpose(1, 0, 2).reshape(layout.heads_q, layout.total_q))
-            delta, finish = _lse_matrix(sv, layout) if sv is not None else (None, lambda: None)
-            q_, k_, v_, o_, do_ = (_packed(view, layout) for view in views)
-            targets = [_PackedOutput(view, layout) for view in grads]
-            K.flash_backward(q_, k_, v_, o_, do_, lse_matrix, cu_q, cu_k, *[t.array for t in targets], scale,
+            delta, finish = L.lse_matrix(sv, layout) if sv is not None else (None, lambda: None)
+            q_, k_, v_, o_, do_ = (L.packed(view, layout) for view in views)
+            targets = [L.PackedOutput(view, layout) for view in grads]
+            K.flash_backward(q_, k_, v_, o_, do_, lse, cu_q, cu_k, *[t.array for t in targets], scale,
                              layout.max_q, layout.max_k, mask, dropout, bias_view,
                              None if used_view is None else np.array(used_view, np.int64), delta)
             for target in targets:

@@ -21,6 +21,7 @@ from ..kernels import normalization as K
 from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
+from ..views import is_null
 from . import nn_common as N
 
 _FLOPS_PER_ELEMENT = 8
@@ -53,7 +54,7 @@ def _optional_tensor(desc, arg: str, op: str, elements: int, what: str):
 
 
 def _pin_optional(call, desc, pointer, arg, output=False):
-    if desc is None or checks.is_null(pointer):
+    if desc is None or is_null(pointer):
         return None
     return call.output(desc, pointer, arg) if output else call.input(desc, pointer, arg)
 

@@ -1,5 +1,6 @@
-"""Losses, forward and backward: cnnlNlllossForward/Backward, cnnlMSELoss/Backward, cnnlBceLoss/Backward,
-cnnlBceWithLogits_v2/Backward, cnnlSmoothL1LossForward_v2/Backward_v2 and their workspace queries.
+"""Losses, forward and backward: cnnlNlllossForward/Backward (and their _v2 forms), cnnlMSELoss/Backward (and
+cnnlMSELoss_v2), cnnlBceLoss/Backward, cnnlBceWithLogits_v2/Backward, cnnlSmoothL1LossForward_v2/Backward_v2 and
+their workspace queries. Argument orders of the _v2 forms from DeepLink DIOPI's Cambricon backend (loss.cpp).
 
 Every reduction enum numbers NONE=0, MEAN=1, SUM=2. With NONE the output (and a backward's upstream gradient) has
 the input's dims (NLL: [N]); with MEAN or SUM it holds one element. NLL takes log-probabilities [N, C], INT32 or
@@ -9,6 +10,10 @@ loss's pos_weight) broadcast to the input. Cross entropy is cnnlSoftmaxForward(L
 HALF, BFLOAT16, FLOAT, DOUBLE, every float operand alike. No workspace is needed.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
 
 from mlusim.errors import ArgumentFault
 from mlusim.validate import as_int, as_number
@@ -59,26 +64,89 @@ def _zero_workspace(handle, *descs) -> int:
     return 0
 
 
-# ---- NLL ---------------------------------------------------------------------------------------------------------
+# ---- NLL: cnnlNlllossForward/Backward and their _v2 forms ----------------------------------------------------------
 
-def _nll_operands(op, reduction, x: TensorDescriptor, x_arg, t_desc, w_desc, tf_desc):
-    t, w, tf = tensor_arg(t_desc, "t_desc"), tensor_arg(w_desc, "w_desc"), tensor_arg(tf_desc, "tf_desc")
-    _floats(op, x, x_arg, (w, "w_desc"), (tf, "tf_desc"))
-    N.index_tensor(t, "t_desc", op)
+class _NllNames(NamedTuple):
+    """The C parameter names of one NLL form, for the errors: the reduction, and (descriptor, pointer) of the [N, C]
+    tensor, the labels, the class weights, the total weight and the per-sample tensor. The _v2 forms take the
+    reduction first, the workspace after the weight, and a NULL weight (every class weighs 1)."""
+
+    reduction: str
+    classes: tuple
+    target: tuple
+    weight: tuple
+    total: tuple
+    samples: tuple
+    weight_optional: bool = False
+
+
+_NLL_FORWARD = _NllNames("algorithm", ("x_desc", "x"), ("t_desc", "target"), ("w_desc", "filter"),
+                         ("tf_desc", "total_filter"), ("y_desc", "y"))
+_NLL_BACKWARD = _NLL_FORWARD._replace(classes=("diff_x_desc", "diff_x"), samples=("diff_y_desc", "diff_y"))
+_NLL_FORWARD_V2 = _NllNames("reduction", ("input_desc", "input"), ("target_desc", "target"), ("weight_desc", "weight"),
+                            ("total_weight_desc", "total_weight"), ("output_desc", "output"), weight_optional=True)
+_NLL_BACKWARD_V2 = _NLL_FORWARD_V2._replace(classes=("grad_input_desc", "grad_input"),
+                                            samples=("grad_output_desc", "grad_output"))
+
+
+def _nll_operands(op, names: _NllNames, reduction, x: TensorDescriptor, t_desc, w_desc, tw_desc):
+    """(reduction, target, weight or None, total weight) descriptors of an NLL call on the [N, C] tensor x, checked
+    against it."""
+    x_arg = names.classes[0]
+    t, tw = tensor_arg(t_desc, names.target[0]), tensor_arg(tw_desc, names.total[0])
+    w = None if w_desc is None and names.weight_optional else tensor_arg(w_desc, names.weight[0])
+    _floats(op, x, x_arg, *(((w, names.weight[0]),) if w is not None else ()), (tw, names.total[0]))
+    N.index_tensor(t, names.target[0], op)
     if len(x.dims) != 2:
         raise ArgumentFault(f"{len(x.dims)} dims; NLL takes [N, C]", x_arg)
     batch, classes = x.dims
     if t.dims != (batch,):
-        raise ArgumentFault(f"dims {list(t.dims)}; expected [{batch}] (one label per sample)", "t_desc")
-    if w.dims != (classes,):
-        raise ArgumentFault(f"dims {list(w.dims)}; expected [{classes}] (one weight per class)", "w_desc")
-    N.elements_match(tf, "tf_desc", 1, "the total weight")
-    return N.reduction(reduction, "algorithm"), t, w, tf
+        raise ArgumentFault(f"dims {list(t.dims)}; expected [{batch}] (one label per sample)", names.target[0])
+    if w is not None and w.dims != (classes,):
+        raise ArgumentFault(f"dims {list(w.dims)}; expected [{classes}] (one weight per class)", names.weight[0])
+    N.elements_match(tw, names.total[0], 1, "the total weight")
+    return N.reduction(reduction, names.reduction), t, w, tw
+
+
+def _nll_weights(call, names: _NllNames, w: TensorDescriptor, pointer, classes: int):
+    if w is None:
+        return np.ones(classes, np.float64)
+    return call.input(w, pointer, names.weight[1])
+
+
+def _nll_forward(op, names, handle, reduction, x_desc, x, t_desc, target, ignore_index, w_desc, weight, workspace,
+                 workspace_size, tw_desc, total_weight, y_desc, y) -> None:
+    with OpCall(op, handle) as call:
+        xd, yd = tensor_arg(x_desc, names.classes[0]), tensor_arg(y_desc, names.samples[0])
+        mode, td, wd, twd = _nll_operands(op, names, reduction, xd, t_desc, w_desc, tw_desc)
+        checks.same_dtype(xd, names.classes[0], (yd, names.samples[0]))
+        _reduced(yd, names.samples[0], mode, xd.dims[:1])
+        ignore = as_int(ignore_index, "ignore_index")
+        xv, tv = call.input(xd, x, names.classes[1]), call.input(td, target, names.target[1])
+        wv = _nll_weights(call, names, wd, weight, xd.dims[1])
+        twv, yv = call.output(twd, total_weight, names.total[1]), call.output(yd, y, names.samples[1])
+        call.workspace(workspace, workspace_size, 0, "cnnlGetNlllossWorkspaceSize")
+        call.submit(lambda: K.nll_forward(xv, tv, wv, ignore, mode, yv, twv), flops=2 * xd.dims[0], dtype=xd.dtype)
+
+
+def _nll_backward(op, names, handle, reduction, dy_desc, dy, t_desc, target, ignore_index, w_desc, weight, tw_desc,
+                  total_weight, dx_desc, dx) -> None:
+    with OpCall(op, handle) as call:
+        dxd, dyd = tensor_arg(dx_desc, names.classes[0]), tensor_arg(dy_desc, names.samples[0])
+        mode, td, wd, twd = _nll_operands(op, names, reduction, dxd, t_desc, w_desc, tw_desc)
+        checks.same_dtype(dxd, names.classes[0], (dyd, names.samples[0]))
+        _reduced(dyd, names.samples[0], mode, dxd.dims[:1])
+        ignore = as_int(ignore_index, "ignore_index")
+        dyv, tv = call.input(dyd, dy, names.samples[1]), call.input(td, target, names.target[1])
+        wv = _nll_weights(call, names, wd, weight, dxd.dims[1])
+        twv, dxv = call.input(twd, total_weight, names.total[1]), call.output(dxd, dx, names.classes[1])
+        call.submit(lambda: K.nll_backward(dyv, tv, wv, twv, ignore, mode, dxv), flops=2 * dxd.size,
+                    dtype=dxd.dtype)
 
 
 @api("cnnlGetNlllossWorkspaceSize")
 def getNlllossWorkspaceSize(handle, x_desc) -> int:
-    """cnnlGetNlllossWorkspaceSize(handle, x_desc, &size) -> size (0)."""
+    """cnnlGetNlllossWorkspaceSize(handle, x_desc, &size) -> size (0); the query of both NLL forward forms."""
     return _zero_workspace(handle, (x_desc, "x_desc"))
 
 
@@ -88,18 +156,8 @@ def nlllossForward(handle, algorithm, workspace, workspace_size, x_desc, x, t_de
     """cnnlNlllossForward(handle, algorithm, workspace, workspace_size, x_desc, x, t_desc, target, ignore_index,
     w_desc, filter, tf_desc, total_filter, y_desc, y): y = -x[i, target[i]] * filter[target[i]], reduced; the
     total weight of the counted labels goes to total_filter. `algorithm` is the reduction."""
-    op = "cnnlNlllossForward"
-    with OpCall(op, handle) as call:
-        xd, yd = tensor_arg(x_desc, "x_desc"), tensor_arg(y_desc, "y_desc")
-        reduction, td, wd, tfd = _nll_operands(op, algorithm, xd, "x_desc", t_desc, w_desc, tf_desc)
-        checks.same_dtype(xd, "x_desc", (yd, "y_desc"))
-        _reduced(yd, "y_desc", reduction, xd.dims[:1])
-        ignore = as_int(ignore_index, "ignore_index")
-        xv, tv, wv = call.input(xd, x, "x"), call.input(td, target, "target"), call.input(wd, filter, "filter")
-        tfv, yv = call.output(tfd, total_filter, "total_filter"), call.output(yd, y, "y")
-        call.workspace(workspace, workspace_size, 0, "cnnlGetNlllossWorkspaceSize")
-        call.submit(lambda: K.nll_forward(xv, tv, wv, ignore, reduction, yv, tfv), flops=2 * xd.dims[0],
-                    dtype=xd.dtype)
+    _nll_forward("cnnlNlllossForward", _NLL_FORWARD, handle, algorithm, x_desc, x, t_desc, target, ignore_index,
+                 w_desc, filter, workspace, workspace_size, tf_desc, total_filter, y_desc, y)
 
 
 @api("cnnlNlllossBackward")
@@ -108,18 +166,31 @@ def nlllossBackward(handle, algorithm, diff_y_desc, diff_y, t_desc, target, igno
     """cnnlNlllossBackward(handle, algorithm, diff_y_desc, diff_y, t_desc, target, ignore_index, w_desc, filter,
     tf_desc, total_filter, diff_x_desc, diff_x): diff_x [N, C] is -filter[label] * upstream at each label, 0
     elsewhere (MEAN divides by total_filter)."""
-    op = "cnnlNlllossBackward"
-    with OpCall(op, handle) as call:
-        dxd, dyd = tensor_arg(diff_x_desc, "diff_x_desc"), tensor_arg(diff_y_desc, "diff_y_desc")
-        reduction, td, wd, tfd = _nll_operands(op, algorithm, dxd, "diff_x_desc", t_desc, w_desc, tf_desc)
-        checks.same_dtype(dxd, "diff_x_desc", (dyd, "diff_y_desc"))
-        _reduced(dyd, "diff_y_desc", reduction, dxd.dims[:1])
-        ignore = as_int(ignore_index, "ignore_index")
-        dyv, tv, wv = call.input(dyd, diff_y, "diff_y"), call.input(td, target, "target"), call.input(wd, filter,
-                                                                                                      "filter")
-        tfv, dxv = call.input(tfd, total_filter, "total_filter"), call.output(dxd, diff_x, "diff_x")
-        call.submit(lambda: K.nll_backward(dyv, tv, wv, tfv, ignore, reduction, dxv), flops=2 * dxd.size,
-                    dtype=dxd.dtype)
+    _nll_backward("cnnlNlllossBackward", _NLL_BACKWARD, handle, algorithm, diff_y_desc, diff_y, t_desc, target,
+                  ignore_index, w_desc, filter, tf_desc, total_filter, diff_x_desc, diff_x)
+
+
+@api("cnnlNlllossForward_v2")
+def nlllossForward_v2(handle, reduction, input_desc, input, target_desc, target, ignore_index, weight_desc, weight,
+                      workspace, workspace_size, total_weight_desc, total_weight, output_desc,
+                      output) -> None:  # noqa: A002
+    """cnnlNlllossForward_v2(handle, reduction, input_desc, input, target_desc, target, ignore_index, weight_desc,
+    weight, workspace, workspace_size, total_weight_desc, total_weight, output_desc, output): as
+    cnnlNlllossForward; weight may be NULL (all ones)."""
+    _nll_forward("cnnlNlllossForward_v2", _NLL_FORWARD_V2, handle, reduction, input_desc, input, target_desc,
+                 target, ignore_index, weight_desc, weight, workspace, workspace_size, total_weight_desc,
+                 total_weight, output_desc, output)
+
+
+@api("cnnlNlllossBackward_v2")
+def nlllossBackward_v2(handle, reduction, grad_output_desc, grad_output, target_desc, target, ignore_index,
+                       weight_desc, weight, total_weight_desc, total_weight, grad_input_desc, grad_input) -> None:
+    """cnnlNlllossBackward_v2(handle, reduction, grad_output_desc, grad_output, target_desc, target, ignore_index,
+    weight_desc, weight, total_weight_desc, total_weight, grad_input_desc, grad_input): as cnnlNlllossBackward;
+    weight may be NULL (all ones)."""
+    _nll_backward("cnnlNlllossBackward_v2", _NLL_BACKWARD_V2, handle, reduction, grad_output_desc, grad_output,
+                  target_desc, target, ignore_index, weight_desc, weight, total_weight_desc, total_weight,
+                  grad_input_desc, grad_input)
 
 
 # ---- elementwise losses --------------------------------------------------------------------------------------------
@@ -194,6 +265,23 @@ def mSELoss(handle, reduction, input_desc, input, target_desc, target, output_de
     x, t = _bind("cnnlMSELoss", input_desc, input, target_desc, target)
     _forward("cnnlMSELoss", handle, mode, x, t, (), output_desc, output, None, 0, None,
              lambda xv, tv, r, ov: K.mse_forward(xv, tv, r, ov))
+
+
+@api("cnnlGetMSELossWorkspaceSize")
+def getMSELossWorkspaceSize(handle, input_desc) -> int:
+    """cnnlGetMSELossWorkspaceSize(handle, input_desc, &size) -> size (0): the query of cnnlMSELoss_v2."""
+    return _zero_workspace(handle, (input_desc, "input_desc"))
+
+
+@api("cnnlMSELoss_v2")
+def mSELoss_v2(handle, reduction, input_desc, input, target_desc, target, workspace, workspace_size, output_desc,
+               output) -> None:  # noqa: A002
+    """cnnlMSELoss_v2(handle, reduction, input_desc, input, target_desc, target, workspace, workspace_size,
+    output_desc, output): cnnlMSELoss with a workspace (0 bytes)."""
+    mode = N.reduction(reduction)
+    x, t = _bind("cnnlMSELoss_v2", input_desc, input, target_desc, target)
+    _forward("cnnlMSELoss_v2", handle, mode, x, t, (), output_desc, output, workspace, workspace_size,
+             "cnnlGetMSELossWorkspaceSize", lambda xv, tv, r, ov: K.mse_forward(xv, tv, r, ov))
 
 
 @api("cnnlMSELossBackward")

@@ -1,15 +1,16 @@
-"""Pooling: the pooling descriptor (cnnlSetPooling2dDescriptor, _v2), cnnlPoolingForward(_v2),
-cnnlPoolingForwardWithIndex, cnnlPoolingBackward, cnnlAdaptivePoolingForward(_v2), cnnlAdaptivePoolingBackward
-and their workspace queries.
+"""Pooling: the pooling descriptor (cnnlSetPooling2dDescriptor, _v2, cnnlSetPoolingNdDescriptor_v2),
+cnnlPoolingForward(_v2), cnnlPoolingForwardWithIndex, cnnlPoolingBackward, cnnlAdaptivePoolingForward(_v2),
+cnnlAdaptivePoolingBackward and their workspace queries.
 
-Tensors are 4-D NHWC or NCHW (5-D NDHWC or NCDHW with a 3-D descriptor of cnnlSetPoolingNdDescriptor_v2, see
-`cnnl.ops.pooling_nd`); HALF, BFLOAT16, FLOAT, DOUBLE. Modes: MAX, AVERAGE_COUNT_INCLUDE_PADDING,
-AVERAGE_COUNT_EXCLUDE_PADDING (numerics in `cnnl.kernels.pool`). Max indices are INT16, INT32 or INT64 flat
-positions h * W + w in the input plane (INT16 only when the plane has at most 32767 positions).
-cnnlPoolingBackward of MAX takes the indices as its `y` (an integer tensor) or, given the pooled values (a float
-`y`), finds the maxima again from `x`. Adaptive pooling supports the average modes and MAX; adaptive MAX writes
-the argmax positions (the same h * W + w, first maximum winning, NaN propagating: PyTorch's adaptive_max_pool2d) to
-its index tensor, which it requires, and its backward takes them back (index_desc, index).
+Tensors are 4-D NHWC or NCHW, or 5-D NDHWC or NCDHW with a 3-D descriptor of cnnlSetPoolingNdDescriptor_v2 (what
+DIOPI calls for 3-D max pooling: the numerics of 2-D pooling with a depth axis, max indices d * H * W + h * W + w);
+HALF, BFLOAT16, FLOAT, DOUBLE. Modes: MAX, AVERAGE_COUNT_INCLUDE_PADDING, AVERAGE_COUNT_EXCLUDE_PADDING (numerics in
+`cnnl.kernels.pool`). Max indices are INT16, INT32 or INT64 flat positions h * W + w in the input plane (INT16 only
+when the plane has at most 32767 positions). cnnlPoolingBackward of MAX takes the indices as its `y` (an integer
+tensor) or, given the pooled values (a float `y`), finds the maxima again from `x`. Adaptive pooling supports the
+average modes and MAX; adaptive MAX writes the argmax positions (the same h * W + w, first maximum winning, NaN
+propagating: PyTorch's adaptive_max_pool2d) to its index tensor, which it requires, and its backward takes them back
+(index_desc, index).
 """
 from __future__ import annotations
 
@@ -18,14 +19,14 @@ import math
 import numpy as np
 
 from mlusim.errors import ArgumentFault, NotSupportedFault
-from mlusim.validate import as_enum, as_int
+from mlusim.validate import as_enum, as_int, as_int_sequence
 
 from .. import checks
 from .. import enums as E
 from ..descriptors import Descriptor, lifecycle, live, ready
 from ..handle import handle_arg
 from ..kernels import pool as P
-from ..kernels import pool3d as P3
+from ..kernels.dtypes import compute_dtype
 from ..opcall import OpCall
 from ..status import api
 from ..tensor import TensorDescriptor, tensor_arg
@@ -73,26 +74,39 @@ createPoolingDescriptor, destroyPoolingDescriptor = lifecycle(
     PoolingDescriptor, "cnnlCreatePoolingDescriptor", "cnnlDestroyPoolingDescriptor")
 
 
+def _modes(mode, nan) -> dict:
+    return dict(mode=as_enum(mode, "mode", E.POOLING_MODES, "cnnlPoolingMode_t"),
+                propagate_nan=as_enum(nan, "maxpooling_nan_opt", E.NAN_PROPAGATIONS,
+                                      "cnnlNanPropagation_t") == E.CNNL_PROPAGATE_NAN)
+
+
+def _store(target: PoolingDescriptor, values: dict, pad_arg) -> None:
+    """Set the descriptor from checked `values` once each axis's padding is at most half its window extent
+    (PyTorch's rule; `pad_arg(axis, after)` names the argument of the larger side)."""
+    for axis, ((before, after), k, d) in enumerate(zip(values["pads"], values["kernel"], values["dilations"])):
+        extent = (k - 1) * d + 1
+        if 2 * max(before, after) > extent:
+            raise ArgumentFault(f"padding {max(before, after)} of axis {axis} exceeds half the window extent "
+                                f"{extent}", pad_arg(axis, after > before))
+    for name, value in values.items():
+        setattr(target, name, value)
+    target.is_set = True
+
+
+_PADDING_2D = ("top_padding", "bottom_padding", "left_padding", "right_padding")
+
+
 def _set(desc, mode, nan, window, pads, strides, dilations, ceil_mode) -> None:
     target = live(desc, PoolingDescriptor, "pooling_desc")
-    values = dict(mode=as_enum(mode, "mode", E.POOLING_MODES, "cnnlPoolingMode_t"),
-                  propagate_nan=as_enum(nan, "maxpooling_nan_opt", E.NAN_PROPAGATIONS, "cnnlNanPropagation_t") == 1,
+    values = dict(**_modes(mode, nan),
                   kernel=tuple(as_int(v, a, minimum=1) for v, a in zip(window, ("window_height", "window_width"))),
                   strides=tuple(as_int(v, a, minimum=1) for v, a in zip(strides, ("vertical_stride",
                                                                                   "horizon_stride"))),
                   dilations=tuple(as_int(v, a, minimum=1) for v, a in zip(dilations, ("dilation_h", "dilation_w"))),
                   ceil_mode=checks.flag(ceil_mode, "ceil_mode"))
-    names = ("top_padding", "bottom_padding", "left_padding", "right_padding")
-    padding = [as_int(v, a, minimum=0) for v, a in zip(pads, names)]
-    for axis, (before, after) in enumerate(((padding[0], padding[1]), (padding[2], padding[3]))):
-        extent = (values["kernel"][axis] - 1) * values["dilations"][axis] + 1
-        if max(before, after) * 2 > extent:
-            raise ArgumentFault(f"padding {max(before, after)} exceeds half the window extent {extent}",
-                                names[2 * axis + (after > before)])
-    for name, value in values.items():
-        setattr(target, name, value)
-    target.pads = ((padding[0], padding[1]), (padding[2], padding[3]))
-    target.is_set = True
+    padding = [as_int(v, a, minimum=0) for v, a in zip(pads, _PADDING_2D)]
+    values["pads"] = ((padding[0], padding[1]), (padding[2], padding[3]))
+    _store(target, values, lambda axis, after: _PADDING_2D[2 * axis + after])
 
 
 @api("cnnlSetPooling2dDescriptor")
@@ -114,6 +128,36 @@ def setPooling2dDescriptor_v2(pooling_desc, mode, maxpooling_nan_opt, window_hei
     _set(pooling_desc, mode, maxpooling_nan_opt, (window_height, window_width),
          (top_padding, bottom_padding, left_padding, right_padding), (vertical_stride, horizon_stride),
          (dilation_h, dilation_w), ceil_mode)
+
+
+def _pads(padding, spatial):
+    """(before, after) per axis from `spatial` symmetric values or 2 * spatial (before, after) values."""
+    if isinstance(padding, (str, bytes)) or not hasattr(padding, "__len__"):
+        raise ArgumentFault(f"expected a sequence of paddings, got {type(padding).__name__}", "padding")
+    if len(padding) == spatial:
+        values = as_int_sequence(padding, "padding", minimum=0)
+        return tuple((v, v) for v in values)
+    values = as_int_sequence(padding, "padding", length=2 * spatial, minimum=0)
+    return tuple((values[2 * i], values[2 * i + 1]) for i in range(spatial))
+
+
+@api("cnnlSetPoolingNdDescriptor_v2")
+def setPoolingNdDescriptor_v2(pooling_desc, mode, maxpooling_nan_opt, nbDims, window, padding, stride, dilation,
+                              ceil_mode) -> None:
+    """cnnlSetPoolingNdDescriptor_v2(pooling_desc, mode, maxpooling_nan_opt, nbDims, window[], padding[], stride[],
+    dilation[], ceil_mode): pooling of nbDims-dimensional tensors (4 or 5): window, stride and dilation hold
+    nbDims - 2 values, padding nbDims - 2 (the same before and after, as DIOPI passes them) or 2 * (nbDims - 2)
+    (before, after) values."""
+    target = live(pooling_desc, PoolingDescriptor, "pooling_desc")
+    rank = as_enum(nbDims, "nbDims", (4, 5), "pooling rank (4 or 5)")
+    spatial = rank - 2
+    values = dict(**_modes(mode, maxpooling_nan_opt),
+                  kernel=as_int_sequence(window, "window", length=spatial, minimum=1),
+                  pads=_pads(padding, spatial),
+                  strides=as_int_sequence(stride, "stride", length=spatial, minimum=1),
+                  dilations=as_int_sequence(dilation, "dilation", length=spatial, minimum=1),
+                  ceil_mode=checks.flag(ceil_mode, "ceil_mode"))
+    _store(target, values, lambda axis, after: "padding")
 
 
 def _pair(op, x_desc, y_desc, x_arg="x_desc", y_arg="y_desc"):
@@ -174,11 +218,11 @@ def _forward(c_name, handle, pooling_desc, alpha, x_desc, x, beta, y_desc, y, wo
         call.workspace(workspace, workspace_size, 0, "cnnlGetPoolingWorkspaceSize")
         three_d = len(windows.kernel) == 3
         if pool.mode == E.CNNL_POOLING_MAX:
-            maximum = P3.max_pool3d_forward if three_d else P.max_pool_forward
+            maximum = P.max_pool3d_forward if three_d else P.max_pool_forward
             run = lambda: maximum(xv, yv, windows, iv, pool.propagate_nan, scale, accumulate)  # noqa: E731
         else:
             include = pool.mode == E.CNNL_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-            average = P3.avg_pool3d_forward if three_d else P.avg_pool_forward
+            average = P.avg_pool3d_forward if three_d else P.avg_pool_forward
             run = lambda: average(xv, yv, windows, include, scale, accumulate)  # noqa: E731
         call.submit(run, flops=yd.size * len(list(windows.positions())), dtype=xd.dtype)
 
@@ -229,7 +273,7 @@ def poolingBackward(handle, pooling_desc, alpha, y_desc, y, diff_y_desc, diff_y,
         if pool.mode in _AVERAGE:
             include = pool.mode == E.CNNL_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
             dxv = N.channel_last(call.output(dxd, diff_x, "diff_x", read=accumulate != 0), dxd.layout)
-            average = P3.avg_pool3d_backward if three_d else P.avg_pool_backward
+            average = P.avg_pool3d_backward if three_d else P.avg_pool_backward
             call.submit(lambda: average(dyv, dxv, windows, include, scale, accumulate),
                         flops=dxd.size + dyd.size * math.prod(pool.kernel), dtype=dxd.dtype)
             return
@@ -247,14 +291,14 @@ def poolingBackward(handle, pooling_desc, alpha, y_desc, y, diff_y_desc, diff_y,
             xv, indices = N.channel_last(call.input(xd, x, "x"), xd.layout), None
         dxv = N.channel_last(call.output(dxd, diff_x, "diff_x", read=accumulate != 0), dxd.layout)
 
-        forward = P3.max_pool3d_forward if three_d else P.max_pool_forward
-        backward = P3.max_pool3d_backward if three_d else P.max_pool_backward
+        forward = P.max_pool3d_forward if three_d else P.max_pool_forward
+        backward = P.max_pool3d_backward if three_d else P.max_pool_backward
 
         def run() -> None:
             found = indices
             if found is None:
                 found = np.empty(dyv.shape, np.int64)  # values in the compute dtype: no rounding pass
-                forward(xv, np.empty(dyv.shape, P.compute_dtype(dyv.dtype)), windows, found, pool.propagate_nan)
+                forward(xv, np.empty(dyv.shape, compute_dtype(dyv.dtype)), windows, found, pool.propagate_nan)
             backward(dyv, found, dxv, scale, accumulate)
 
         call.submit(run, flops=dxd.size + dyd.size, dtype=dxd.dtype)

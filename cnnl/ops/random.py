@@ -105,7 +105,7 @@ def randMakeMTGP32KernelState(handle, state, params, kernel_params, seed) -> Non
 
 def _stream(call, generator: RandGenerator, state, steps: int):
     """(read, advance): where the op gets its (seed, offset) and how it stores the offset after it."""
-    if checks.is_null(state):
+    if is_null(state):
         seed, offset = generator.seed, generator.offset
         generator.offset += steps
         return (lambda: (seed, offset)), (lambda next_offset: None)

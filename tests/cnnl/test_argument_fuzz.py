@@ -28,11 +28,12 @@ FUZZED_NAMES = [
     "cnnlGetAdvancedIndexOutputDim", "cnnlGetAdvancedIndexWorkspaceSize", "cnnlIndexAdd", "cnnlIndexFill",
     "cnnlIndexFill_v2", "cnnlStridedSliceBackward", "cnnlAsStridedBackward", "cnnlGetAsStridedBackwardWorkspaceSize",
     "cnnlGradientDescent", "cnnlApplyAdadelta", "cnnlFrozenBatchNormBackward_v2",
-    "cnnlGetFrozenBatchNormBackwardWorkspaceSize",
+    "cnnlGetFrozenBatchNormBackwardWorkspaceSize", "cnnlGetMSELossWorkspaceSize", "cnnlMSELoss_v2",
+    "cnnlNlllossForward_v2", "cnnlNlllossBackward_v2", "cnnlSetPoolingNdDescriptor_v2",
 ]
 #: ... and every function of these op modules
-FUZZED_MODULES = ("flash_attention", "interpolate", "rotary", "sync_batch_norm", "im2col", "losses_v2", "ctc_loss",
-                  "cdist", "linalg", "random_sampling", "trigon", "nms", "deform_conv", "pooling_nd")
+FUZZED_MODULES = ("flash_attention", "interpolate", "rotary", "sync_batch_norm", "im2col", "ctc_loss", "cdist",
+                  "linalg", "random_sampling", "trigon", "nms", "deform_conv")
 FUNCTIONS = FUZZED_NAMES + sorted(
     name for name, function in ((n, getattr(cnnl, n)) for n in dir(cnnl))  # dir: the modules load lazily
     if name.startswith("cnnl") and callable(function)

@@ -1,5 +1,5 @@
-"""The convolution kernels (cnnl/kernels/conv.py over conv_columns.py) against a float64 direct-summation reference:
-forward, data gradient and filter gradient for 1 to 3 spatial axes, groups, strides, dilations, asymmetric pads,
+"""The convolution kernels (cnnl/kernels/conv/) against a float64 direct-summation reference: forward, data
+gradient and filter gradient for 1 to 3 spatial axes, groups, strides, dilations, asymmetric pads,
 in channel-last, channel-first (NCHW memory seen channel-last, the API layer's view) and non-dense memory; the
 contiguous-run path of stride-1 "same" convolutions and the thread-pool path of large problems."""
 import itertools
@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cnnl.kernels import conv
+from cnnl.kernels.conv import geometry as conv_geometry
 
 
 def _extent(n, before, after, k, s, d):
@@ -160,7 +161,7 @@ def test_bias_is_added_to_every_output(memory, groups):
 @pytest.mark.parametrize("memory", MEMORIES)
 def test_wide_layers_take_one_whole_batch_gemm(memory):
     """More than WIDE_CHANNELS output channels: the whole batch's im2col matrix and one GEMM per direction."""
-    assert conv.WIDE_CHANNELS < 130
+    assert conv_geometry.WIDE_CHANNELS < 130
     _check(np.random.default_rng(6), 3, (5, 4), 3, 130, (3, 3), ((1, 1), (0, 1)), (1, 2), (1, 1), 1, memory)
     _check(np.random.default_rng(7), 2, (9, 9), 4, 132, (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1, memory)
     rng = np.random.default_rng(8)
@@ -178,12 +179,12 @@ def test_samples_above_the_matrix_limit_go_by_blocks_of_lines(monkeypatch, strid
     whole samples; each sample is cut into blocks of lines (forward, data and filter gradients)."""
     from mlusim.host import threads as host_threads
     monkeypatch.setattr(host_threads, "_cores", 2)
-    monkeypatch.setattr(conv, "INLINE_COLUMN_ELEMENTS", 0)
-    monkeypatch.setattr(conv, "SAMPLE_MATRIX_LIMIT_BYTES", 64)
-    monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 3 * 3 * 4 * 8 * 4 * 2)  # two output lines per block
-    monkeypatch.setattr(conv, "MIN_BLOCK_POSITIONS", 1)
-    geometry = conv._Geometry((5, 9, 8, 4), (9, 8), (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
-    assert conv._sample_runs(geometry, 4) is None
+    monkeypatch.setattr(conv_geometry, "INLINE_COLUMN_ELEMENTS", 0)
+    monkeypatch.setattr(conv_geometry, "SAMPLE_MATRIX_LIMIT_BYTES", 64)
+    monkeypatch.setattr(conv_geometry, "COLUMN_BLOCK_BYTES", 3 * 3 * 4 * 8 * 4 * 2)  # two output lines per block
+    monkeypatch.setattr(conv_geometry, "MIN_BLOCK_POSITIONS", 1)
+    geometry = conv_geometry.Geometry((5, 9, 8, 4), (9, 8), (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
+    assert conv_geometry.sample_runs(geometry, 4) is None
     assert len(geometry.units(4, split=True)) == 5 * 5  # 9 lines in blocks of 2
     _check(np.random.default_rng(10), 5, (9, 8), 4, 6, (3, 3), ((1, 1), (1, 1)), strides, dilations, 1,
            "channel_first")
@@ -195,14 +196,14 @@ def test_runs_of_whole_samples_on_the_pool(monkeypatch, strides, dilations):
     batched GEMM per run), uneven runs shared out over the pool; the bias is added to each run's outputs."""
     from mlusim.host import threads as host_threads
     monkeypatch.setattr(host_threads, "_cores", 2)
-    monkeypatch.setattr(conv, "INLINE_COLUMN_ELEMENTS", 0)
+    monkeypatch.setattr(conv_geometry, "INLINE_COLUMN_ELEMENTS", 0)
     rng = np.random.default_rng(9)
     sample_bytes = 3 * 3 * 4 * 7 * 8 * 4  # (K * C, L) float32 of one sample at stride 1
-    monkeypatch.setattr(conv, "SAMPLE_RUN_BYTES", 3 * sample_bytes)
+    monkeypatch.setattr(conv_geometry, "SAMPLE_RUN_BYTES", 3 * sample_bytes)
     _check(rng, 37, (7, 8), 4, 5, (3, 3), ((1, 1), (1, 1)), strides, dilations, 1, "channel_first")
     x, w, bias = rng.standard_normal((37, 7, 8, 4)), rng.standard_normal((5, 3, 3, 4)), rng.standard_normal(5)
-    geometry = conv._Geometry(x.shape, (7, 8), (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
-    assert len(conv._sample_runs(geometry, 4)) > 8  # several runs per thread
+    geometry = conv_geometry.Geometry(x.shape, (7, 8), (3, 3), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
+    assert len(conv_geometry.sample_runs(geometry, 4)) > 8  # several runs per thread
     want = reference(x, w, np.zeros((37, 7, 8, 5)), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)[0] + bias
     y = _in_memory(np.full((37, 7, 8, 5), np.nan, np.float32), "channel_first")
     conv.conv_forward(_in_memory(x.astype(np.float32), "channel_first"), w.astype(np.float32), y, ((1, 1), (1, 1)),

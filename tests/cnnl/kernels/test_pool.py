@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from cnnl.kernels import pool as P
+from cnnl.kernels.pool import operands as pool_operands
 
 
 def _channel_last(values):
@@ -105,7 +106,7 @@ def test_two_by_two_windows_take_the_general_paths_winners(monkeypatch, dtype, p
         return out, index
 
     fast = pooled()
-    monkeypatch.setattr(P._Axis, "is_pairs", lambda self: False)
+    monkeypatch.setattr(P.TapAxis, "is_pairs", lambda self: False)
     general = pooled()
     assert np.array_equal(fast[0].view(f"u{fast[0].itemsize}"), general[0].view(f"u{fast[0].itemsize}"))
     np.testing.assert_array_equal(fast[1], general[1])
@@ -118,7 +119,7 @@ def test_max_pool_and_its_backward_give_the_same_bits_in_blocks_on_the_pool(monk
     from mlusim.host import threads as host_threads
     monkeypatch.setattr(host_threads, "_cores", 2)
     if blocked:
-        monkeypatch.setattr(P, "POOL_INLINE_ELEMENTS", 0)
+        monkeypatch.setattr(pool_operands, "INLINE_ELEMENTS", 0)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((3, 5, 9, 8)).astype(np.float32)
     x[2, 4, 1, 1] = np.nan

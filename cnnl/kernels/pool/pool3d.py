@@ -1,38 +1,26 @@
 """3-D pooling on channel-last arrays x (N, D, H, W, C): max (with flat indices d * H * W + h * W + w), both
-averages, and their backward passes - the rules of `pool` extended by a depth axis.
+averages, and their backward passes - the rules of 2-D pooling extended by a depth axis.
 
-Pooling windows are boxes, so every mode splits into the 2-D pooling of `pool` over (H, W) and a pass over the
+Pooling windows are boxes, so every mode splits into the 2-D pooling over (H, W) and a pass over the
 depth axis: averages multiply the per-axis weights (the counts of a box are products); max takes the (H, W) maxima
 of every depth slice and their indices, then the first maximum along the window's depth taps, so the winner is the
 first in (d, h, w) order, NaN winning or skipped as in 2-D. Gradients: averages run the transposed passes in the
-reverse order; max scatters through the flat indices (the 2-D scatter of `pool` on (D * H, W) planes).
+reverse order; max scatters through the flat indices (the 2-D scatter on (D * H, W) planes).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import pool as P
-from .dtypes import compute_dtype
-from .staging import load, store
+from ..dtypes import compute_dtype
+from ..staging import blend_store, load, store
+from .pool2d import avg_pool_backward, avg_pool_forward, depth_sum, max_pool_backward, max_pool_forward
+from .taps import Windows
 
 
-def _plane(windows: P.Windows) -> P.Windows:
+def _plane(windows: Windows) -> Windows:
     """The (H, W) windows of a 3-D geometry."""
-    return P.Windows(windows.in_spatial[1:], windows.out_spatial[1:], windows.kernel[1:], windows.strides[1:],
+    return Windows(windows.in_spatial[1:], windows.out_spatial[1:], windows.kernel[1:], windows.strides[1:],
                      windows.dilations[1:], windows.pads[1:])
-
-
-def _identity(size):
-    return P.TapAxis.from_weights(np.arange(size)[:, None], np.ones((size, 1)))
-
-
-def _finish(result, out, alpha, beta):
-    """out = alpha * result + beta * out (result in the compute dtype)."""
-    if alpha != 1:
-        result *= result.dtype.type(alpha)
-    if beta != 0:
-        result += load(out, result.dtype) * result.dtype.type(beta)
-    store(result, out)
 
 
 def _merged(view, first, count):
@@ -44,15 +32,6 @@ def _merged(view, first, count):
         return None
 
 
-def _depth_pass(values, out, axis):
-    """out (N, Do, H, W, C) = the weighted depth taps of values (N, D, H, W, C)."""
-    batch, depth, rows, cols, channels = values.shape
-    flat = values.reshape(batch, depth, rows * cols, channels)
-    target = np.empty((batch, out.shape[1], rows * cols, channels), values.dtype)
-    P.separable_sum(flat, target, [axis, _identity(rows * cols)])
-    return target.reshape(out.shape)
-
-
 def avg_pool3d_forward(x, out, windows, include_padding, alpha=1.0, beta=0.0):
     """out = alpha * the box averages of x + beta * out."""
     if out.size == 0:
@@ -62,8 +41,8 @@ def avg_pool3d_forward(x, out, windows, include_padding, alpha=1.0, beta=0.0):
     planes = np.empty(x.shape[:2] + out.shape[2:], dtype)
     plane = _plane(windows)
     for n in range(x.shape[0]):  # depth slices are the batch of the (H, W) pooling
-        P.avg_pool_forward(x[n], planes[n], plane, include_padding)
-    _finish(_depth_pass(planes, out, depth_axis), out, alpha, beta)
+        avg_pool_forward(x[n], planes[n], plane, include_padding)
+    blend_store(depth_sum(planes, depth_axis, out.shape[1]), out, alpha, beta)
 
 
 def avg_pool3d_backward(dy, dx, windows, include_padding, alpha=1.0, beta=0.0):
@@ -75,8 +54,8 @@ def avg_pool3d_backward(dy, dx, windows, include_padding, alpha=1.0, beta=0.0):
     planes = np.empty(dy.shape[:2] + dx.shape[2:], dtype)
     plane = _plane(windows)
     for n in range(dy.shape[0]):
-        P.avg_pool_backward(dy[n], planes[n], plane, include_padding)
-    _finish(_depth_pass(planes, dx, depth_axis), dx, alpha, beta)
+        avg_pool_backward(dy[n], planes[n], plane, include_padding)
+    blend_store(depth_sum(planes, depth_axis, dx.shape[1]), dx, alpha, beta)
 
 
 def max_pool3d_forward(x, out, windows, indices=None, propagate_nan=True, alpha=1.0, beta=0.0):
@@ -89,7 +68,7 @@ def max_pool3d_forward(x, out, windows, indices=None, propagate_nan=True, alpha=
     maxima = np.empty((batch, depth) + out.shape[2:], dtype)
     where = np.empty(maxima.shape, np.int64)
     for n in range(batch):
-        P.max_pool_forward(x[n], maxima[n], plane, where[n], propagate_nan)
+        max_pool_forward(x[n], maxima[n], plane, where[n], propagate_nan)
     axis = windows.axes()[0]
     best = np.empty(out.shape, dtype)
     chosen = np.empty(out.shape, np.int64)
@@ -111,7 +90,7 @@ def max_pool3d_forward(x, out, windows, indices=None, propagate_nan=True, alpha=
             np.copyto(value, candidate, where=win)
             np.copyto(index, where[:, d] + d * height * width, where=win)
         best[:, o], chosen[:, o] = value, index
-    _finish(best, out, alpha, beta)
+    blend_store(best, out, alpha, beta)
     if indices is not None:
         store(chosen, indices)
 
@@ -131,6 +110,6 @@ def max_pool3d_backward(dy, indices, dx, alpha=1.0, beta=0.0):
     grads = grads if grads is not None else np.ascontiguousarray(dy).reshape(dy.shape[0], -1, *dy.shape[3:])
     where = _merged(indices, 1, 2)
     where = where if where is not None else np.ascontiguousarray(indices).reshape(grads.shape)
-    P.max_pool_backward(grads, where, target, alpha, beta)
+    max_pool_backward(grads, where, target, alpha, beta)
     if staged is not None:
         store(staged, dx)
