@@ -1,9 +1,12 @@
 """Reductions over any set of axes (`cnnlReduce`) and argmax/argmin.
 
 The output keeps the reduced axes with extent 1 (keepdims). Accumulation: float16/bfloat16/float32 in float32,
-float64 in float64 (float32/float64 sums and means over contiguous rows, the last axis or all axes around one
-middle axis, in float64: faster and more accurate), integers in int64 and wrapped into the output type (so
-integer sums and products wrap, as in the tensor's own type). Integer mean is the int64 sum (wrapped, which only
+as the device and torch's CPU kernels do, float64 in float64, integers in int64 and wrapped into the output type (so
+integer sums and products wrap, as in the tensor's own type). float32 sums over contiguous rows (the last axis, or
+all axes around one middle axis) add 256 terms at a time in float32 and those partial sums in float64: faster and
+more accurate than one float32 running sum, with float32's range: a partial sum that overflows is inf (NaN when
+partial sums overflow both ways), a total beyond float32's range is inf before a mean divides it or a norm takes
+its root, and norm2 squares in float32 (squares of |x| < 2^-75 are 0, of |x| > 2^64 inf), as torch gives. Integer mean is the int64 sum (wrapped, which only
 int64 inputs can reach) divided by the count, truncated toward zero. max/min propagate NaN; their optional int32
 indices give the first occurrence (the first NaN when there is one), counted in C order over the reduced axes.
 bool tensors support max and min only.
@@ -54,43 +57,48 @@ PARTIAL_TERMS = 256
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
-def _float64_sum(values):
-    """Sum of a contiguous float32/float64 vector in float64: partial sums of PARTIAL_TERMS in the input's type,
-    added in float64 (vectorised: reassociation is allowed, NaN and inf still propagate; a partial sum that
-    overflows is summed again in float64). Faster than numpy's pairwise float32 sum and more accurate."""
+def _float64_sum(values, zero):
+    """Sum of a contiguous float32/float64 vector: partial sums of PARTIAL_TERMS in the input's type (`zero` is
+    its 0), added in float64 (vectorised: reassociation is allowed, NaN and inf propagate; a partial sum that
+    overflows is inf, as the input type's running sum is). Faster than numpy's pairwise float32 sum and more
+    accurate."""
     n = values.size
-    whole = n - n % PARTIAL_TERMS
     total = 0.0
-    for start in range(0, whole, PARTIAL_TERMS):
-        partial = values[start]
-        for i in range(start + 1, start + PARTIAL_TERMS):
+    for start in range(0, n - n % PARTIAL_TERMS, PARTIAL_TERMS):  # a whole vector multiple: no scalar remainder
+        partial = zero
+        for i in range(start, start + PARTIAL_TERMS):
             partial += values[i]
-        if abs(partial) < np.inf:
-            total += np.float64(partial)
-        else:  # overflow (or an inf or NaN among the terms): the terms again in float64, which never overflows
-            for i in range(start, start + PARTIAL_TERMS):
-                total += np.float64(values[i])
-    for i in range(whole, n):
-        total += np.float64(values[i])
-    return total
+        total += np.float64(partial)
+    partial = zero
+    for i in range(n - n % PARTIAL_TERMS, n):
+        partial += values[i]
+    return total + np.float64(partial)
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
-def _float64_sum_of_squares(values):
-    """Sum of squares of a contiguous float32/float64 vector in float64 (as _float64_sum; no squared temporary)."""
+def _float64_sum_of_squares(values, zero):
+    """Sum of squares of a contiguous float32/float64 vector, as _float64_sum: each square and the partial sums in
+    the input's type (a square below its range is 0, above it inf), no squared temporary."""
+    n = values.size
     total = 0.0
-    for i in range(values.size):
-        value = np.float64(values[i])
-        total += value * value
-    return total
+    for start in range(0, n - n % PARTIAL_TERMS, PARTIAL_TERMS):
+        partial = zero
+        for i in range(start, start + PARTIAL_TERMS):
+            partial += values[i] * values[i]
+        total += np.float64(partial)
+    partial = zero
+    for i in range(n - n % PARTIAL_TERMS, n):
+        partial += values[i] * values[i]
+    return total + np.float64(partial)
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc", "nsz", "contract"})
 def _float64_row_sums(rows, squares, out):
     """out[r] = the float64 sum (of squares when `squares`) of row r of the 2-D float32/float64 `rows` (rows
     contiguous; as _float64_sum and _float64_sum_of_squares, one call for all rows)."""
+    zero = np.zeros(1, rows.dtype)[0]
     for r in range(rows.shape[0]):
-        out[r] = _float64_sum_of_squares(rows[r]) if squares else _float64_sum(rows[r])
+        out[r] = _float64_sum_of_squares(rows[r], zero) if squares else _float64_sum(rows[r], zero)
 
 
 def _row_sums(op, axes, values):
@@ -118,7 +126,7 @@ def _long_sums(values, squares=False):
     for r in range(rows.shape[0]):
         row = rows[r].view()
         row.flags.writeable = False  # one numba specialisation per dtype
-        result[r] = kernel(row)
+        result[r] = kernel(row, row.dtype.type(0))
     return result.reshape(values.shape[:-1])
 
 
@@ -154,7 +162,12 @@ def _combine(op, partials, indices):
     return np.sum(partials, axis=-1), None
 
 
-def _finish(op, result, count):
+def _finish(op, result, count, dtype):
+    """The op's result from its accumulated `result` over `count` elements of `dtype`: a float64 total of a
+    float32-accumulated dtype takes float32's range first (inf beyond it), as a float32 accumulator holds it."""
+    if op in ("norm2", "mean") and result.dtype == FLOAT64 and compute_dtype(dtype) == FLOAT32:
+        with np.errstate(over="ignore"):
+            result = np.asarray(result).astype(FLOAT32)
     if op == "norm2":
         return np.sqrt(result)
     if op == "mean":
@@ -198,12 +211,12 @@ def _reduce_rows_block(op, axes, count, out, indices, x):
         sums = _row_sums(op, axes, values)
         if sums is None:
             sums = _reduce_axes(op, values, _accumulator(x.dtype), axes)
-        _store_result(_finish(op, sums, count), out)
+        _store_result(_finish(op, sums, count, x.dtype), out)
         return
     values = _trailing(load(x), axes)
     result, index = _partial(op, values, _accumulator(x.dtype), indices is not None)
     if out is not None:
-        _store_result(_finish(op, result, count), out)
+        _store_result(_finish(op, result, count, x.dtype), out)
     if indices is not None:
         np.copyto(indices, index.reshape(indices.shape), casting="unsafe")
 
@@ -230,7 +243,7 @@ def _reduce_chunked(op, axes, out, indices, x, staged):
     chunk_indices = None if indices is None else np.stack([p[1] for p in parts], axis=-1)
     result, index = _combine(op, partials, chunk_indices)
     if out is not None:
-        _store_result(_finish(op, result, count), out)
+        _store_result(_finish(op, result, count, x.dtype), out)
     if indices is not None:
         np.copyto(indices, index.reshape(indices.shape), casting="unsafe")
 
@@ -256,7 +269,7 @@ def _reduce_leading(op, rows, out, count):
     partials = map_parallel(lambda bounds: function(rows[bounds[0]:bounds[1]], axis=0, **kwargs),
                             even_ranges(rows.shape[0], 4 * thread_count()))
     result = function(np.stack(partials), axis=0, **kwargs)
-    _store_result(_finish(op, result, count), out)
+    _store_result(_finish(op, result, count, rows.dtype), out)
 
 
 def _kept_run(x, axes):
@@ -300,7 +313,7 @@ def _reduce_kept_run(op, planes, out, count):
     squares = op == "norm2"
     map_parallel(lambda bounds: _float64_row_sums(rows[bounds[0]:bounds[1]], squares, sums[bounds[0]:bounds[1]]),
                  ranges)
-    _store_result(_finish(op, sums.reshape(planes.shape[:2]).sum(axis=0), count), out)
+    _store_result(_finish(op, sums.reshape(planes.shape[:2]).sum(axis=0), count, rows.dtype), out)
 
 
 def _check_output(name, array, shape, dtype=None):

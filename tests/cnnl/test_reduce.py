@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 import cnnl
 import cnrt
 
-from .tolerances import assert_close
+from .tolerances import COMPUTE_UNIT, STORE_UNIT, TINY, assert_close
 from .helpers import (ALL, FLOATS, INTS, NUMERIC, NUMPY, as_float64, empty, random_values, raises_status, strided_layouts, sync,
                       tensor)
 
@@ -207,3 +207,93 @@ def test_topk_bad_arguments(handle):
 
 
 
+
+
+# ---- rows of specials and extremes against torch CPU (float32 accumulation, as on the device) -------------------
+
+torch = pytest.importorskip("torch")
+
+_TORCH_REDUCE = {
+    cnnl.CNNL_REDUCE_ADD: lambda t, dims: t.sum(dims, keepdim=True),
+    cnnl.CNNL_REDUCE_AVG: lambda t, dims: t.mean(dims, keepdim=True),
+    cnnl.CNNL_REDUCE_MUL: lambda t, dims: t.prod(dims[0], keepdim=True) if len(dims) == 1 else
+    t.reshape(-1).prod().reshape([1] * t.dim()),
+    cnnl.CNNL_REDUCE_MAX: lambda t, dims: t.amax(dims, keepdim=True),
+    cnnl.CNNL_REDUCE_MIN: lambda t, dims: t.amin(dims, keepdim=True),
+    cnnl.CNNL_REDUCE_NORM1: lambda t, dims: torch.linalg.vector_norm(t, 1, dims, keepdim=True),
+    cnnl.CNNL_REDUCE_NORM2: lambda t, dims: torch.linalg.vector_norm(t, 2, dims, keepdim=True),
+}
+_HALF_TYPES = [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_BFLOAT16]
+#: (largest value, a value whose square overflows float32, a value whose square underflows float32 to 0)
+_EXTREMES = {cnnl.CNNL_DTYPE_FLOAT: (3.0e38, 2e19, 1e-23), cnnl.CNNL_DTYPE_BFLOAT16: (3.0e38, 2e19, 1e-23),
+             cnnl.CNNL_DTYPE_HALF: (65504.0, 60000.0, 6e-8)}
+#: (rows, columns, axes): the paths of cnnl/kernels/reduce.py: short and long rows, columns, the whole tensor,
+#: one long row cut into chunks, the leading axis of many rows
+_SHAPES = [(3, 7, (1,)), (2, 700, (1,)), (5, 300, (0,)), (4, 260, (0, 1)), (1, 140_000, (1,)), (70_000, 2, (0,))]
+
+
+@st.composite
+def special_rows(draw):
+    """(values (float64), op, code, axes): rows of normal values with NaN, +-inf, huge values of one sign (their
+    float32 sum overflows however the terms pair), squares that overflow or underflow float32, and -0.0, so that
+    every result is the same whatever order the device and torch add in."""
+    code = draw(st.sampled_from(_HALF_TYPES))
+    op = draw(st.sampled_from(sorted(_TORCH_REDUCE)))
+    # a product of many factors drifts far from torch's, whose half and bfloat16 products round at every factor
+    rows, cols, axes = draw(st.sampled_from(_SHAPES[:4] if op == cnnl.CNNL_REDUCE_MUL else _SHAPES))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    largest, square_overflow, square_underflow = _EXTREMES[code]
+    if op == cnnl.CNNL_REDUCE_MUL:  # factors near 1: no partial product leaves the range, in any order
+        values = rng.uniform(0.97, 1.03, (rows, cols)) * rng.choice([-1, 1], (rows, cols))
+    else:
+        values = rng.uniform(-4, 4, (rows, cols))
+    kind = draw(st.sampled_from(["specials", "huge", "squares overflow", "squares underflow", "zeros"]))
+    flat = values.reshape(-1)
+    where = rng.choice(flat.size, size=min(flat.size, draw(st.integers(1, 6))), replace=False)
+    if kind == "specials":
+        flat[where] = rng.choice([np.nan, np.inf, -np.inf], where.size)
+    elif kind == "huge" and op != cnnl.CNNL_REDUCE_MUL:
+        flat[where] = largest * draw(st.sampled_from([1, -1]))
+    elif kind == "squares overflow" and op != cnnl.CNNL_REDUCE_MUL:
+        flat[where] = square_overflow * rng.choice([-1, 1], where.size)
+    elif kind == "squares underflow":
+        values = rng.choice([-1, 1], values.shape) * square_underflow * rng.uniform(0.5, 1, values.shape)
+    elif kind == "zeros":
+        values = np.where(rng.random(values.shape) < 0.5, 0.0, -0.0)
+    return values, op, code, axes
+
+
+@settings(max_examples=80, deadline=None)
+@given(special_rows())
+def test_rows_of_specials_and_extremes_reduce_as_torch_does(problem):
+    """float32, half and bfloat16 accumulate in float32 (as the device and torch's CPU kernels): a sum or mean whose
+    accumulation overflows is inf (mean of [3e38, 3e38] too, not the finite float64 value), a norm2 of squares
+    that underflow is 0 and of squares that overflow inf, NaN and inf propagate as in torch."""
+    values, op, code, axes = problem
+    handle = cnnl.create()
+    stored = values.astype(NUMPY[code])
+    x = tensor(stored, code)
+    out = empty([1 if d in axes else n for d, n in enumerate(stored.shape)], code)
+    run_reduce(handle, reduce_desc(axes, op, code), x, out)
+    source = torch.from_numpy(as_float64(stored)).to({cnnl.CNNL_DTYPE_FLOAT: torch.float32,
+                                                      cnnl.CNNL_DTYPE_HALF: torch.float16,
+                                                      cnnl.CNNL_DTYPE_BFLOAT16: torch.bfloat16}[code])
+    want = _TORCH_REDUCE[op](source, list(axes)).double().numpy()
+    got = as_float64(out.read())
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+    infinite = np.isinf(want)
+    assert (got[infinite] == want[infinite]).all(), (got, want)
+    assert not np.isinf(got[~infinite]).any(), (got, want)
+    fine = np.isfinite(want)
+    magnitude = REFERENCES[cnnl.CNNL_REDUCE_NORM1](np.nan_to_num(as_float64(stored)), tuple(axes), True)
+    count = int(np.prod([stored.shape[a] for a in axes]))
+    scale = {cnnl.CNNL_REDUCE_AVG: magnitude / count, cnnl.CNNL_REDUCE_MUL: np.abs(want) + 1e-30,
+             cnnl.CNNL_REDUCE_MAX: np.abs(want), cnnl.CNNL_REDUCE_MIN: np.abs(want),
+             cnnl.CNNL_REDUCE_NORM2: np.abs(want)}.get(op, magnitude)
+    # torch's result is rounded into the output format as ours is: two roundings apart; its prod of half and
+    # bfloat16 rounds every partial product into that format (the device and mlusim multiply in float32)
+    dtype = NUMPY[code]
+    roundings = 2 + (count if op == cnnl.CNNL_REDUCE_MUL and code != cnnl.CNNL_DTYPE_FLOAT else 0)
+    bound = (roundings * STORE_UNIT[dtype] * np.abs(want) + COMPUTE_UNIT[dtype] * 4 * count
+             * np.broadcast_to(scale, want.shape) + TINY[dtype])
+    assert (np.abs(got - want)[fine] <= bound[fine]).all(), (op, got[fine], want[fine])
