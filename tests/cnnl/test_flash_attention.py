@@ -440,3 +440,64 @@ def test_batched_path_only_for_small_uniform_problems(monkeypatch):
         A.flash_forward(q, k, v, cu_q, cu_k, np.zeros((q.shape[0], 4, 6)), np.zeros((4, q.shape[0])), 0.5, 5, 5,
                         dropout=dropout)
     assert taken == [True]  # 2 sequences x 4 heads x 5 x 5 = 200 scores: over a limit of 199
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 7), min_size=1, max_size=3), st.data())
+def test_fully_masked_rows_in_every_entry_point_give_zero_and_no_nan(lengths, data):
+    """Query rows that see no key (a bias row of -inf, a sequence whose used key count is 0, bottom-right causal
+    with more queries than keys): forward, forward_v2, backward and backward_v2, in float64/float32/half, on the
+    batched and the blockwise path: out 0 and lse +inf on those rows (torch 2.13's SDPA gives 0 there too), the
+    rest as the dense reference, and gradients with no NaN, 0 for those queries."""
+    handle = cnnl.create()
+    code = data.draw(st.sampled_from([F64, F32, F16]))
+    blockwise = data.draw(st.booleans())
+    saved = A.BATCHED_SCORES
+    A.BATCHED_SCORES = -1 if blockwise else saved
+    try:
+        rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+        lengths_k = [data.draw(st.integers(1, 7)) for _ in lengths]
+        q, k, v, cu_q, cu_k = operands(rng, lengths, lengths_k, heads=2, heads_k=1, d=4, dv=4, code=code)
+        problem = Problem(q, k, v, cu_q, cu_k, code)
+        if data.draw(st.booleans()):  # forward and backward with a mask mode that leaves rows without keys
+            mode = cnnl.CNNL_ATTN_MASK_CAUSAL_BOTTOM_RIGHT
+            out, lse = problem.forward(handle, descriptor(mode))
+            want, want_lse = reference(q, k, v, cu_q, cu_k, 0.5, mode)
+            grads = problem.backward(handle, descriptor(mode, backward=True), rng.standard_normal(want.shape))
+        else:  # _v2 with -inf bias rows and sequences that use no key
+            used = np.array([data.draw(st.integers(0, n)) for n in lengths_k])
+            bias = rng.standard_normal((1, 2, 8, 8))
+            bias[:, :, rng.random(8) < 0.4, :] = -np.inf
+            used_t, bias_t = placed(used, INT32), placed(bias, code)
+            cnnl.flashAttentionForward_v2(handle, descriptor(), problem.q.desc, problem.q.ptr, problem.k.desc,
+                                          problem.k.ptr, problem.v.desc, problem.v.ptr, problem.cu_q.desc,
+                                          problem.cu_q.ptr, problem.cu_k.desc, problem.cu_k.ptr, used_t.desc,
+                                          used_t.ptr, bias_t.desc, bias_t.ptr, None, None, None, None, 0, None, None,
+                                          problem.lse.desc, problem.lse.ptr, problem.out.desc, problem.out.ptr)
+            sync(handle)
+            out, lse = problem.out.read(), problem.lse.read()
+            keep = np.concatenate([np.arange(cu_k[b], cu_k[b] + used[b]) for b in range(len(used))]).astype(int)
+            want, want_lse = reference(q, k[keep], v[keep], cu_q, np.concatenate(([0], np.cumsum(used))), 0.5,
+                                       bias=bias)
+            dout = placed(rng.standard_normal(want.shape), code)
+            grads = [blank(t.shape, code) for t in (q, k, v)]
+            size = cnnl.getFlashAttentionBackwardWorkspaceSize(handle, descriptor(backward=True), problem.q.desc,
+                                                               problem.k.desc, problem.v.desc)
+            space = blank((max(size, 1),), cnnl.CNNL_DTYPE_INT8).ptr if size else None
+            cnnl.flashAttentionBackward_v2(handle, descriptor(backward=True), dout.desc, dout.ptr, problem.q.desc,
+                                           problem.q.ptr, problem.k.desc, problem.k.ptr, problem.v.desc,
+                                           problem.v.ptr, problem.out.desc, problem.out.ptr, problem.lse.desc,
+                                           problem.lse.ptr, problem.cu_q.desc, problem.cu_q.ptr, problem.cu_k.desc,
+                                           problem.cu_k.ptr, used_t.desc, used_t.ptr, bias_t.desc, bias_t.ptr, None,
+                                           space, size, grads[0].desc, grads[0].ptr, grads[1].desc, grads[1].ptr,
+                                           grads[2].desc, grads[2].ptr, None, None, None, None)
+            sync(handle)
+            grads = [g.read() for g in grads]
+    finally:
+        A.BATCHED_SCORES = saved
+    masked = np.isinf(want_lse)  # (heads, total_q): the rows that see no key
+    assert not np.isnan(out).any() and np.all(out.transpose(1, 0, 2)[masked] == 0)
+    assert np.all(np.isposinf(lse[masked]))
+    assert_near(out, want, code, scale=4)
+    assert all(not np.isnan(g).any() for g in grads)
+    assert np.all(np.asarray(grads[0]).transpose(1, 0, 2)[masked] == 0)

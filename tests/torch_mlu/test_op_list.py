@@ -316,6 +316,42 @@ def test_scaled_dot_product_attention_with_backward():
                 _random(5, 7, seed=27)), (0, 1, 2, 3))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("lengths", [(5, 7), (70, 90)])
+def test_scaled_dot_product_attention_of_fully_masked_rows_is_zero(dtype, lengths):
+    """Query rows that a boolean mask or an additive -inf mask leaves without a key: torch 2.13 gives 0 there (and
+    gradients without NaN); mlu gives the same."""
+    len_q, len_k = lengths
+
+    def case(q, k, v):
+        boolean = torch.rand(len_q, len_k, generator=torch.Generator().manual_seed(5)) > 0.3
+        boolean[1], boolean[len_q - 1] = False, False
+        additive = torch.zeros(2, 1, len_q, len_k, dtype=q.dtype)
+        additive[:, :, ::3] = float("-inf")
+        boolean, additive = boolean.to(q.device), additive.to(q.device)
+        return (F.scaled_dot_product_attention(q, k, v, attn_mask=boolean),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=additive, scale=0.2))
+
+    inputs = (_random(2, 3, len_q, 8, seed=40, dtype=dtype), _random(2, 3, len_k, 8, seed=41, dtype=dtype),
+              _random(2, 3, len_k, 8, seed=42, dtype=dtype))
+    with fallback.mode("error"):
+        mlu = _run_on(case, inputs, "mlu")
+    cpu = _run_on(case, inputs, "cpu")
+    tolerance = TOLERANCE if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    for got, want in zip(mlu, cpu):
+        assert not got.isnan().any()
+        torch.testing.assert_close(got.float(), want.float(), **tolerance)
+    assert (mlu[0][:, :, [1, len_q - 1]] == 0).all() and (mlu[1][:, :, ::3] == 0).all()
+
+
+def _run_on(case, inputs, device):
+    moved = [t.detach().to(device).requires_grad_() for t in inputs]
+    outputs = case(*moved)
+    total = sum((output.float() * (index + 1)).sum() for index, output in enumerate(outputs))
+    total.backward()
+    return [o.detach().cpu() for o in outputs] + [t.grad.cpu() for t in moved]
+
+
 @pytest.mark.parametrize("optimizer, options", [
     (torch.optim.SGD, dict(lr=0.1)),
     (torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
