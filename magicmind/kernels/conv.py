@@ -37,11 +37,9 @@ BLOCK_BYTES = 1 << 19
 MIN_BLOCK_ROWS = 64
 #: a convolution of at most this many multiply-adds runs on the calling thread in one block
 INLINE_MACS = 1 << 20
-#: more output channels than this (or a 1x1 convolution): the GEMMs of small blocks run far below the BLAS's peak,
-#: so the layer goes in large chunks of rows, each one GEMM on BLAS's own threads (as cnnl's convolution)
-WIDE_CHANNELS = 128
-#: bytes of the window matrix of one such chunk
-WIDE_BYTES = 32 << 20
+#: fewer output positions than this per host thread: the product is split over output channels instead of rows
+#: (each thread then packs only its share of the weights; with few rows packing them costs as much as the product)
+NARROW_ROWS = 128
 #: terms per float32 GEMM of a quantized int8 product (127 * 128 * 1024 < 2^24: every partial sum exact)
 INT8_CHUNK = 1024
 
@@ -279,39 +277,60 @@ class Conv:
         out2 = out.reshape(self.positions, self.co)
         whole = None if self.by_rows else np.empty((self.positions, self.co), np.float32)
         extras2 = [e.reshape(r) for e, r in zip(extras, self.extra_rows)] if self.by_rows else list(extras)
-        wide = (self.co > WIDE_CHANNELS or self.pointwise) and not self.depthwise
 
-        def block(bounds, parallel=False):
+        def block(bounds):
             p0, p1 = bounds
-            acc = self._accumulate(x5, weights, p0, p1, parallel)
+            acc = self._accumulate(x5, weights, p0, p1)
             if self.by_rows:
                 views = [e if e.shape[0] == 1 else e[p0:p1] for e in extras2]
-                self.epilogue.run_block([acc] + views, out2[p0:p1], parallel)
+                self.epilogue.run_block([acc] + views, out2[p0:p1])
             else:
                 whole[p0:p1] = acc
 
-        if wide:
-            rows = max(MIN_BLOCK_ROWS, WIDE_BYTES // max(1, self.columns * self.gemm_dtype.itemsize))
-            with blas.gemm_threads(self.macs):
-                for p0 in range(0, self.positions, rows):
-                    block((p0, min(self.positions, p0 + rows)), True)
-        else:
-            blocks = self._blocks()
-            if len(blocks) == 1:
-                with blas.gemm_threads(self.macs):
-                    block(blocks[0])
+        # every GEMM runs on one BLAS thread, the layer's work shared out on the team: BLAS's own threads spin-wait
+        # for each other, which on a 2-core host shared with other processes made whole layers 10x slower
+        # (docs/magicmind.md, host time)
+        with blas.single_threaded_blas():
+            threads = thread_count()
+            if self.macs > INLINE_MACS and self.groups == 1 and not self.depthwise and threads > 1 and \
+                    self.positions < threads * NARROW_ROWS:
+                acc = self._accumulate_by_channels(x5, weights)
+                if self.by_rows:
+                    self.epilogue.run_block([acc] + extras2, out2, True)
+                else:
+                    whole[...] = acc
             else:
-                with blas.single_threaded_blas():
+                blocks = self._blocks()
+                if len(blocks) == 1:
+                    block(blocks[0])
+                else:
                     map_parallel(block, blocks)
         if whole is not None:
             self.epilogue([whole.reshape(self.out_shape)] + extras2, out)
 
+    def _accumulate_by_channels(self, x5, weights) -> np.ndarray:
+        """The whole (P, Co) accumulator, the windows gathered once and the product split over output channels."""
+        if self.pointwise and self.quant is None:
+            cols = x5.reshape(self.positions, self.channels)
+            cols = cols.astype(np.float32) if cols.dtype != np.float32 else cols
+        else:
+            cols = np.empty((self.positions, self.columns), self.gemm_dtype)
+            self._gather(x5, 0, self.positions, 0, self._geometry(), cols, True)
+        acc = np.empty((self.positions, self.co), np.float32)
+        wmat = weights[0]
+
+        def part(bounds):
+            c0, c1 = bounds
+            self._product(cols, wmat[c0:c1].T, acc[:, c0:c1])
+
+        map_parallel(part, even_ranges(self.co, min(self.co, 2 * thread_count())))
+        return acc
+
     def _geometry(self):
         return (self.out3 + self.kernel + self.strides + self.pads + self.dilations)
 
-    def _accumulate(self, x5, weights, p0, p1, parallel=False) -> np.ndarray:
-        """The (rows, Co) float32 accumulator of output positions p0..p1 (the integer sums when quantized); the
-        windows gathered on the host's cores when `parallel`."""
+    def _accumulate(self, x5, weights, p0, p1) -> np.ndarray:
+        """The (rows, Co) float32 accumulator of output positions p0..p1 (the integer sums when quantized)."""
         rows = p1 - p0
         quant = self.quant
         geometry = self._geometry()
@@ -333,7 +352,7 @@ class Conv:
             else:
                 if cols is None or self.groups > 1:
                     cols = np.empty((rows, self.columns), self.gemm_dtype)
-                self._gather(x5, p0, p1, g, geometry, cols, parallel)
+                self._gather(x5, p0, p1, g, geometry, cols, False)
             target = acc[:, g * self.cog:(g + 1) * self.cog]
             self._product(cols, weights[g].T, target)
         return acc

@@ -14,10 +14,10 @@ from typing import Optional, Sequence
 import numpy as np
 
 from mlusim.host import blas
-from mlusim.host.parallel import map_parallel, thread_count
+from mlusim.host.parallel import even_ranges, map_parallel, thread_count
 
 from .codegen import Elementwise
-from .conv import INLINE_MACS, MIN_BLOCK_ROWS, Quantization
+from .conv import INLINE_MACS, MIN_BLOCK_ROWS, NARROW_ROWS, Quantization
 
 #: target bytes of a block of the left operand's rows
 BLOCK_BYTES = 1 << 19
@@ -128,29 +128,40 @@ class MatMul:
                 left = left.swapaxes(-1, -2)
             if right.ndim == 1:
                 right = right[:, None]
-            acc = exact_product(left, right, self.quant_a) if self.quant_a is not None else np.matmul(left, right)
+            with blas.single_threaded_blas():
+                acc = exact_product(left, right, self.quant_a) if self.quant_a is not None else \
+                    np.matmul(left, right)
             self.epilogue([acc.astype(np.float32, copy=False).reshape(self.out_shape)] + list(extras), out)
             return
         a2 = a.reshape(self.rows, self.k)
         out2 = out.reshape(self.rows, self.n)
         extras2 = [e.reshape(r) for e, r in zip(extras, self.extra_rows)]
-        blocks = self._blocks()
 
         def block(bounds):
             r0, r1 = bounds
             left = self._left(a2[r0:r1])
-            if self.quant_a is not None:
-                acc = exact_product(left, right, self.quant_a)
-            else:
-                acc = np.matmul(left, right)
+            acc = exact_product(left, right, self.quant_a) if self.quant_a is not None else np.matmul(left, right)
             views = [e if e.shape[0] == 1 else e[r0:r1] for e in extras2]
             self.epilogue.run_block([acc.astype(np.float32, copy=False)] + views, out2[r0:r1])
 
-        if len(blocks) == 1:
-            with blas.gemm_threads(self.macs):
+        with blas.single_threaded_blas():  # the work shared out on the team instead (kernels/conv.py says why)
+            threads = thread_count()
+            if self.macs > INLINE_MACS and threads > 1 and self.rows < threads * NARROW_ROWS:
+                left = self._left(a2)
+                acc = np.empty((self.rows, self.n), np.float32)
+
+                def part(bounds):
+                    c0, c1 = bounds
+                    product = exact_product(left, right[:, c0:c1], self.quant_a) if self.quant_a is not None \
+                        else np.matmul(left, right[:, c0:c1])
+                    acc[:, c0:c1] = product
+                map_parallel(part, even_ranges(self.n, min(self.n, 2 * threads)))
+                self.epilogue.run_block([acc] + extras2, out2, True)
+                return
+            blocks = self._blocks()
+            if len(blocks) == 1:
                 block(blocks[0])
-        else:
-            with blas.single_threaded_blas():
+            else:
                 map_parallel(block, blocks)
 
     def _blocks(self) -> list:
