@@ -4,7 +4,9 @@ backward), the numerics of `cnnlBatchNorm*`, `cnnlLayerNorm*`, `cnnlRmsNorm*`, `
 Every one normalises rows of a matrix: x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps) (RMS norm: no
 mean, rstd = 1 / sqrt(mean(x^2) + eps)); variances are biased (divided by the row length). The backward of a row
 normalisation with upstream gradient g = dy * weight is dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) (RMS
-norm without the mean(g) term). Statistics accumulate in float32 (float64 for double) with numpy's pairwise sums
+norm without the mean(g) term). The mean of a row (layer norm) or group (group norm) holding an infinity is NaN, as
+torch's running (Welford) mean makes it (its update meets inf - inf), not the sum's +-inf; batch norm's channel
+means stay +-inf there, as torch's two-pass statistics give. Statistics accumulate in float32 (float64 for double) with numpy's pairwise sums
 (the forward of C-contiguous rows: one vectorised numba loop per row summing in float64); half and bfloat16 are
 computed in float32 and rounded once. Row blocks run on the kernel thread pool.
 """
@@ -54,7 +56,11 @@ def _stats(values, centered, eps):
     if values.shape[1] == 0:  # rows of no elements (as torch): mean NaN, variance 0
         nan = np.full((values.shape[0], 1), np.nan if centered else 0, values.dtype)
         return nan, np.full_like(nan, 1.0 / np.sqrt(values.dtype.type(eps))), values
-    mean = values.mean(axis=-1, keepdims=True) if centered else np.zeros((values.shape[0], 1), values.dtype)
+    if centered:
+        mean = values.mean(axis=-1, keepdims=True)
+        mean[np.isinf(mean)] = np.nan  # a row holding an infinity: torch's running (Welford) mean is NaN
+    else:
+        mean = np.zeros((values.shape[0], 1), values.dtype)
     centred = values - mean if centered else values
     variance = np.einsum("ij,ij->i", centred, centred)[:, None] / max(values.shape[1], 1)
     return mean, 1.0 / np.sqrt(variance + values.dtype.type(eps)), centred
@@ -74,6 +80,8 @@ def _normalise_rows(x, y, weight, bias, centered, eps, means, rstds):
             for j in range(cols):
                 mean += np.float64(row[j])
             mean /= cols
+            if mean == np.inf or mean == -np.inf:  # as _stats: torch's running mean of such a row is NaN
+                mean = np.nan
         means[r] = mean
         m = means[r]  # rounded to the compute dtype, as the numpy path's statistics
         squares = 0.0

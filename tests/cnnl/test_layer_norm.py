@@ -211,3 +211,73 @@ def test_group_norm_backward_needs_statistics(handle):
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="diff_x_desc"):
         cnnl.layerNormBackward_v2(handle, x.desc, x.ptr, 1, x.desc, x.ptr, None, None, s.desc, s.ptr, s.ptr, None, 0,
                                   blank((2, 6, 4), F32).desc, x.ptr, None, None)
+
+
+# ---- rows of specials and extremes against torch CPU --------------------------------------------------------------
+
+_TORCH_TYPES = {F32: "float32", F16: "float16", BF16: "bfloat16"}
+#: (a huge value, a value whose square underflows float32) of each storage type
+_EXTREMES = {F32: (1e18, 1e-23), F16: (60000.0, 6e-8), BF16: (1e18, 1e-23)}
+
+
+@st.composite
+def special_rows(draw):
+    """(values (float64), code, rows, cols): normal rows with NaN, +-inf, a huge value (without squares that
+    overflow float32: torch's NaN or 0 there depends on the row length), rows of values whose squares underflow
+    float32, or signed zeros."""
+    code = draw(st.sampled_from([F32, F16, BF16]))
+    rows, cols = draw(st.sampled_from([(4, 6), (3, 40), (2, 300)]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    values = rng.uniform(-3, 3, (rows, cols))
+    huge, tiny = _EXTREMES[code]
+    kind = draw(st.sampled_from(["specials", "huge", "tiny", "zeros"]))
+    for r in range(rows):
+        where = rng.choice(cols // 2, size=draw(st.integers(0, 3)), replace=False)
+        if kind == "specials":
+            values[r, where] = rng.choice([np.nan, np.inf, -np.inf], where.size)
+        elif kind == "huge" and where.size:
+            values[r, where[0]] = huge * rng.choice([-1, 1])
+        elif kind == "tiny":
+            values[r] = rng.uniform(-1, 1, cols) * tiny
+        elif kind == "zeros":
+            values[r] = np.where(rng.random(cols) < 0.5, 0.0, -0.0)
+    return values, code, rows, cols
+
+
+def _agree(got, want, code, what, mean=False):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if mean:  # torch's vectorised running mean lets an infinity through when it comes last in its lane, else NaN
+        want = np.where(np.isinf(want) & np.isnan(got), np.nan, want)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), f"{what}: NaN positions\n{got}\n{want}"
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)]), f"{what}: infinities\n{got}\n{want}"
+    fine = np.isfinite(want)
+    assert_near(got[fine], want[fine], code, scale=np.abs(want[fine]) + 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(special_rows(), st.sampled_from(["layer", "rms", "group"]))
+def test_rows_of_specials_and_extremes_normalise_as_torch_does(problem, norm):
+    """Layer, RMS and group norm of rows with NaN, +-inf, a huge value, squares that underflow, signed zeros, in
+    float32, half and bfloat16, against torch CPU: y, and the mean and rstd that the backward reads (the mean of a
+    row holding an infinity is NaN, as torch's running mean makes it, not the sum's inf)."""
+    import torch
+
+    values, code, rows, cols = problem
+    handle = cnnl.create()
+    stored = rounded_to(values, code)
+    source = torch.from_numpy(stored).to(getattr(torch, _TORCH_TYPES[code]))
+    if norm == "group":
+        x = stored.reshape(rows, 2, cols // 2)
+        got = group_norm(handle, x, 2, np.ones(2), np.zeros(2), code)
+        want = torch.native_group_norm(source.reshape(rows, 2, cols // 2), None, None, rows, 2, cols // 2, 2, 1e-5)
+    elif norm == "layer":
+        got = layer_norm(handle, stored, 1, None, None, code)
+        want = torch.native_layer_norm(source, [cols], None, None, 1e-5)
+    else:
+        y, _, rstd = layer_norm(handle, stored, 1, None, None, code, rms=True)
+        got = (y, rstd)
+        mean_square = source.float().pow(2).mean(1, keepdim=True)
+        want = ((source.float() * torch.rsqrt(mean_square + 1e-5)).to(source.dtype), torch.rsqrt(mean_square + 1e-5))
+    for index, (mine, theirs) in enumerate(zip((g for g in got if g is not None), want)):
+        _agree(mine.reshape(-1), theirs.float().numpy().reshape(-1), code, f"{norm} output {index}",
+               mean=index == 1 and norm != "rms")
