@@ -10,6 +10,7 @@ import math
 
 from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
+from mlusim.lenient import tolerate
 from mlusim.validate import as_enum, as_int
 
 from . import dtypes as D
@@ -118,8 +119,9 @@ def _set(desc, layout, dtype, dims, strides, maximum: int) -> None:
     dtype = as_enum(dtype, "dtype", D.ITEMSIZES, "cnnlDataType_t")
     shape = _dims(dims, "dimSize", maximum)
     rank = E.LAYOUT_RANKS[layout]
-    if rank is not None and len(shape) != rank:
-        raise ArgumentFault(f"layout {layout} describes {rank} dimensions, got {len(shape)}", "layout")
+    if rank is not None and len(shape) != rank:  # CNNL keeps such a layout as a tag (DIOPI's 1-D NHWC bias)
+        tolerate("a layout's rank must match the dimensions", "cnnlSetTensorDescriptor",
+                 ArgumentFault(f"layout {layout} describes {rank} dimensions, got {len(shape)}", "layout"))
     if strides is None:
         steps = dense_strides(shape)
     else:

@@ -3,6 +3,7 @@ cnnlPow and cnnlLogicOp (comparisons and logical and/or/xor/not), with their wor
 from __future__ import annotations
 
 from mlusim.errors import ArgumentFault
+from mlusim.lenient import tolerate
 from mlusim.validate import as_enum
 
 from .. import checks
@@ -88,14 +89,25 @@ def getOpTensorWorkspaceSize_v2(handle, op_desc, alpha1, a_desc, a, alpha2, b_de
     size_t *size) -> size: the workspace cnnlOpTensor needs for exactly this call. The operation, the scalars
     and the tensors are checked as cnnlOpTensor checks them; the pointers are not read (they may be NULL)."""
     handle_arg(handle)
-    descriptor = ready(op_desc, OpTensorDescriptor, "op_desc")
     ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
-    _check_compute_dtype(descriptor, cd, "op_desc")
+    _op_descriptor(op_desc, "op_desc", cd)
     for value, arg, default in ((alpha1, "alpha1", 1), (alpha2, "alpha2", 1), (beta, "beta", 0)):
         checks.scalar(value, arg, default, cd.dtype)
     for pointer, arg in ((a, "a"), (b, "b"), (c, "c")):
         pointer_value(pointer, arg)
     return _staged_workspace(ad, bd, cd)
+
+
+def _op_descriptor(op_desc, arg: str, c) -> tuple:
+    """(operation, computation type) of an op-tensor descriptor. One created but never set is what CNNL makes of
+    it: ADD, computed in the output's type (float for half and bfloat16) -- tolerated (mlusim.lenient)."""
+    descriptor = live(op_desc, OpTensorDescriptor, arg)
+    if descriptor.is_set:
+        _check_compute_dtype(descriptor, c, arg)
+        return descriptor.op, descriptor.compute_dtype
+    tolerate("an op-tensor descriptor must be set before use", "cnnlOpTensor",
+             ArgumentFault(f"the {OpTensorDescriptor.c_type} was never set ({OpTensorDescriptor.setter})", arg))
+    return E.CNNL_OP_TENSOR_ADD, (E.CNNL_DTYPE_FLOAT if c.dtype in D.HALF_PRECISION else c.dtype)
 
 
 def _compute_dtype_fits(compute: int, storage: int) -> bool:
@@ -116,9 +128,8 @@ def opTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, w
     """cnnlOpTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, workspace_size, beta, c_desc, c):
     c = op(alpha1*a, alpha2*b) + beta*c with broadcasting of a and b to c. beta == 0 never reads c."""
     with OpCall("cnnlOpTensor", handle) as call:
-        descriptor = ready(op_desc, OpTensorDescriptor, "op_tensor_desc")
         ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
-        _check_compute_dtype(descriptor, cd, "op_tensor_desc")
+        op, _ = _op_descriptor(op_desc, "op_tensor_desc", cd)
         scale_a = checks.scalar(alpha1, "alpha1", 1, cd.dtype)
         scale_b = checks.scalar(alpha2, "alpha2", 1, cd.dtype)
         scale_c = checks.scalar(beta, "beta", 0, cd.dtype)
@@ -126,7 +137,7 @@ def opTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, w
         b_view = call.input(bd, b, "b")
         c_view = call.output(cd, c, "c", read=scale_c != 0)
         call.workspace(workspace, workspace_size, _staged_workspace(ad, bd, cd), "cnnlGetOpTensorWorkspaceSize")
-        name = _OP_TENSOR_NAMES[descriptor.op]
+        name = _OP_TENSOR_NAMES[op]
         flops = cd.size * (1 + (scale_a != 1) + (scale_b != 1) + 2 * (scale_c != 0))
         call.submit(lambda: kernels.op_tensor(name, a_view, b_view, c_view, scale_a, scale_b, scale_c),
                     flops=flops, dtype=cd.dtype)

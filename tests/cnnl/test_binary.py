@@ -219,8 +219,10 @@ def test_op_tensor_bad_arguments(handle):
              c=make([2, 3], cnnl.CNNL_DTYPE_INT32), alpha1=0.5)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="alpha1"):
         call(alpha1="2")
-    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_tensor_desc"):
-        call(desc=cnnl.createOpTensorDescriptor())
+    with pytest.MonkeyPatch.context() as strict:  # an unset descriptor is refused only when strict (see below)
+        strict.setenv("MLUSIM_STRICT", "1")
+        with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_tensor_desc"):
+            call(desc=cnnl.createOpTensorDescriptor())
     destroyed = op_desc(cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_DTYPE_FLOAT)
     cnnl.destroyOpTensorDescriptor(destroyed)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_tensor_desc"):
@@ -277,3 +279,31 @@ def test_every_dtype_is_either_computed_or_not_supported(handle, code):
     cnnl.opTensor(handle, add, 1, a.desc, a.ptr, 1, a.desc, a.ptr, None, 0, 0, c.desc, c.ptr)
     sync(handle)
     assert c.read().tolist() == [2, 2, 2]
+
+
+@pytest.mark.parametrize("code", [cnnl.CNNL_DTYPE_FLOAT, cnnl.CNNL_DTYPE_HALF, cnnl.CNNL_DTYPE_INT32])
+def test_an_op_tensor_descriptor_never_set_adds_as_cnnl_does(handle, code, monkeypatch):
+    """DIOPI passes an op-tensor descriptor it created but never set: CNNL adds (in the output's type, float for
+    half). Accepted with one LenientWarning per call site; MLUSIM_STRICT=1 refuses it (BAD_PARAM, op_tensor_desc)."""
+    from mlusim import lenient
+    lenient.reset()
+    monkeypatch.delenv("MLUSIM_STRICT", raising=False)
+    rng = np.random.default_rng(code)
+    a_values, b_values = random_values(rng, A_DIMS, code), random_values(rng, B_DIMS, code)
+    a, b, c = tensor(a_values, code), tensor(b_values, code), empty(list(C_DIMS), code)
+    unset = cnnl.createOpTensorDescriptor()
+    ws = cnnl.getOpTensorWorkspaceSize(handle, a.desc, b.desc, c.desc)
+    workspace = cnrt.malloc(ws) if ws else None
+    with pytest.warns(lenient.LenientWarning, match="never set") as caught:
+        for _ in range(2):
+            cnnl.opTensor(handle, unset, 1, a.desc, a.ptr, 1, b.desc, b.ptr, workspace, ws, 0, c.desc, c.ptr)
+    assert len([w for w in caught if issubclass(w.category, lenient.LenientWarning)]) == 1
+    sync(handle)
+    want = reference(lambda x, y: x + y, code, a_values, b_values).astype(NUMPY[code])  # one rounding
+    np.testing.assert_allclose(as_float64(c.read()), as_float64(want), rtol=1e-3 if code == cnnl.CNNL_DTYPE_HALF else 0)
+    monkeypatch.setenv("MLUSIM_STRICT", "1")
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_tensor_desc"):
+        cnnl.opTensor(handle, unset, 1, a.desc, a.ptr, 1, b.desc, b.ptr, workspace, ws, 0, c.desc, c.ptr)
+    cnnl.destroyOpTensorDescriptor(unset)
+    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM):  # a destroyed one stays an error
+        cnnl.opTensor(handle, unset, 1, a.desc, a.ptr, 1, b.desc, b.ptr, workspace, ws, 0, c.desc, c.ptr)
