@@ -139,13 +139,20 @@ def fuse(program: Program, epilogues: bool = True) -> dict:
 
 def _float_layer(program: Program, step: Step) -> bool:
     out = program.values[step.outs[0]]
-    return len(step.outs) == 1 and out.dtype.name in ("float16", "float32") and not step.attrs.get("epilogue") \
-        and program.values[step.ins[0]].dtype.kind == "f"
+    return len(step.outs) == 1 and out.dtype.name in ("float16", "float32") and \
+        program.values[step.ins[0]].dtype.kind == "f"
 
 
 def _start_layer(program: Program, step: Step, position: int) -> _Group:
-    """A conv / matmul as a group: acc (float32) [+ bias], rounded into the layer's output type."""
+    """A conv / matmul as a group: acc (float32) [+ bias], rounded into the layer's output type (or the epilogue
+    the layer has: a quantized layer's dequantization)."""
     builder = ExpressionBuilder()
+    if step.attrs.get("epilogue"):
+        builder.nodes = [dict(n) for n in step.attrs["epilogue"]["nodes"]]
+        group = _Group(step, position, builder, list(step.ins), 2)
+        group.values[step.outs[0]] = len(builder.nodes) - 1
+        group.shape = program.values[step.outs[0]].shape
+        return group
     value = builder.input(0, np.float32)
     ins = list(step.ins[:2])
     if len(step.ins) > 2:

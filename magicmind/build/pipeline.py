@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..graph.program import Program
 from ..status import MagicMindError
-from . import folding, fusion, layout, normalize, passes, precision
+from . import folding, fusion, layout, normalize, passes, precision, quantize
 from .config import BuilderConfig
 
 
@@ -53,6 +53,14 @@ def build(program: Program, config: BuilderConfig, network) -> dict:
     info["matmul_weights_packed"] = layout.pack_matmul_weights(program)
     info["dead_steps_removed"] += passes.remove_dead_steps(program)
     info.update(precision.apply(program, info["precision"]))
+    if info["precision"].startswith("qint"):
+        settings = config.get("precision_config")
+        calibration = getattr(network, "_calibration", None) or {}
+        ranges = quantize.Ranges(calibration.get("ranges"), config.get("custom_ranges"))
+        info.update(quantize.quantize(program, 8 if info["precision"].startswith("qint8") else 16, ranges,
+                                      settings["activation_quant_algo"] == "asymmetric",
+                                      settings["weight_quant_granularity"] == "per_axis"))
+        info["calibration"] = {k: v for k, v in calibration.items() if k != "ranges"}
     if config.get("debug_config")["fusion_enable"]:
         info.update(fusion.fuse(program))
     info["dead_steps_removed"] += passes.remove_dead_steps(program)

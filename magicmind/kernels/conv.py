@@ -163,12 +163,14 @@ def _depthwise(x, w, p0, p1, od_n, oh_n, ow_n, kd_n, kh_n, kw_n, sd, sh, sw, pd,
 
 
 class Quantization:
-    """How a quantized layer reads its input: bits (8 or 16), the activation's scale and zero point (asymmetric:
-    zero != 0, unsigned range)."""
+    """How a quantized layer reads its input: bits (8 or 16), the activation's scale and zero point, and whether
+    the integers are unsigned (asymmetric quantization: 0 .. 2^bits - 1) or signed and symmetric
+    (-(2^(bits-1) - 1) .. 2^(bits-1) - 1)."""
 
-    def __init__(self, bits: int, scale: float, zero: int = 0):
+    def __init__(self, bits: int, scale: float, zero: int = 0, unsigned: Optional[bool] = None):
         self.bits, self.scale, self.zero = int(bits), float(scale), int(zero)
-        if self.zero:
+        self.unsigned = bool(self.zero) if unsigned is None else bool(unsigned)
+        if self.unsigned:
             self.qmin, self.qmax = 0, (1 << self.bits) - 1
         else:
             self.qmin, self.qmax = -(1 << (self.bits - 1)) + 1, (1 << (self.bits - 1)) - 1
@@ -184,7 +186,7 @@ class Quantization:
         """Terms per exact float32 GEMM (None: the float64 GEMM of int16 needs no chunks)."""
         if self.bits != 8:
             return None
-        return INT8_CHUNK if not self.zero else INT8_CHUNK // 2
+        return INT8_CHUNK if not self.unsigned else INT8_CHUNK // 2
 
 
 class Conv:

@@ -91,6 +91,8 @@ class Context:
         self.last_memory_plan: Optional[P.MemoryPlan] = None
         self._spec = None
         self._handles: dict = {}  # cnrt queue -> the cnnl handle bound to it (library layers)
+        #: value id -> a function the value's data is given to after each enqueue computed it (calibration)
+        self.observers: dict = {}
 
     # ---- tensors -----------------------------------------------------------------------------------------------
 
@@ -294,12 +296,14 @@ class _Run:
         outputs = self._outputs()
         self._stage_inputs()
         ctx.layers = [] if ctx.profiling else ctx.layers
+        self._observe(self.program.inputs)
         for index, step in enumerate(self.program.steps):
             if index in self.plan.host_steps:
+                self._observe(step.outs)
                 continue
-            if step.op in P.VIEW_OPS and all(memory.places.get(k, ("", None))[0] == "alias" for k in step.outs):
-                continue  # the output is the input's bytes
-            self._issue(step, index)
+            if not (step.op in P.VIEW_OPS and
+                    all(memory.places.get(k, ("", None))[0] == "alias" for k in step.outs)):
+                self._issue(step, index)  # (a view's output is its input's bytes: nothing to run)
             self._dump_step(step)
         self._finish_outputs()
         return outputs
@@ -314,6 +318,7 @@ class _Run:
             if key not in outputs_set:
                 self._own_buffer(key)
         self._stage_inputs()
+        self._observe(self.program.inputs)
         results = {}
         for index, step in enumerate(self.program.steps):
             ins = [infos[v] for v in step.ins]
@@ -513,8 +518,30 @@ class _Run:
                                info={"flops": flops, "bytes": nbytes, "unit": op.unit, "layer": step.name,
                                      "op": step.op})
 
+    def _read_after(self, key) -> np.ndarray:
+        """A host array the queue fills with value `key` when it gets here (its current bytes: arena bytes are
+        reused later)."""
+        info = self.infos[key]
+        address = self.address.get(key)
+        data = np.empty(info.shape, info.dtype) if info.value is None else np.array(info.value, info.dtype)
+        if info.value is None and address and data.nbytes:
+            cnrt.memcpyAsync(data, address, data.nbytes, self.queue, cnrt.cnrtMemcpyDevToHost)
+        return data
+
+    def _observe(self, keys) -> None:
+        """Hand the values the context's observers watch (calibration) to them, in queue order."""
+        observers = self.context.observers
+        for key in keys:
+            observer = observers.get(key)
+            if observer is not None:
+                data = self._read_after(key)
+                cnrt.invokeHostFunc(self.queue, lambda _=None, data=data, observer=observer: observer(data))
+
     def _dump_step(self, step) -> None:
-        """Copy the step's outputs back right after it (arena bytes are reused later) and write them in order."""
+        """Copy the step's outputs back right after it (arena bytes are reused later) and write them in order;
+        hand the watched ones to the observers."""
+        if self.context.observers:
+            self._observe(step.outs)
         dump = self.context._dump
         if dump is None:
             return
@@ -523,11 +550,7 @@ class _Run:
             value = self.program.values[key]
             if dump.dump_mode == 1 and value.name not in set(dump.tensor_name):
                 continue
-            info = self.infos[key]
-            address = self.address.get(key)
-            data = np.empty(info.shape, info.dtype) if info.value is None else np.array(info.value, info.dtype)
-            if info.value is None and address and data.nbytes:
-                cnrt.memcpyAsync(data, address, data.nbytes, self.queue, cnrt.cnrtMemcpyDevToHost)
+            data = self._read_after(key)
             safe = value.name.replace("/", "_").replace(":", "_")
             target = os.path.join(dump.path, safe + (".npy" if dump.file_format == 0 else ".bin"))
 

@@ -37,12 +37,14 @@ def test_force_float16_is_computed_in_half(tmp_path, maker, shape):
     assert np.abs(y16 - y32).max() > 10 * np.abs(y32 - ref).max()
 
 
-def test_quantized_modes_say_they_are_not_built_yet():
+def test_a_quantized_mode_without_ranges_names_the_tensor_it_lacks():
     net = mm.Network()
-    x = net.add_input(mm.DataType.FLOAT32, mm.Dims([2]))
-    net.mark_output(net.add_i_activation_node(x, mm.IActivation.RELU).get_output(0))
+    x = net.add_input(mm.DataType.FLOAT32, mm.Dims([2, 4]))
+    w = net.add_i_const_node(mm.DataType.FLOAT32, mm.Dims([4, 3]), np.ones((4, 3), np.float32)).get_output(0)
+    net.mark_output(net.add_i_matmul_node(x, w).get_output(0))
     config = mm.BuilderConfig()
     assert config.parse_from_string('{"precision_config": {"precision_mode": "qint8_mixed_float16"}}').ok()
     builder = mm.Builder()
     assert builder.build_model("q", net, config) is None
-    assert builder.last_status.code() == mm.Code.UNIMPLEMENTED
+    assert builder.last_status.code() == mm.Code.INVALID_ARGUMENT and "input0" in str(builder.last_status)
+    assert "custom_ranges" in str(builder.last_status)

@@ -97,10 +97,11 @@ def epilogue_dtype(attrs, default):
 
 
 def quantization(spec):
-    """The kernels' Quantization of a layer's attrs["quant"] entry ({"bits", "scale", "zero"}), or None."""
+    """The kernels' Quantization of a layer's attrs["quant"] entry ({"bits", "scale", "zero", "unsigned"}), or
+    None."""
     if not spec:
         return None
-    return conv_kernel.Quantization(spec["bits"], spec["scale"], spec.get("zero", 0))
+    return conv_kernel.Quantization(spec["bits"], spec["scale"], spec.get("zero", 0), spec.get("unsigned", False))
 
 
 @register

@@ -4,6 +4,7 @@ Build: Network, Parser, BuilderConfig, Builder -> Model; run: System, Device, Mo
 IRTTensor. See docs/magicmind.md.
 """
 from ...build.builder import Builder  # noqa: F401
+from ...build.calibration import CalibDataInterface, Calibrator, RemoteConfig  # noqa: F401
 from ...build.config import BuilderConfig  # noqa: F401
 from ...dims import Dims  # noqa: F401
 from ...enums import (DataType, DeviceTracerLevel, HostTracerLevel, IActivation, IDetectionOutputAlgo,  # noqa: F401
