@@ -15,6 +15,9 @@ ANNOTATIONS = {
     "cndevGetCoreCount": {"cardCoreCount": _VERSIONED},
     "cndevGetClusterCount": {"clusCount": _VERSIONED},
     "cndevGetUUID": {"uuidInfo": _VERSIONED},
+    "cndevGetDDRInfo": {"ddrinfo": _VERSIONED},
+    "cndevGetFrequencyInfo": {"freqInfo": _VERSIONED},
+    "cndevGetDeviceMaxPerformance": {"maxPerformance": _VERSIONED},
 }
 
 DESTROYS: dict = {}

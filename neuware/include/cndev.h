@@ -139,6 +139,45 @@ typedef struct {
   unsigned int driverBuildVersion;
 } cndevVersionInfo_t;
 
+/* The board's published figures: GDRAM bus width (bits) and bandwidth (GB/s, integer part and two decimals). */
+typedef struct {
+  int version;
+  uint32_t dataWidth;
+  uint32_t bandWidth;
+  uint32_t bandWidthDecimal;
+} cndevDDRInfo_t;
+
+#define CNDEV_MLU_CLUSTER_FREQUENCY_COUNT 20
+
+/* Clocks in MHz (the simulated boards run at one fixed clock); ddrFreq is the GDRAM transfer rate in MT/s. */
+typedef struct {
+  int version;
+  int boardFreq;
+  int ddrFreq;
+  uint8_t overtempDfsFlag;
+  uint8_t fastDfsFlag;
+  uint16_t mluClusterFreqCount;
+  uint16_t mluClusterFreq[CNDEV_MLU_CLUSTER_FREQUENCY_COUNT];
+  int boardDefaultFreq;
+  int boardFreqArange[2];
+} cndevFrequencyInfo_t;
+
+/* Peak MACs (tensor) and operations (vector: 0, not in the board catalog) per cycle per core. */
+typedef struct {
+  uint32_t version;
+  uint64_t int4Tensor;
+  uint64_t int8Tensor;
+  uint64_t int16Tensor;
+  uint64_t fp16Tensor;
+  uint64_t bf16Tensor;
+  uint64_t fp32Tensor;
+  uint64_t fp16Vector;
+  uint64_t bf16Vector;
+  uint64_t fp32Vector;
+  uint64_t int8Vector;
+  uint64_t int16Vector;
+} cndevDeviceMaxPerformance_t;
+
 cndevRet_t cndevInit(int reserved);
 cndevRet_t cndevRelease(void);
 const char *cndevGetErrorString(cndevRet_t errorId);
@@ -155,6 +194,9 @@ cndevRet_t cndevGetCoreCount(cndevCardCoreCount_t *cardCoreCount, cndevDevice_t 
 cndevRet_t cndevGetClusterCount(cndevCardClusterCount_t *clusCount, cndevDevice_t device);
 cndevRet_t cndevGetUUID(cndevUUID_t *uuidInfo, cndevDevice_t device);
 cndevRet_t cndevGetPCIeInfoV2(cndevPCIeInfoV2_t *deviceInfo, cndevDevice_t device);
+cndevRet_t cndevGetDDRInfo(cndevDDRInfo_t *ddrinfo, cndevDevice_t device);
+cndevRet_t cndevGetFrequencyInfo(cndevFrequencyInfo_t *freqInfo, cndevDevice_t device);
+cndevRet_t cndevGetDeviceMaxPerformance(cndevDeviceMaxPerformance_t *maxPerformance, cndevDevice_t device);
 
 /* Exits with the status's description when a CNDev call fails. */
 #define cndevCheckErrors(call)                                                                               \

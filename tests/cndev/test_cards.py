@@ -88,3 +88,25 @@ def test_unknown_names_and_statuses():
     with pytest.raises(cndev.CndevError) as error:
         cndev.init("zero")
     assert error.value.code == cndev.CNDEV_ERROR_INVALID_ARGUMENT
+
+
+def test_board_figures_follow_the_catalog():
+    """cndevGetDDRInfo / cndevGetFrequencyInfo / cndevGetDeviceMaxPerformance from the board's catalog entry."""
+    from mlusim import device as devices
+    cndev.init(0)
+    try:
+        spec = devices.get(0).spec
+        ddr = cndev.getDDRInfo(0)
+        assert ddr.dataWidth == spec.bus_width_bits
+        assert abs(ddr.bandWidth + ddr.bandWidthDecimal / 100 - spec.gdram_bandwidth / 1e9) < 0.006
+        frequency = cndev.getFrequencyInfo(0)
+        assert frequency.boardFreq == round(spec.clock_hz / 1e6) == frequency.boardFreqArange[1]
+        assert frequency.mluClusterFreq[:spec.cluster_count] == (frequency.boardFreq,) * spec.cluster_count
+        peak = cndev.getDeviceMaxPerformance(0)
+        assert (peak.int8Tensor, peak.fp16Tensor, peak.fp32Tensor) == (
+            spec.macs_per_cycle["int8"], spec.macs_per_cycle["half"], spec.macs_per_cycle["float"])
+        with pytest.raises(cndev.CndevError) as error:
+            cndev.getDDRInfo(99)
+        assert error.value.code == cndev.CNDEV_ERROR_INVALID_DEVICE_ID
+    finally:
+        cndev.release()

@@ -19,3 +19,10 @@ def test_context_configuration_and_memory_attributes(programs):
     settings agree), cnGetCtxMaxParallelUnionTasks, cnQueueGetContext, cnMallocConstant, cnGetMemAttribute."""
     result = programs.run("cndrv_config.c")
     assert "0 failure(s)" in result.stdout, result.stdout
+
+
+def test_board_figures(programs):
+    """programs/cndev_figures.c: cndevGetDDRInfo, cndevGetFrequencyInfo, cndevGetDeviceMaxPerformance agree with
+    CNRT's attributes of the same board; version kept; bad arguments."""
+    result = programs.run("cndev_figures.c")
+    assert "0 failure(s)" in result.stdout, result.stdout
