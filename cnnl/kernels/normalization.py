@@ -250,10 +250,17 @@ def batch_norm_training(x, weight, bias, y, channel_axis, eps, momentum, running
     values = _channel_view(x, channel_axis, dtype)
     blocks = _channel_blocks(values)
     (total,) = _summed(lambda *a: channel_sums(values, *a), blocks, channels)
+    if x.dtype != dtype:  # half/bfloat16: torch sums them in float32, whose range the total takes (inf beyond)
+        with np.errstate(over="ignore"):
+            total = total.astype(np.float32).astype(np.float64)
     mean = total / count
     mean_cast = mean.astype(dtype)
     (variance,) = _summed(lambda *a: channel_centred_squares(values, mean_cast, *a), blocks, channels)
     variance /= max(count, 1)
+    if dtype == np.float32:  # a float32 accumulator's range, as torch's: a variance beyond it is inf (invstd 0);
+        # torch sums a float32 input's mean in double (finite where a float32 sum would overflow), as here
+        with np.errstate(over="ignore"):
+            variance = variance.astype(np.float32).astype(np.float64)
     invstd = 1.0 / np.sqrt(variance + eps)
     scale = (invstd * load(weight, np.float64).reshape(-1)).astype(dtype)
     shift = np.ascontiguousarray(load(bias, dtype).reshape(-1))
