@@ -82,6 +82,30 @@ class MatMulHeuristicResult(Descriptor):
 
 matMulDescCreate, matMulDescDestroy = lifecycle(MatMulDescriptor, "cnnlMatMulDescCreate", "cnnlMatMulDescDestroy")
 matMulAlgoCreate, matMulAlgoDestroy = lifecycle(MatMulAlgo, "cnnlMatMulAlgoCreate", "cnnlMatMulAlgoDestroy")
+
+
+@api("cnnlCreateMatMulDescriptor")
+def createMatMulDescriptor() -> MatMulDescriptor:
+    """cnnlCreateMatMulDescriptor(cnnlMatMulDescriptor_t *desc) -> desc: CNNL's newer name of cnnlMatMulDescCreate."""
+    return matMulDescCreate()
+
+
+@api("cnnlDestroyMatMulDescriptor")
+def destroyMatMulDescriptor(desc) -> None:
+    """cnnlDestroyMatMulDescriptor(cnnlMatMulDescriptor_t desc): CNNL's newer name of cnnlMatMulDescDestroy."""
+    matMulDescDestroy(desc)
+
+
+@api("cnnlCreateMatMulAlgo")
+def createMatMulAlgo() -> MatMulAlgo:
+    """cnnlCreateMatMulAlgo(cnnlMatMulAlgo_t *algo) -> algo: CNNL's newer name of cnnlMatMulAlgoCreate."""
+    return matMulAlgoCreate()
+
+
+@api("cnnlDestroyMatMulAlgo")
+def destroyMatMulAlgo(algo) -> None:
+    """cnnlDestroyMatMulAlgo(cnnlMatMulAlgo_t algo): CNNL's newer name of cnnlMatMulAlgoDestroy."""
+    matMulAlgoDestroy(algo)
 createMatMulHeuristicResult, destroyMatMulHeuristicResult = lifecycle(
     MatMulHeuristicResult, "cnnlCreateMatMulHeuristicResult", "cnnlDestroyMatMulHeuristicResult")
 

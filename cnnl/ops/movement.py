@@ -29,6 +29,34 @@ def copy(handle, input_desc, input, output_desc, output) -> None:
         call.submit(lambda: kernels.copy(src_view, dst_view), flops=0, dtype=dst.dtype)
 
 
+@api("cnnlGetCopyWorkspaceSize")
+def getCopyWorkspaceSize(handle, input_desc, output_desc) -> int:
+    """cnnlGetCopyWorkspaceSize(handle, input_desc, output_desc, size_t *size) -> 0: a copy between any strides needs
+    no workspace here (the descriptors are checked as cnnlCopy_v2 checks them)."""
+    handle_arg(handle)
+    _copy_operands("cnnlCopy_v2", input_desc, output_desc)
+    return 0
+
+
+@api("cnnlCopy_v2")
+def copy_v2(handle, input_desc, input, output_desc, output, workspace, workspace_size) -> None:
+    """cnnlCopy_v2(handle, input_desc, input, output_desc, output, void *workspace, size_t workspace_size): cnnlCopy
+    with the workspace cnnlGetCopyWorkspaceSize asks for (none; a workspace given is claimed, NULL with 0 is fine)."""
+    with OpCall("cnnlCopy_v2", handle) as call:
+        src, dst = _copy_operands("cnnlCopy_v2", input_desc, output_desc)
+        src_view, dst_view = call.input(src, input, "input"), call.output(dst, output, "output")
+        call.workspace(workspace, workspace_size, 0, "cnnlGetCopyWorkspaceSize")
+        call.submit(lambda: kernels.copy(src_view, dst_view), flops=0, dtype=dst.dtype)
+
+
+def _copy_operands(name: str, input_desc, output_desc) -> tuple:
+    src, dst = tensor_arg(input_desc, "input_desc"), tensor_arg(output_desc, "output_desc")
+    checks.supported_dtype(src, "input_desc", D.ALL, name)
+    checks.same_dtype(src, "input_desc", (dst, "output_desc"))
+    checks.same_shape(src, "input_desc", (dst, "output_desc"))
+    return src, dst
+
+
 @api("cnnlExpand")
 def expand(handle, input_desc, input, output_desc, output) -> None:
     """cnnlExpand(handle, input_desc, input, output_desc, output): output = input broadcast (numpy rules) to the

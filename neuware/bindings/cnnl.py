@@ -99,6 +99,8 @@ DESTROYS = {
     "cnnlDestroyPoolingDescriptor": "desc",
     "cnnlMatMulDescDestroy": "desc",
     "cnnlMatMulAlgoDestroy": "desc",
+    "cnnlDestroyMatMulDescriptor": "desc",
+    "cnnlDestroyMatMulAlgo": "algo",
     "cnnlDestroyMatMulHeuristicResult": "desc",
     "cnnlRandDestroyGenerator": "generator",
 }

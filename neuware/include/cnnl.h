@@ -711,6 +711,11 @@ cnnlStatus_t CNNL_WIN_API cnnlActivationBackward(cnnlHandle_t handle,
 
 cnnlStatus_t CNNL_WIN_API cnnlCopy(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc, const void *input,
                                    const cnnlTensorDescriptor_t output_desc, void *output);
+cnnlStatus_t CNNL_WIN_API cnnlGetCopyWorkspaceSize(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                                   const cnnlTensorDescriptor_t output_desc, size_t *workspace_size);
+cnnlStatus_t CNNL_WIN_API cnnlCopy_v2(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
+                                      const void *input, const cnnlTensorDescriptor_t output_desc, void *output,
+                                      void *workspace, size_t workspace_size);
 cnnlStatus_t CNNL_WIN_API cnnlExpand(cnnlHandle_t handle, const cnnlTensorDescriptor_t input_desc,
                                      const void *input, const cnnlTensorDescriptor_t output_desc, void *output);
 cnnlStatus_t CNNL_WIN_API cnnlCreateTransposeDescriptor(cnnlTransposeDescriptor_t *desc);
@@ -800,6 +805,11 @@ cnnlStatus_t CNNL_WIN_API cnnlGetMatMulDescAttr(const cnnlMatMulDescriptor_t mat
                                                 size_t *size_written);
 cnnlStatus_t CNNL_WIN_API cnnlMatMulAlgoCreate(cnnlMatMulAlgo_t *desc);
 cnnlStatus_t CNNL_WIN_API cnnlMatMulAlgoDestroy(cnnlMatMulAlgo_t desc);
+/* The newer names of the four above. */
+cnnlStatus_t CNNL_WIN_API cnnlCreateMatMulDescriptor(cnnlMatMulDescriptor_t *desc);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyMatMulDescriptor(cnnlMatMulDescriptor_t desc);
+cnnlStatus_t CNNL_WIN_API cnnlCreateMatMulAlgo(cnnlMatMulAlgo_t *algo);
+cnnlStatus_t CNNL_WIN_API cnnlDestroyMatMulAlgo(cnnlMatMulAlgo_t algo);
 cnnlStatus_t CNNL_WIN_API cnnlCreateMatMulHeuristicResult(cnnlMatMulHeuristicResult_t *desc);
 cnnlStatus_t CNNL_WIN_API cnnlDestroyMatMulHeuristicResult(cnnlMatMulHeuristicResult_t desc);
 /* result_array holds requested_algo_count results. */

@@ -1,6 +1,6 @@
-// cnnl.h from C++ as DIOPI and torch_mlu call it: the casts between the unsigned 32/64-bit types and the signed
-// ones, cnnlAsStridedBackward's uint32_t strides, offset and workspace size, and the flash attention descriptors'
-// cnnlActivationPreference_t; with bad arguments.
+// cnnl.h from C++ as DIOPI, torch_mlu and mlu-ops call it: the casts between the unsigned 32/64-bit types and the
+// signed ones, cnnlAsStridedBackward's uint32_t strides, offset and workspace size, the flash attention
+// descriptors' cnnlActivationPreference_t, cnnlCopy_v2 and the newer matmul descriptor names; with bad arguments.
 #include <cnnl.h>
 
 #include <cstdint>
@@ -98,6 +98,47 @@ static void flash_attention_preference() {
   OK(cnnlDestroyFlashAttentionDescriptor(desc));
 }
 
+static void copy_v2_and_matmul_names() {
+  // a transposing copy: a 2x3 view with strides (1, 2) of a dense 3x2 buffer into a dense 2x3
+  cnnlTensorDescriptor_t in_desc, out_desc = tensor(CNNL_DTYPE_FLOAT, {2, 3});
+  OK(cnnlCreateTensorDescriptor(&in_desc));
+  int dims[2] = {2, 3}, strides[2] = {1, 2};
+  OK(cnnlSetTensorDescriptorEx(in_desc, CNNL_LAYOUT_ARRAY, CNNL_DTYPE_FLOAT, 2, dims, strides));
+  float host[6] = {0, 1, 2, 3, 4, 5}, out[6];
+  void *src, *dst;
+  OK(cnrtMalloc(&src, sizeof host));
+  OK(cnrtMalloc(&dst, sizeof out));
+  OK(cnrtMemcpy(src, host, sizeof host, cnrtMemcpyHostToDev));
+  size_t workspace_size = 99;
+  OK(cnnlGetCopyWorkspaceSize(handle, in_desc, out_desc, &workspace_size));
+  EXPECT(workspace_size == 0, "%zu", workspace_size);
+  OK(cnnlCopy_v2(handle, in_desc, src, out_desc, dst, nullptr, 0));
+  OK(cnrtQueueSync(queue));
+  OK(cnrtMemcpy(out, dst, sizeof out, cnrtMemcpyDevToHost));
+  float want[6] = {0, 2, 4, 1, 3, 5};
+  for (int i = 0; i < 6; i++) EXPECT(out[i] == want[i], "out[%d] = %g", i, out[i]);
+  FAILS_WITH(cnnlCopy_v2(handle, in_desc, src, out_desc, dst, nullptr, 16), CNNL_STATUS_BAD_PARAM, "workspace");
+  cnnlTensorDescriptor_t other = tensor(CNNL_DTYPE_FLOAT, {3, 2});
+  FAILS_WITH(cnnlCopy_v2(handle, in_desc, src, other, dst, nullptr, 0), CNNL_STATUS_BAD_PARAM, "output_desc");
+  FAILS_WITH(cnnlGetCopyWorkspaceSize(handle, in_desc, out_desc, nullptr), CNNL_STATUS_BAD_PARAM, "workspace_size");
+  cnnlDestroyTensorDescriptor(other);
+  cnnlDestroyTensorDescriptor(in_desc);
+  cnnlDestroyTensorDescriptor(out_desc);
+  cnrtFree(src);
+  cnrtFree(dst);
+
+  cnnlMatMulDescriptor_t matmul;
+  cnnlMatMulAlgo_t algo;
+  OK(cnnlCreateMatMulDescriptor(&matmul));
+  OK(cnnlCreateMatMulAlgo(&algo));
+  int32_t transpose_a = 1;
+  OK(cnnlSetMatMulDescAttr(matmul, CNNL_MATMUL_DESC_TRANSA, &transpose_a, sizeof transpose_a));
+  OK(cnnlDestroyMatMulAlgo(algo));
+  OK(cnnlDestroyMatMulDescriptor(matmul));
+  FAILS_WITH(cnnlDestroyMatMulDescriptor(matmul), CNNL_STATUS_BAD_PARAM, "destroyed");
+  FAILS_WITH(cnnlCreateMatMulAlgo(nullptr), CNNL_STATUS_BAD_PARAM, "algo");
+}
+
 int main() {
   OK(cnnlCreate(&handle));
   OK(cnrtQueueCreate(&queue));
@@ -105,6 +146,7 @@ int main() {
   unsigned_casts();
   as_strided_backward();
   flash_attention_preference();
+  copy_v2_and_matmul_names();
   OK(cnnlDestroy(handle));
   DONE();
 }
