@@ -72,9 +72,13 @@ static inline int64_t __mlu_foreign_fault(int64_t *ctx, const char *what) {
   return __MLU_TRAP;
 }
 
-template <typename F, F K> struct __mlu_kernel;
+/* Hidden, as is everything of this library an object defines: a kernel's table entry is a static local of a template
+   member, which g++ would otherwise make one STB_GNU_UNIQUE symbol for every object loaded into the process (even
+   RTLD_LOCAL ones), so a second shared object with the same kernel found the first's entry taken and left the kernel
+   out of its own table. */
+template <typename F, F K> struct __MLU_HIDDEN __mlu_kernel;
 template <typename... P, void (*K)(P...)>
-struct __mlu_kernel<void (*)(P...), K> {
+struct __MLU_HIDDEN __mlu_kernel<void (*)(P...), K> {
   template <size_t... I>
   static void call(void **args, __mlu_indices<I...>) { K(*(typename std::decay<P>::type *)args[I]...); }
 
@@ -116,16 +120,16 @@ struct __mlu_kernel<void (*)(P...), K> {
 
 /* Registration of a kernel defined in this translation unit (cncc emits one after each definition). */
 template <typename F, F K>
-struct __mlu_registrar {
+struct __MLU_HIDDEN __mlu_registrar {
   __mlu_registrar(const char *name, int64_t flags) { __mlu_kernel<F, K>::enter(name, flags); }
 };
 
 /* ---- kernel<<<dim, ktype, queue>>>(args...) ------------------------------------------------------------------ */
 template <typename T> struct __mlu_held { T value; };
 
-template <typename F, F K> struct __mlu_launch_t;
+template <typename F, F K> struct __MLU_HIDDEN __mlu_launch_t;
 template <typename... P, void (*K)(P...)>
-struct __mlu_launch_t<void (*)(P...), K> {
+struct __MLU_HIDDEN __mlu_launch_t<void (*)(P...), K> {
   cnrtDim3_t dim;
   cnrtFunctionType_t ktype;
   cnrtQueue_t queue;
