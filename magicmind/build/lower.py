@@ -1,6 +1,7 @@
 """Network -> Program: constants become values, every other node a step; shapes and dtypes from the network."""
 from __future__ import annotations
 
+from ..dtypes import numpy_of
 from ..graph.network import Network
 from ..graph.program import Program, Step
 from ..status import invalid
@@ -16,10 +17,19 @@ def lower(network: Network) -> Program:
     infos = network.infos()
     program = Program()
     keys = {}
+    prefix = []
     for tensor in network.get_inputs():
         info = infos[tensor]
+        if tensor._model_dtype is not None:  # set_data_type: the model takes another type, cast first
+            given = program.new_value(tensor.get_tensor_name(), numpy_of(tensor._model_dtype), info.shape)
+            keys[tensor] = program.new_value(tensor.get_tensor_name() + "/network_type", info.dtype, info.shape)
+            prefix.append(Step("cast", {"dtype": info.dtype.name}, [given], [keys[tensor]],
+                               tensor.get_tensor_name() + "/to_network_type"))
+            program.inputs.append(given)
+            continue
         keys[tensor] = program.new_value(tensor.get_tensor_name(), info.dtype, info.shape)
         program.inputs.append(keys[tensor])
+    program.steps.extend(prefix)
     for node in network.nodes:
         if node.op == "const":
             tensor = node.outputs[0]

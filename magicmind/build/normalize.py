@@ -23,6 +23,13 @@ def insert_bn(program: Program, spec: dict) -> int:
                           f"{len(program.inputs)} inputs")
         key = program.inputs[i]
         value = program.values[key]
+        cast = next((s for s in program.steps if s.op == "cast" and s.ins == [key]), None)
+        if value.dtype.kind != "f" and cast is not None and program.values[cast.outs[0]].dtype.kind == "f":
+            # the input's type was set (set_data_type): normalise into the type the network computes in
+            program.steps.remove(cast)
+            program.inputs[i] = key = cast.outs[0]
+            value = program.values[key]
+            value.name = program.values[cast.ins[0]].name
         mean = np.asarray(entry["mean"], np.float64)
         var = np.asarray(entry["var"], np.float64)
         if value.shape is None or len(value.shape) < 2 or value.shape[1] not in (-1, mean.size):

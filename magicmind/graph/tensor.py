@@ -19,6 +19,8 @@ class ITensor:
         self.index = index
         self._dims: Optional[Dims] = None
         self._dtype: Optional[DataType] = None
+        #: an input's type in the built model when set_data_type changed it (the network keeps `_dtype`)
+        self._model_dtype: Optional[DataType] = None
 
     @property
     def is_input(self) -> bool:
@@ -59,18 +61,22 @@ class ITensor:
     def get_data_type(self) -> DataType:
         """ITensor::GetDataType()."""
         if self.is_input:
-            return self._dtype
+            return self._model_dtype or self._dtype
         return get_datatype_by_numpy(self._info().dtype)
 
     def set_data_type(self, data_type) -> Status:
-        """ITensor::SetDataType(type): for network inputs."""
+        """ITensor::SetDataType(type): for network inputs: the type the built model takes there (the network
+        computes in the type it was made with; the model converts the input to it first, as from_numpy converts
+        host data)."""
         if not self.is_input:
             return Status(3, f"set_data_type: tensor {self._name!r} is a node output; only inputs take a type")
         try:
             numpy_of(data_type, "data_type")
         except MagicMindError as error:
             return error.status
-        self._dtype = data_type
+        if self._dtype is None:
+            self._dtype = data_type
+        self._model_dtype = None if data_type == self._dtype else data_type
         self._network.changed()
         return Status()
 

@@ -165,3 +165,26 @@ def test_errors_name_the_argument():
     assert a.get_output(0).set_dimension([1]).code() == mm.Code.INVALID_ARGUMENT
     with pytest.raises(mm.MagicMindError):
         net.add_i_elementwise_node(x, const(net, np.zeros((2, 5), np.float32)), mm.IElementwise.ADD)
+
+
+def test_set_data_type_on_an_input_converts_it_to_the_network_s_type():
+    """As transformer samples do: a network on int64 ids takes INT32 from the model's user; with insert_bn a UINT8
+    input set explicitly is normalised the same way."""
+    net = mm.Network()
+    ids = net.add_input(mm.DataType.INT64, mm.Dims([2, 3]))
+    table = net.add_i_const_node(mm.DataType.FLOAT32, mm.Dims([5, 2]),
+                                 np.arange(10, dtype=np.float32).reshape(5, 2)).get_output(0)
+    net.mark_output(net.add_i_gather_node(table, ids, 0).get_output(0))
+    assert ids.set_data_type(mm.DataType.INT32).ok() and ids.get_data_type() == mm.DataType.INT32
+    model = build(net)
+    assert model.get_input_data_types() == [mm.DataType.INT32]
+    got = run(model, [np.array([[0, 4, 2], [1, 1, 3]], np.int32)])[0]
+    np.testing.assert_array_equal(got, np.arange(10, dtype=np.float32).reshape(5, 2)[[[0, 4, 2], [1, 1, 3]]])
+    image = mm.Network()
+    x = image.add_input(mm.DataType.FLOAT32, mm.Dims([1, 2, 1, 1]))
+    image.mark_output(image.add_i_activation_node(x, mm.IActivation.RELU).get_output(0))
+    assert x.set_data_type(mm.DataType.UINT8).ok()
+    normalized = build(image, '{"insert_bn_before_firstnode": {"0": {"mean": [1, 2], "var": [4, 16]}}}')
+    assert normalized.get_input_data_types() == [mm.DataType.UINT8]
+    got = run(normalized, [np.array([5, 1], np.uint8).reshape(1, 2, 1, 1)])[0]
+    np.testing.assert_allclose(got.reshape(-1), [2.0, 0.0])
