@@ -24,6 +24,7 @@ def _ops(length):
         "layer_norm": lambda t: F.layer_norm(t, [length]), "group_norm": lambda t: F.group_norm(t, 3),
         "rms_norm": lambda t: F.rms_norm(t, [length]), "softmax": lambda t: torch.softmax(t, 2),
         "log_softmax": lambda t: torch.log_softmax(t, 2), "logsumexp": lambda t: torch.logsumexp(t, 2),
+        "cumsum": lambda t: t.cumsum(2), "prod": lambda t: t.prod(2), "amin": lambda t: t.amin(2),
     }
 
 
@@ -33,6 +34,7 @@ def _ops(length):
 def test_rows_of_specials_and_extremes_match_torch_cpu(dtype, length, op, kind, seed):
     # squares that overflow float32 in layer and group norm: torch's running variance gives NaN or 0 by the length
     assume(not (kind == "huge" and op in ("layer_norm", "group_norm") and dtype != torch.float16))
+    assume(not (kind == "huge" and op == "prod"))  # whether a product through 3e38 overflows depends on its order
     generator = torch.Generator().manual_seed(seed)
     x = torch.randn(4, 3, length, generator=generator)
     huge, tiny = EXTREMES[dtype]
