@@ -148,12 +148,24 @@ def _shim(function: cdecl.Function, declaration: str) -> str:
     return f"{declaration.rstrip(';').strip()} {{ {returns}{call}; }}"
 
 
+#: C added to libcnrt: the thread state of BANG C kernels (neuware/bangc/include/mlusim_bang/core.h), which every
+#: object cncc builds reads in initial-exec thread-local storage, defined in the one library they all link
+_BANG_THREAD_STATE = r"""
+#define MLUSIM_BANG_TLS __attribute__((visibility("default"), tls_model("initial-exec")))
+MLUSIM_BANG_TLS __thread void *__mlu_ctx;
+MLUSIM_BANG_TLS __thread void *__mlu_escape;
+MLUSIM_BANG_TLS __thread int taskIdX, taskIdY, taskIdZ, taskDimX, taskDimY, taskDimZ, taskId, taskDim, clusterId,
+    clusterDim, coreId, coreDim;
+"""
+_LIBRARY_EXTRAS = {"cnrt": _BANG_THREAD_STATE}
+
+
 def c_source(parsed: cdecl.Library) -> str:
     """The C part of one library: its header, the callbacks' forward declarations, the shims, the fork handlers."""
     lines = [f'#include "{header}"' for header in parsed.headers]
     lines += [f"static {_callback_declaration(f)};" for f in parsed.functions]
     lines += [_shim(f, parsed.function_decls[f.name]) for f in parsed.functions]
-    return "\n".join(lines) + "\n" + _FORK_HANDLERS
+    return "\n".join(lines) + "\n" + _FORK_HANDLERS + _LIBRARY_EXTRAS.get(parsed.name, "")
 
 
 def cffi_declarations(parsed: cdecl.Library) -> str:

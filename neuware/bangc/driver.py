@@ -280,10 +280,17 @@ def compile_bang(o: Options, source: str, output: str, isa: int) -> None:
     compile_unit(o, translate(o, source, isa), source, output)
 
 
+#: every load and store of user code calls a check (mlusim_bang/access.h): GCC's kernel address sanitizer in its
+#: call form, with no shadow memory, globals, stack or scope instrumentation (the checks need none of them)
+CHECKED_ACCESSES = ["-fsanitize=kernel-address", "--param", "asan-instrumentation-with-call-threshold=0",
+                    "--param", "asan-globals=0", "--param", "asan-stack=0", "-fno-sanitize-address-use-after-scope"]
+
+
 def compile_unit(o: Options, text: str, source: str, output: str) -> None:
     """A rewritten unit to a host object (through the cache)."""
     cxx = host_compiler()
-    flags = [f"-std={o.std}", "-fPIC"] + [f for f in o.compiler if f != "-fno-exceptions"]
+    flags = ([f"-std={o.std}", "-fPIC"] + [f for f in o.compiler if f not in ("-fno-exceptions",) and
+                                           not f.startswith("-fsanitize")] + CHECKED_ACCESSES)
     if not any(f.startswith("-O") for f in flags):
         flags.append("-O2")
     key = hashlib.sha256("\0".join([text, cxx, _compiler_version(cxx)] + flags).encode()).hexdigest()

@@ -8,7 +8,8 @@ the kernel comes back as its kind and message and is raised as the engine's exce
 error names kernel, task and ids as for a Python BANG kernel.
 
 Pointer arguments are device addresses; the kernel gets the host address of the bytes behind them, and every
-copy checks its GDRAM side against the allocation (reported with device addresses).
+copy and every scalar load and store (mlusim_bang/access.h) is checked against the allocations the launch was given
+(reported with device addresses).
 """
 from __future__ import annotations
 
@@ -33,16 +34,18 @@ from .registry import KernelInfo
 
 # context row slots (mlusim_bang/core.h)
 C_TASK, C_NRAM, C_STATE, C_LIMITS, C_STOP, C_LAUNCH = 1, 13, 19, 20, 21, 22
-C_ERROR, C_ERROR_SIZE, C_ERROR_KIND, C_SERIAL, C_SLOTS = 23, 24, 25, 26, 64
+C_ERROR, C_ERROR_SIZE, C_ERROR_KIND, C_SERIAL, C_PENDING, C_SLOTS = 23, 24, 25, 26, 62, 64
+#: async copies a task may have pending (struct __mlu_pending: dst, src, size)
+MAX_PENDING = 256
 # launch row
-L_ID, L_NBLOCKS, L_BLOCKS, L_BARRIER, L_RESOLVE, L_SITES, SITE_WORDS, MAX_SITES = 0, 1, 2, 3, 4, 16, 6, 1024
+L_ID, L_NBLOCKS, L_BLOCKS, L_BARRIER, L_DEVICE_BASE, L_DEVICE_SPAN, L_SITES = 0, 1, 2, 3, 12, 13, 16
+SITE_WORDS, MAX_SITES = 6, 1024
 ERROR_BYTES = 2048
 _FAULTS = {1: KernelTrap, 2: KernelAssert, 3: KernelUserTrap, 4: TaskStopped, 5: barriers.BarrierAborted}
 _KIND_CODE = {barriers.BarrierAborted: 5, TaskStopped: 4, KernelUserTrap: 3, KernelAssert: 2}
 _ENTRY = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 _BARRIER = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                             ctypes.c_void_p, ctypes.c_int64)
-_RESOLVE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p)
 _serials = itertools.count(1)
 _launch_ids = itertools.count(1)
 #: C argument type of each parameter kind (for cnrtInvokeKernel's void **args)
@@ -93,8 +96,8 @@ class BoundArguments:
         self.row[L_NBLOCKS] = len(blocks)
         self.row[L_BLOCKS] = self.blocks.ctypes.data
         self.row[L_BARRIER] = ctypes.cast(_ARRIVE, ctypes.c_void_p).value
-        self._resolve = _RESOLVE(self._resolve_host)
-        self.row[L_RESOLVE] = ctypes.cast(self._resolve, ctypes.c_void_p).value
+        self.row[L_DEVICE_BASE] = device.memory.base
+        self.row[L_DEVICE_SPAN] = device.memory.span
         self.contexts: dict = {}
 
     def _host_address(self, kernel, device, index, value, blocks, names) -> int:
@@ -107,21 +110,6 @@ class BoundArguments:
         names.append(name)
         blocks.append((host, host + block.size, block.start, ctypes.addressof(name)))
         return host + offset
-
-    def _resolve_host(self, address, out) -> int:
-        """The GDRAM allocation of this device that holds host address `address` (a pointer no argument gave)."""
-        try:
-            for block in self.device.memory.live_blocks():
-                host = block.data.ctypes.data
-                if host <= address < host + max(block.size, 1):
-                    name = ctypes.create_string_buffer(f"allocation 0x{block.start:x}".encode())
-                    self.names.append(name)
-                    words = ctypes.cast(out, ctypes.POINTER(ctypes.c_int64))
-                    words[0], words[1], words[2], words[3] = host, host + block.size, block.start, ctypes.addressof(name)
-                    return 1
-        except BaseException:  # never let an exception cross into C
-            return 0
-        return 0
 
     def context_row(self, ctx) -> np.ndarray:
         """The context row of the worker whose state row `ctx` carries (made once per worker and launch)."""
@@ -139,7 +127,9 @@ class BoundArguments:
             row[C_LAUNCH] = self.row.ctypes.data
             row[C_ERROR] = error.ctypes.data
             row[C_ERROR_SIZE] = ERROR_BYTES
-            row = self.contexts[key] = (row, error)
+            pending = np.zeros(3 * MAX_PENDING, np.int64)
+            row[C_PENDING] = pending.ctypes.data
+            row = self.contexts[key] = (row, error, pending)
         return row
 
 
@@ -245,7 +235,7 @@ class BangCKernel:
 
     def run_task(self, ctx, bound: BoundArguments) -> None:
         """One task (the engine's body): the compiled trampoline on this host thread, the GIL released."""
-        row, error = bound.context_row(ctx)
+        row, error, _ = bound.context_row(ctx)
         row[C_TASK:C_TASK + 12] = ctx[:12]
         row[C_SERIAL] = next(_serials)
         kind = self.entry(row.ctypes.data, ctypes.addressof(bound.argv))

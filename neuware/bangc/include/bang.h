@@ -3,6 +3,7 @@
 #ifndef MLUSIM_BANG_H
 #define MLUSIM_BANG_H
 #include "mlusim_bang/core.h"
+#include "mlusim_bang/access.h"
 #include "mlusim_bang/memory.h"
 #include "mlusim_bang/vector.h"
 #include "mlusim_bang/launch.h"

@@ -162,3 +162,60 @@ def test_wrong_arguments_fail_at_the_launch(kernels):
         kernels["vector_add"][(4, 1, 1), cnrt.cnrtFuncTypeUnion1, queue](1, 2)
     with pytest.raises(cnrt.CnrtError, match="not of device|no device"):
         kernels["vector_add"][(4, 1, 1), cnrt.cnrtFuncTypeUnion1, queue](12345, 0, 0, 1)
+
+
+def _scalar_sum_reference(x: np.ndarray) -> int:
+    i = np.arange(x.size)
+    return int((x * np.array([1, 10, 100, 1000])[i & 3] + 2 * (i & 255) + (i & 7)).sum())
+
+
+def test_scalar_accesses_of_every_space_run(kernels):
+    x = np.arange(1, 301, dtype=np.int32)
+    px, py = _to_device(x), cnrt.malloc(8)
+    queue = cnrt.queueCreate()
+    kernels["scalar_sum"][(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](px, py, x.size, 1)
+    cnrt.queueSync(queue)
+    assert _from_device(py, 2, np.int32)[1] == _scalar_sum_reference(x)
+
+
+@pytest.mark.parametrize("n, at, message", [
+    (301, 0, "scalar load of 4 bytes at 0x{x:x} is outside its allocation (argument 'args[0] (void *)': 0x{x0:x}, "
+             "1200 bytes; 0 bytes past its end)"),
+    (300, 2, "scalar store of 4 bytes at 0x{y:x} is outside its allocation (argument 'args[1] (void *)': 0x{y0:x}, "
+             "8 bytes; 0 bytes past its end)"),
+    (300, -1, "scalar store of 4 bytes at 0x{ym:x} is outside its allocation (argument 'args[1] (void *)': "
+              "0x{y0:x}, 8 bytes; 4 bytes before its start)"),
+])
+def test_scalar_access_outside_an_allocation_traps_naming_task_and_argument(kernels, n, at, message):
+    x = np.arange(1, 301, dtype=np.int32)
+    px, py = _to_device(x), cnrt.malloc(8)
+    queue = cnrt.queueCreate()
+    kernels["scalar_sum"][(2, 1, 1), cnrt.cnrtFuncTypeBlock, queue](px, py, n, at)
+    error = _sync_error(queue)
+    assert error.code == cnrt.cnrtErrorKernelTrap
+    text = str(error)
+    assert "kernel 'scalar_sum' task " in text   # a trap, not caught by the kernel's catch (...) nor terminate
+    assert message.format(x=px + 1200, x0=px, y=py + 8, y0=py, ym=py - 4) in text
+
+
+def test_a_device_address_read_from_gdram_traps_instead_of_crashing(kernels):
+    target = cnrt.malloc(4)
+    table = _to_device(np.array([target], np.uint64))
+    queue = cnrt.queueCreate()
+    kernels["follows_pointer"][(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](table)
+    error = _sync_error(queue)
+    assert error.code == cnrt.cnrtErrorKernelTrap
+    assert f"scalar store of 4 bytes at 0x{target:x}: a device address dereferenced directly" in str(error)
+    null = _to_device(np.zeros(1, np.uint64))
+    kernels["follows_pointer"][(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](null)
+    assert "scalar store of 4 bytes at address 0x0: a null pointer" in str(_sync_error(queue))
+
+
+def test_scalar_access_past_the_end_of_nram_traps(kernels):
+    queue = cnrt.queueCreate()
+    nram = cnrt.deviceGetAttribute(cnrt.cnrtAttrNramSizePerMcore, 0)
+    kernels["nram_past_end"][(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](nram)
+    error = _sync_error(queue)
+    assert f"scalar store of 1 bytes at NRAM byte {nram} runs past the end of NRAM ({nram} bytes)" in str(error)
+    kernels["nram_past_end"][(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](100)   # NRAM, past the array: allowed
+    cnrt.queueSync(queue)

@@ -2,7 +2,7 @@
  *
  * A BANG C kernel compiled by mlusim's cncc is host code run by mlusim.bang's task engine: each task is one call of
  * the kernel's entry trampoline on a host thread (with the GIL released) with a context row (int64 slots below)
- * that the engine fills. Every rule a kernel breaks throws __mlu_trap, which the trampoline turns into the task's
+ * that the engine fills. Every rule a kernel breaks jumps back to the trampoline (__mlu_leave), which turns it into the task's
  * fault (kernel, task and ids are added by the engine). Header-only: nothing but libcnrt is linked. */
 #ifndef MLUSIM_BANG_CORE_H
 #define MLUSIM_BANG_CORE_H
@@ -14,6 +14,8 @@
 #include <stdarg.h>
 #include <math.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <link.h>
 #include <new>
 
 #ifndef __BANG_ARCH__
@@ -40,7 +42,11 @@
 
 #define __MLU_HIDDEN __attribute__((visibility("hidden")))
 #define __MLU_WEAK __attribute__((weak, visibility("hidden")))
-#define __MLU_NOINLINE __attribute__((noinline, cold))
+/* cncc instruments every load and store of user code (-fsanitize=kernel-address calling the checks below); this
+   library checks its own accesses as the intrinsics it implements, so none of it is instrumented. */
+#define __MLU_UNCHECKED __attribute__((no_sanitize_address))
+#define __MLU_INLINE static inline __MLU_UNCHECKED
+#define __MLU_NOINLINE __attribute__((noinline, cold)) __MLU_UNCHECKED
 
 /* ---- context slots (must match neuware/bangc/program.py) --------------------------------------------------- */
 enum {
@@ -51,14 +57,15 @@ enum {
   __MLU_C_STATE = 19, __MLU_C_LIMITS = 20, __MLU_C_STOP = 21, __MLU_C_LAUNCH = 22,
   __MLU_C_ERROR = 23, __MLU_C_ERROR_SIZE = 24, __MLU_C_ERROR_KIND = 25, __MLU_C_SERIAL = 26,
   __MLU_C_STACK_LO = 27, __MLU_C_STACK_HI = 28, __MLU_C_INITED = 29, /* 30..61: initialised static sites */
-  __MLU_C_SLOTS = 64
+  __MLU_C_PENDING = 62, __MLU_C_PENDING_COUNT = 63 /* async copies not yet done */, __MLU_C_SLOTS = 64
 };
-enum { __MLU_INITED_MAX = 32 };
+enum { __MLU_INITED_MAX = 32, __MLU_MAX_PENDING = 256 };
 /* launch row (shared by the tasks of one launch) */
 enum {
-  __MLU_L_ID = 0, __MLU_L_NBLOCKS = 1, __MLU_L_BLOCKS = 2, __MLU_L_BARRIER = 3, __MLU_L_RESOLVE = 4,
+  __MLU_L_ID = 0, __MLU_L_NBLOCKS = 1, __MLU_L_BLOCKS = 2, __MLU_L_BARRIER = 3,
   __MLU_L_LOCK = 5, __MLU_L_CURSOR = 6 /* 6, 7, 8: NRAM, WRAM, SRAM bytes of static arrays */, __MLU_L_NSITES = 9,
-  __MLU_L_BARRIER_KEY = 10, __MLU_L_PRINT = 11, __MLU_L_SITES = 16
+  __MLU_L_BARRIER_KEY = 10, __MLU_L_PRINT = 11,
+  __MLU_L_DEVICE_BASE = 12, __MLU_L_DEVICE_SPAN = 13 /* the device's GDRAM addresses */, __MLU_L_SITES = 16
 };
 enum { __MLU_SITE_WORDS = 6, __MLU_MAX_SITES = 1024 };
 /* state row slots (mlusim/bang/context.py) and limits row */
@@ -73,31 +80,40 @@ enum { __MLU_OK = 0, __MLU_TRAP = 1, __MLU_ASSERT = 2, __MLU_USER_TRAP = 3, __ML
 /* memory spaces (mlusim.bang.pointer order) */
 enum { __MLU_GDRAM = 0, __MLU_NRAM = 1, __MLU_WRAM = 2, __MLU_SRAM = 3, __MLU_LDRAM = 4 };
 
-static inline const char *__mlu_space_name(int space) {
+__MLU_INLINE const char *__mlu_space_name(int space) {
   static const char *const names[] = {"GDRAM", "NRAM", "WRAM", "SRAM", "LDRAM"};
   return space >= 0 && space <= 4 ? names[space] : "?";
 }
 
 /* ---- the current task ----------------------------------------------------------------------------------------- */
-extern __thread int64_t *__mlu_ctx __MLU_WEAK;
-__thread int64_t *__mlu_ctx __MLU_WEAK = 0;
-extern __thread int taskIdX __MLU_WEAK, taskIdY __MLU_WEAK, taskIdZ __MLU_WEAK, taskDimX __MLU_WEAK,
-    taskDimY __MLU_WEAK, taskDimZ __MLU_WEAK, taskId __MLU_WEAK, taskDim __MLU_WEAK, clusterId __MLU_WEAK,
-    clusterDim __MLU_WEAK, coreId __MLU_WEAK, coreDim __MLU_WEAK;
-__thread int taskIdX __MLU_WEAK, taskIdY __MLU_WEAK, taskIdZ __MLU_WEAK, taskDimX __MLU_WEAK, taskDimY __MLU_WEAK,
-    taskDimZ __MLU_WEAK, taskId __MLU_WEAK, taskDim __MLU_WEAK, clusterId __MLU_WEAK, clusterDim __MLU_WEAK,
-    coreId __MLU_WEAK, coreDim __MLU_WEAK;
+/* The running task of this thread: defined once, in libcnrt (neuware/build.py), in initial-exec thread-local
+   storage, so that the check of every scalar access reads it with one instruction (a dlopened object's own
+   thread-locals are reached through a call). */
+#define __MLU_TLS __attribute__((tls_model("initial-exec")))
+extern __thread int64_t *__mlu_ctx __MLU_TLS;
+extern __thread int taskIdX __MLU_TLS, taskIdY __MLU_TLS, taskIdZ __MLU_TLS, taskDimX __MLU_TLS, taskDimY __MLU_TLS,
+    taskDimZ __MLU_TLS, taskId __MLU_TLS, taskDim __MLU_TLS, clusterId __MLU_TLS, clusterDim __MLU_TLS,
+    coreId __MLU_TLS, coreDim __MLU_TLS;
 
 #define __mlu_launch_row() ((int64_t *)__mlu_ctx[__MLU_C_LAUNCH])
 #define __mlu_state() ((int64_t *)__mlu_ctx[__MLU_C_STATE])
 #define __mlu_limits() ((const int64_t *)__mlu_ctx[__MLU_C_LIMITS])
 
-/* ---- traps ---------------------------------------------------------------------------------------------------- */
-struct __mlu_trap { int kind; };
+/* ---- traps ----------------------------------------------------------------------------------------------------
+   A broken rule ends the task by a jump back to its trampoline (longjmp), not a C++ exception: the checks of scalar
+   accesses are calls the compiler takes for non-throwing, and an exception leaving one would reach std::terminate;
+   nor can a user's catch (...) or noexcept function get in the way. Destructors of the kernel's locals do not run:
+   the task is abandoned, as on the device. */
+extern __thread jmp_buf *__mlu_escape __MLU_TLS;
 
-__MLU_NOINLINE static void __mlu_vtrap(int kind, const char *format, va_list list) {
+__attribute__((noreturn)) __MLU_NOINLINE static void __mlu_leave(int kind) {
+  __mlu_ctx[__MLU_C_ERROR_KIND] = kind;
+  longjmp(*__mlu_escape, 1);
+}
+
+__attribute__((noreturn)) __MLU_NOINLINE static void __mlu_vtrap(int kind, const char *format, va_list list) {
   int64_t *c = __mlu_ctx;
-  if (c == 0) {  /* device code called outside a kernel launch */
+  if (c == 0 || __mlu_escape == 0) {  /* device code called outside a kernel launch */
     fprintf(stderr, "mlusim BANG C: ");
     vfprintf(stderr, format, list);
     fprintf(stderr, " (device code called outside a kernel)\n");
@@ -105,8 +121,7 @@ __MLU_NOINLINE static void __mlu_vtrap(int kind, const char *format, va_list lis
   }
   char *buffer = (char *)c[__MLU_C_ERROR];
   vsnprintf(buffer, (size_t)c[__MLU_C_ERROR_SIZE], format, list);
-  c[__MLU_C_ERROR_KIND] = kind;
-  throw __mlu_trap{kind};
+  __mlu_leave(kind);
 }
 
 __attribute__((noreturn, format(printf, 2, 3))) __MLU_NOINLINE static void __mlu_fail(int kind, const char *format,
@@ -114,8 +129,6 @@ __attribute__((noreturn, format(printf, 2, 3))) __MLU_NOINLINE static void __mlu
   va_list list;
   va_start(list, format);
   __mlu_vtrap(kind, format, list);
-  va_end(list);
-  __builtin_unreachable();
 }
 #define __mlu_trapf(...) __mlu_fail(__MLU_TRAP, __VA_ARGS__)
 
@@ -126,14 +139,14 @@ __MLU_NOINLINE static void __mlu_poll_slow(const uint64_t *table) {
     if (__atomic_load_n(&table[slot], __ATOMIC_RELAXED) == me) __mlu_fail(__MLU_STOPPED, "stopped");
 }
 
-static inline void __mlu_poll(void) {
+__MLU_INLINE void __mlu_poll(void) {
   int64_t *c = __mlu_ctx;
   if (c == 0) return;
   const uint64_t *table = (const uint64_t *)c[__MLU_C_STOP];
   if (__builtin_expect(__atomic_load_n(&table[0], __ATOMIC_RELAXED) != 0, 0)) __mlu_poll_slow(table);
 }
 /* a loop head's poll (inserted by cncc): always false */
-static inline int __mlu_loop_poll(void) { __mlu_poll(); return 0; }
+__MLU_INLINE int __mlu_loop_poll(void) { __mlu_poll(); return 0; }
 
 /* ---- memory spaces -------------------------------------------------------------------------------------------- */
 struct __mlu_region {
@@ -143,7 +156,7 @@ struct __mlu_region {
   const char *name;       /* the allocation's name (kernel argument) */
 };
 
-static inline int __mlu_in(uintptr_t p, uintptr_t lo, uintptr_t hi) { return p >= lo && p < hi; }
+__MLU_INLINE int __mlu_in(uintptr_t p, uintptr_t lo, uintptr_t hi) { return p >= lo && p < hi; }
 
 __MLU_NOINLINE static int __mlu_gdram_region(uintptr_t p, struct __mlu_region *r) {
   int64_t *launch = __mlu_launch_row();
@@ -159,20 +172,12 @@ __MLU_NOINLINE static int __mlu_gdram_region(uintptr_t p, struct __mlu_region *r
         return 1;
       }
     }
-  typedef int64_t (*resolve_t)(uint64_t, int64_t *);
-  resolve_t resolve = (resolve_t)launch[__MLU_L_RESOLVE];
-  int64_t found[4];
-  if (resolve != 0 && resolve((uint64_t)p, found)) {
-    r->space = __MLU_GDRAM; r->lo = (uintptr_t)found[0]; r->hi = (uintptr_t)found[1]; r->device = (uint64_t)found[2];
-    r->name = (const char *)found[3];
-    return 1;
-  }
   return 0;
 }
 
 /* The space and extent of the memory `p` points into: the core's NRAM (its stack included, which lives in NRAM on
    the device), WRAM, the cluster's SRAM, or a GDRAM allocation. */
-static inline int __mlu_region_of(const void *ptr, struct __mlu_region *r) {
+__MLU_INLINE int __mlu_region_of(const void *ptr, struct __mlu_region *r) {
   int64_t *c = __mlu_ctx;
   uintptr_t p = (uintptr_t)ptr;
   static const int spaces[3] = {__MLU_NRAM, __MLU_WRAM, __MLU_SRAM};
@@ -209,12 +214,12 @@ __MLU_NOINLINE static int __mlu_nearest_block(const void *ptr, struct __mlu_regi
 }
 
 /* The address a user reads in a message: the device address for GDRAM, the offset into the space otherwise. */
-static inline unsigned long long __mlu_shown(const struct __mlu_region *r, uintptr_t p) {
+__MLU_INLINE unsigned long long __mlu_shown(const struct __mlu_region *r, uintptr_t p) {
   return r->space == __MLU_GDRAM ? (unsigned long long)(r->device + (p - r->lo)) : (unsigned long long)(p - r->lo);
 }
 
 /* Trap unless [p, p + nbytes) lies in one region of `space` (-1: any); returns the region. */
-static inline void __mlu_check_span(const char *what, const char *role, const void *ptr, int64_t nbytes, int space,
+__MLU_INLINE void __mlu_check_span(const char *what, const char *role, const void *ptr, int64_t nbytes, int space,
                                     struct __mlu_region *r) {
   __mlu_poll();
   if (nbytes < 0) __mlu_trapf("%s: negative size %lld", what, (long long)nbytes);
@@ -244,10 +249,10 @@ static inline void __mlu_check_span(const char *what, const char *role, const vo
 /* ---- static on-chip arrays (__nram__ / __wram__ / __mlu_shared__): laid out per launch ------------------------ */
 struct __mlu_site { int64_t serial; char *address; };
 
-static inline void __mlu_lock(int64_t *word) {
+__MLU_INLINE void __mlu_lock(int64_t *word) {
   while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE)) while (__atomic_load_n(word, __ATOMIC_RELAXED)) {}
 }
-static inline void __mlu_unlock(int64_t *word) { __atomic_store_n(word, 0, __ATOMIC_RELEASE); }
+__MLU_INLINE void __mlu_unlock(int64_t *word) { __atomic_store_n(word, 0, __ATOMIC_RELEASE); }
 
 /* site words: key (name or site marker address), by_name, space, offset, bytes, file */
 __MLU_NOINLINE static char *__mlu_static_slow(int space, int64_t nbytes, struct __mlu_site *site, const char *name,
@@ -330,7 +335,7 @@ __MLU_NOINLINE static char *__mlu_static_slow(int space, int64_t nbytes, struct 
   return address;
 }
 
-static inline char *__mlu_static(int space, int64_t nbytes, struct __mlu_site *site, const char *name,
+__MLU_INLINE char *__mlu_static(int space, int64_t nbytes, struct __mlu_site *site, const char *name,
                                  const void *marker, const void *init, const char *file, int line) {
   int64_t *c = __mlu_ctx;
   if (__builtin_expect(c != 0 && site->serial == c[__MLU_C_SERIAL], 1)) return site->address;
@@ -338,6 +343,6 @@ static inline char *__mlu_static(int space, int64_t nbytes, struct __mlu_site *s
 }
 
 /* ---- counters ------------------------------------------------------------------------------------------------- */
-static inline void __mlu_count_vector(int64_t n) { __mlu_state()[__MLU_S_VECTOR] += n; }
+__MLU_INLINE void __mlu_count_vector(int64_t n) { __mlu_state()[__MLU_S_VECTOR] += n; }
 
 #endif

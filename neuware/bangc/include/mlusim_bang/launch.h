@@ -32,7 +32,7 @@ static void *__mlu_anchor[2] __attribute__((section("mlusim_bang"), used)) = {
 #define __MLU_STR(x) __MLU_STR2(x)
 
 template <typename T>
-static inline void __mlu_param_kind(char *&out) {
+__MLU_INLINE void __mlu_param_kind(char *&out) {
   typedef typename std::decay<T>::type U;
   char kind = std::is_pointer<U>::value ? 'p' : std::is_same<U, half>::value ? 'h' : std::is_floating_point<U>::value ? 'f'
             : std::is_same<U, bool>::value ? 'b' : std::is_enum<U>::value ? 'i'
@@ -46,7 +46,7 @@ template <size_t N, size_t... I> struct __mlu_make_indices : __mlu_make_indices<
 template <size_t... I> struct __mlu_make_indices<0, I...> { typedef __mlu_indices<I...> type; };
 
 /* ---- one task: set the built-ins, call the kernel, turn a trap into the task's fault ---------------------- */
-static inline void __mlu_begin_task(int64_t *ctx) {
+__MLU_INLINE void __mlu_begin_task(int64_t *ctx) {
   __mlu_ctx = ctx;
   int *ids[12] = {&taskIdX, &taskIdY, &taskIdZ, &taskDimX, &taskDimY, &taskDimZ, &taskId, &taskDim, &clusterId,
                   &clusterDim, &coreId, &coreDim};
@@ -56,17 +56,17 @@ static inline void __mlu_begin_task(int64_t *ctx) {
   ctx[__MLU_C_STACK_LO] = (int64_t)(uintptr_t)&here - (int64_t)(16 << 20);
   ctx[__MLU_C_ERROR_KIND] = 0;
   ctx[__MLU_C_INITED] = 0;
-  __mlu_pending_count = 0;
+  ctx[__MLU_C_PENDING_COUNT] = 0;
 }
 
-static inline int64_t __mlu_end_task(int64_t *ctx, int64_t kind) {
-  if (kind != 0) __mlu_pending_count = 0;
+__MLU_INLINE int64_t __mlu_end_task(int64_t *ctx, int64_t kind) {
+  if (kind != 0) ctx[__MLU_C_PENDING_COUNT] = 0;
   fflush(stdout);
   __mlu_ctx = 0;
   return kind;
 }
 
-static inline int64_t __mlu_foreign_fault(int64_t *ctx, const char *what) {
+__MLU_INLINE int64_t __mlu_foreign_fault(int64_t *ctx, const char *what) {
   snprintf((char *)ctx[__MLU_C_ERROR], (size_t)ctx[__MLU_C_ERROR_SIZE], "%s", what);
   ctx[__MLU_C_ERROR_KIND] = __MLU_TRAP;
   return __MLU_TRAP;
@@ -80,26 +80,31 @@ template <typename F, F K> struct __MLU_HIDDEN __mlu_kernel;
 template <typename... P, void (*K)(P...)>
 struct __MLU_HIDDEN __mlu_kernel<void (*)(P...), K> {
   template <size_t... I>
-  static void call(void **args, __mlu_indices<I...>) { K(*(typename std::decay<P>::type *)args[I]...); }
+  __MLU_UNCHECKED static void call(void **args, __mlu_indices<I...>) { K(*(typename std::decay<P>::type *)args[I]...); }
 
-  static int64_t entry(int64_t *ctx, void **args) {
+  __MLU_UNCHECKED static int64_t entry(int64_t *ctx, void **args) {
     __mlu_begin_task(ctx);
+    jmp_buf escape;
     int64_t kind = 0;
-    try {
-      call(args, typename __mlu_make_indices<sizeof...(P)>::type());
-      __sync_io();
-    } catch (const __mlu_trap &trap) {
-      kind = trap.kind;
-    } catch (const std::exception &error) {
-      kind = __mlu_foreign_fault(ctx, error.what());
-    } catch (...) {
-      kind = __mlu_foreign_fault(ctx, "an exception that is not a BANG trap left the kernel");
+    __mlu_escape = &escape;
+    if (setjmp(escape) == 0) {
+      try {
+        call(args, typename __mlu_make_indices<sizeof...(P)>::type());
+        __sync_io();
+      } catch (const std::exception &error) {
+        kind = __mlu_foreign_fault(ctx, error.what());
+      } catch (...) {
+        kind = __mlu_foreign_fault(ctx, "an exception left the kernel");
+      }
+    } else {
+      kind = ctx[__MLU_C_ERROR_KIND];  /* a trap (__mlu_leave) */
     }
+    __mlu_escape = 0;
     return __mlu_end_task(ctx, kind);
   }
 
   /* The kernel's entry in this object's kernel table (once). */
-  static void enter(const char *name, int64_t flags) {
+  __MLU_UNCHECKED static void enter(const char *name, int64_t flags) {
     static struct __mlu_kernel_desc desc;
     static char params[8 * (sizeof...(P) + 1)];
     if (desc.magic == __MLU_DESC_MAGIC) return;
@@ -121,7 +126,7 @@ struct __MLU_HIDDEN __mlu_kernel<void (*)(P...), K> {
 /* Registration of a kernel defined in this translation unit (cncc emits one after each definition). */
 template <typename F, F K>
 struct __MLU_HIDDEN __mlu_registrar {
-  __mlu_registrar(const char *name, int64_t flags) { __mlu_kernel<F, K>::enter(name, flags); }
+  __MLU_UNCHECKED __mlu_registrar(const char *name, int64_t flags) { __mlu_kernel<F, K>::enter(name, flags); }
 };
 
 /* ---- kernel<<<dim, ktype, queue>>>(args...) ------------------------------------------------------------------ */
@@ -135,7 +140,7 @@ struct __MLU_HIDDEN __mlu_launch_t<void (*)(P...), K> {
   cnrtQueue_t queue;
 
   template <size_t... I, typename... A>
-  void go(__mlu_indices<I...>, A &&...a) const {
+  __MLU_UNCHECKED void go(__mlu_indices<I...>, A &&...a) const {
     /* each argument converted to its parameter's type, as a call would */
     void *args[sizeof...(P) + 1];
     std::tuple<typename std::decay<P>::type...> values(std::forward<A>(a)...);
@@ -145,7 +150,7 @@ struct __MLU_HIDDEN __mlu_launch_t<void (*)(P...), K> {
   }
 
   template <typename... A>
-  void operator()(A &&...a) const {
+  __MLU_UNCHECKED void operator()(A &&...a) const {
     static_assert(sizeof...(A) == sizeof...(P), "kernel<<<>>> launch: the number of arguments differs from the "
                                                 "kernel's parameters");
     go(typename __mlu_make_indices<sizeof...(P)>::type(), std::forward<A>(a)...);
@@ -153,7 +158,7 @@ struct __MLU_HIDDEN __mlu_launch_t<void (*)(P...), K> {
 };
 
 template <typename F, F K, typename D, typename T>
-static inline __mlu_launch_t<F, K> __mlu_launch(const char *name, int64_t flags, const D &dim, T ktype,
+__MLU_INLINE __mlu_launch_t<F, K> __mlu_launch(const char *name, int64_t flags, const D &dim, T ktype,
                                                 cnrtQueue_t queue = 0) {
   __mlu_kernel<F, K>::enter(name, flags);
   __mlu_launch_t<F, K> launch;

@@ -11,7 +11,7 @@ typedef enum {
   GDRAM2GDRAM, GDRAM2LDRAM, LDRAM2GDRAM, SRAM2SRAM
 } mluMemcpyDirection_t;
 
-static inline const char *__mlu_direction_name(int d) {
+__MLU_INLINE const char *__mlu_direction_name(int d) {
   static const char *const names[] = {
       "GDRAM2NRAM", "NRAM2GDRAM", "LDRAM2NRAM", "NRAM2LDRAM", "GDRAM2WRAM", "WRAM2GDRAM", "LDRAM2WRAM", "WRAM2LDRAM",
       "NRAM2NRAM", "NRAM2WRAM", "WRAM2NRAM", "GDRAM2SRAM", "SRAM2GDRAM", "LDRAM2SRAM", "SRAM2LDRAM", "SRAM2NRAM",
@@ -20,7 +20,7 @@ static inline const char *__mlu_direction_name(int d) {
 }
 
 /* LDRAM (per-core off-chip memory) is GDRAM here. */
-static inline void __mlu_direction_spaces(int d, int *dst, int *src) {
+__MLU_INLINE void __mlu_direction_spaces(int d, int *dst, int *src) {
   static const signed char table[23][2] = {
       {1, 0}, {0, 1}, {1, 0}, {0, 1}, {2, 0}, {0, 2}, {2, 0}, {0, 2}, {1, 1}, {2, 1}, {1, 2}, {3, 0},
       {0, 3}, {3, 0}, {0, 3}, {1, 3}, {3, 1}, {2, 3}, {3, 2}, {0, 0}, {0, 0}, {0, 0}, {3, 3}};
@@ -28,18 +28,18 @@ static inline void __mlu_direction_spaces(int d, int *dst, int *src) {
   *src = table[d][1];
 }
 
-static inline void __mlu_count_copy(int direction, int64_t nbytes) {
+__MLU_INLINE void __mlu_count_copy(int direction, int64_t nbytes) {
   int64_t *state = __mlu_state();
   state[__MLU_S_COPY_BYTES + direction] += nbytes;
   state[__MLU_S_COPY_COUNT] += 1;
 }
 
-static inline void __mlu_check_direction(const char *what, int direction) {
+__MLU_INLINE void __mlu_check_direction(const char *what, int direction) {
   if (direction < 0 || direction >= 23) __mlu_trapf("%s: %d is not a memcpy direction (0..22)", what, direction);
 }
 
 /* Check one segment of a copy; returns nothing, traps on a violation. */
-static inline void __mlu_check_copy(const char *what, void *dst, const void *src, int64_t size, int direction) {
+__MLU_INLINE void __mlu_check_copy(const char *what, void *dst, const void *src, int64_t size, int direction) {
   int dspace, sspace;
   __mlu_direction_spaces(direction, &dspace, &sspace);
   struct __mlu_region rd, rs;
@@ -51,38 +51,37 @@ static inline void __mlu_check_copy(const char *what, void *dst, const void *src
 }
 
 /* ---- async copies: checked when issued, performed at the next sync / barrier / the task's end ---------------- */
+/* A task's pending copies are in its context row's buffer (not thread-local storage, which the checks of every
+   scalar access read and which stays cheap only while an object's part of it is small). */
 struct __mlu_pending { char *dst; const char *src; size_t size; };
-enum { __MLU_MAX_PENDING = 256 };
-extern __thread struct __mlu_pending __mlu_pending_copies[__MLU_MAX_PENDING] __MLU_WEAK;
-__thread struct __mlu_pending __mlu_pending_copies[__MLU_MAX_PENDING] __MLU_WEAK;
-extern __thread int __mlu_pending_count __MLU_WEAK;
-__thread int __mlu_pending_count __MLU_WEAK = 0;
 
 /** __sync_io() / __sync(): complete this core's pending async copies, in issue order. */
-static inline void __sync_io(void) {
-  for (int i = 0; i < __mlu_pending_count; ++i)
-    memmove(__mlu_pending_copies[i].dst, __mlu_pending_copies[i].src, __mlu_pending_copies[i].size);
-  __mlu_pending_count = 0;
+__MLU_INLINE void __sync_io(void) {
+  int64_t *c = __mlu_ctx;
+  struct __mlu_pending *pending = (struct __mlu_pending *)c[__MLU_C_PENDING];
+  for (int64_t i = 0; i < c[__MLU_C_PENDING_COUNT]; ++i) memmove(pending[i].dst, pending[i].src, pending[i].size);
+  c[__MLU_C_PENDING_COUNT] = 0;
 }
-static inline void __sync(void) { __sync_io(); }
-static inline void __sync_move(void) { __sync_io(); }
-static inline void __sync_compute(void) { __mlu_poll(); }
-static inline void __sync_io_move_compute(void) { __sync_io(); }
-static inline void __sync_io_move_compute(bool, bool, bool, bool, bool, bool) { __sync_io(); }
+__MLU_INLINE void __sync(void) { __sync_io(); }
+__MLU_INLINE void __sync_move(void) { __sync_io(); }
+__MLU_INLINE void __sync_compute(void) { __mlu_poll(); }
+__MLU_INLINE void __sync_io_move_compute(void) { __sync_io(); }
+__MLU_INLINE void __sync_io_move_compute(bool, bool, bool, bool, bool, bool) { __sync_io(); }
 
-static inline void __mlu_copy(const char *what, void *dst, const void *src, int64_t size, int direction, int async) {
+__MLU_INLINE void __mlu_copy(const char *what, void *dst, const void *src, int64_t size, int direction, int async) {
   if (async) {
-    if (__mlu_pending_count == __MLU_MAX_PENDING) __sync_io();
-    __mlu_pending_copies[__mlu_pending_count].dst = (char *)dst;
-    __mlu_pending_copies[__mlu_pending_count].src = (const char *)src;
-    __mlu_pending_copies[__mlu_pending_count].size = (size_t)size;
-    ++__mlu_pending_count;
+    int64_t *c = __mlu_ctx;
+    if (c[__MLU_C_PENDING_COUNT] == __MLU_MAX_PENDING) __sync_io();
+    struct __mlu_pending *slot = (struct __mlu_pending *)c[__MLU_C_PENDING] + c[__MLU_C_PENDING_COUNT]++;
+    slot->dst = (char *)dst;
+    slot->src = (const char *)src;
+    slot->size = (size_t)size;
   } else {
     memmove(dst, src, (size_t)size);
   }
 }
 
-static inline void __mlu_memcpy(const char *what, void *dst, const void *src, int size, int direction, int async) {
+__MLU_INLINE void __mlu_memcpy(const char *what, void *dst, const void *src, int size, int direction, int async) {
   __mlu_check_direction(what, direction);
   if (size < 0) __mlu_trapf("%s: negative size %d", what, size);
   __mlu_check_copy(what, dst, src, size, direction);
@@ -91,7 +90,7 @@ static inline void __mlu_memcpy(const char *what, void *dst, const void *src, in
 }
 
 /* segnum + 1 segments of `size` bytes, the i-th at i * stride on each side */
-static inline void __mlu_memcpy2d(const char *what, void *dst, const void *src, int size, int direction,
+__MLU_INLINE void __mlu_memcpy2d(const char *what, void *dst, const void *src, int size, int direction,
                                   int dst_stride, int src_stride, int segnum, int async) {
   __mlu_check_direction(what, direction);
   if (size < 0 || segnum < 0) __mlu_trapf("%s: negative size %d or segnum %d", what, size, segnum);
@@ -105,7 +104,7 @@ static inline void __mlu_memcpy2d(const char *what, void *dst, const void *src, 
 }
 
 /* the 3-D form: (segnum1 + 1) x (segnum2 + 1) segments */
-static inline void __mlu_memcpy3d(const char *what, void *dst, const void *src, int size, int direction,
+__MLU_INLINE void __mlu_memcpy3d(const char *what, void *dst, const void *src, int size, int direction,
                                   int dst_stride1, int src_stride1, int segnum1, int dst_stride2, int src_stride2,
                                   int segnum2, int async) {
   if (segnum2 < 0) __mlu_trapf("%s: negative segnum2 %d", what, segnum2);
@@ -115,41 +114,41 @@ static inline void __mlu_memcpy3d(const char *what, void *dst, const void *src, 
 }
 
 /** __memcpy(dst, src, size, dir): copy `size` bytes between the spaces `dir` names. */
-static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir) {
+__MLU_INLINE void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir) {
   __mlu_memcpy("__memcpy", dst, src, size, dir, 0);
 }
 /** __memcpy(dst, src, size, dir, dst_stride, src_stride, segnum): segnum + 1 strided segments. */
-static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+__MLU_INLINE void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
                             int src_stride, int segnum) {
   __mlu_memcpy2d("__memcpy", dst, src, size, dir, dst_stride, src_stride, segnum, 0);
 }
-static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+__MLU_INLINE void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
                             int src_stride, int segnum, int dst_stride2, int src_stride2, int segnum2) {
   __mlu_memcpy3d("__memcpy", dst, src, size, dir, dst_stride, src_stride, segnum, dst_stride2, src_stride2, segnum2,
                  0);
 }
 /** The SRAM2SRAM form with a destination cluster: one cluster's SRAM is simulated per round, so only this one. */
-static inline void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_cluster) {
+__MLU_INLINE void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_cluster) {
   if (dst_cluster != clusterId)
     __mlu_trapf("__memcpy SRAM2SRAM to cluster %d: copies into another cluster's SRAM are not simulated",
                 dst_cluster);
   __mlu_memcpy("__memcpy", dst, src, size, dir, 0);
 }
-static inline void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir) {
+__MLU_INLINE void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir) {
   __mlu_memcpy("__memcpy_async", dst, src, size, dir, 1);
 }
-static inline void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+__MLU_INLINE void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
                                   int src_stride, int segnum) {
   __mlu_memcpy2d("__memcpy_async", dst, src, size, dir, dst_stride, src_stride, segnum, 1);
 }
-static inline void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
+__MLU_INLINE void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_stride,
                                   int src_stride, int segnum, int dst_stride2, int src_stride2, int segnum2) {
   __mlu_memcpy3d("__memcpy_async", dst, src, size, dir, dst_stride, src_stride, segnum, dst_stride2, src_stride2,
                  segnum2, 1);
 }
 
 /* ---- barriers: mlusim.bang.barriers through the launch's callback ---------------------------------------------- */
-static inline void __mlu_barrier(int scope, const char *what) {
+__MLU_INLINE void __mlu_barrier(int scope, const char *what) {
   __sync_io();
   int64_t *c = __mlu_ctx;
   int64_t *launch = __mlu_launch_row();
@@ -158,23 +157,20 @@ static inline void __mlu_barrier(int scope, const char *what) {
   if (arrive == 0) __mlu_trapf("%s reached, but the kernel was launched without barrier support", what);
   int64_t kind = arrive(__mlu_limits()[6] /* BARRIER_KEY */, taskId, clusterDim, scope, (char *)c[__MLU_C_ERROR],
                         c[__MLU_C_ERROR_SIZE]);
-  if (kind != 0) {
-    c[__MLU_C_ERROR_KIND] = kind;
-    throw __mlu_trap{(int)kind};
-  }
+  if (kind != 0) __mlu_leave((int)kind);  /* the message is written */
   __mlu_state()[__MLU_S_BARRIERS] += 1;
 }
 /** __sync_cluster(): wait for the cores of this cluster (and complete this core's async copies). */
-static inline void __sync_cluster(void) { __mlu_barrier(0, "__sync_cluster"); }
+__MLU_INLINE void __sync_cluster(void) { __mlu_barrier(0, "__sync_cluster"); }
 /** __sync_all(): wait for every core of this union task. */
-static inline void __sync_all(void) { __mlu_barrier(1, "__sync_all"); }
-static inline void __sync_all_ipu(void) { __mlu_barrier(1, "__sync_all_ipu"); }
-static inline void __sync_all_mpu(void) { __mlu_barrier(1, "__sync_all_mpu"); }
-static inline void __sync_all_ipu_within_cluster(void) { __mlu_barrier(0, "__sync_all_ipu_within_cluster"); }
+__MLU_INLINE void __sync_all(void) { __mlu_barrier(1, "__sync_all"); }
+__MLU_INLINE void __sync_all_ipu(void) { __mlu_barrier(1, "__sync_all_ipu"); }
+__MLU_INLINE void __sync_all_mpu(void) { __mlu_barrier(1, "__sync_all_mpu"); }
+__MLU_INLINE void __sync_all_ipu_within_cluster(void) { __mlu_barrier(0, "__sync_all_ipu_within_cluster"); }
 
 /* ---- memset ---------------------------------------------------------------------------------------------------- */
 template <typename T>
-static inline void __mlu_fill(const char *what, T *dst, int64_t n, T value, int space) {
+__MLU_INLINE void __mlu_fill(const char *what, T *dst, int64_t n, T value, int space) {
   struct __mlu_region r;
   if (n < 0) __mlu_trapf("%s: negative count %lld", what, (long long)n);
   __mlu_check_span(what, "dst", dst, n * (int64_t)sizeof(T), space, &r);
@@ -182,18 +178,18 @@ static inline void __mlu_fill(const char *what, T *dst, int64_t n, T value, int 
 }
 /** __gdramset(dst, n, value): fill n elements of GDRAM. */
 template <typename T, typename V>
-static inline void __gdramset(T *dst, int n, V value) {
+__MLU_INLINE void __gdramset(T *dst, int n, V value) {
   __mlu_fill("__gdramset", dst, n, (T)value, __MLU_GDRAM);
   __mlu_count_copy(NRAM2GDRAM, (int64_t)n * (int64_t)sizeof(T));
 }
 /** __nramset(dst, n, value): fill n elements of NRAM. */
 template <typename T, typename V>
-static inline void __nramset(T *dst, int n, V value) {
+__MLU_INLINE void __nramset(T *dst, int n, V value) {
   __mlu_fill("__nramset", dst, n, (T)value, __MLU_NRAM);
   __mlu_count_vector(n);
 }
 template <typename T, typename V>
-static inline void __sramset(T *dst, int n, V value) {
+__MLU_INLINE void __sramset(T *dst, int n, V value) {
   __mlu_fill("__sramset", dst, n, (T)value, __MLU_SRAM);
   __mlu_count_vector(n);
 }

@@ -47,7 +47,7 @@ template <> struct __mlu_acc<half> { typedef float type; };
 template <> struct __mlu_acc<bfloat16_t> { typedef float type; };
 template <> struct __mlu_acc<double> { typedef double type; };
 
-static inline void __mlu_check_operand(const char *what, const char *role, const void *ptr, int64_t count,
+__MLU_INLINE void __mlu_check_operand(const char *what, const char *role, const void *ptr, int64_t count,
                                        int64_t item, int space) {
   struct __mlu_region r;
   if (count < 0) __mlu_trapf("%s: negative element count %lld", what, (long long)count);
@@ -67,7 +67,7 @@ static inline void __mlu_check_operand(const char *what, const char *role, const
 /* ---- elementwise ----------------------------------------------------------------------------------------------- */
 #define __MLU_BINARY(NAME, EXPR)                                                                                   \
   template <typename T>                                                                                            \
-  static inline void NAME(T *dst, const T *src0, const T *src1, int n) {                                           \
+  __MLU_INLINE void NAME(T *dst, const T *src0, const T *src1, int n) {                                           \
     __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
     __MLU_OPERAND(#NAME, "src0", src0, n);                                                                         \
     __MLU_OPERAND(#NAME, "src1", src1, n);                                                                         \
@@ -99,7 +99,7 @@ __MLU_BINARY(__bang_squared_diff, (a - b) * (a - b))
 
 #define __MLU_SCALAR(NAME, EXPR)                                                                                   \
   template <typename T, typename S>                                                                                \
-  static inline void NAME(T *dst, const T *src, S value, int n) {                                                  \
+  __MLU_INLINE void NAME(T *dst, const T *src, S value, int n) {                                                  \
     __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
     __MLU_OPERAND(#NAME, "src", src, n);                                                                           \
     typedef typename __mlu_acc<T>::type A;                                                                         \
@@ -125,7 +125,7 @@ __MLU_SCALAR(__bang_ge_scalar, (A)(a >= b))
 
 /** __bang_write_value(dst, n, value): fill n elements of NRAM with value. */
 template <typename T, typename V>
-static inline void __bang_write_value(T *dst, int n, V value) {
+__MLU_INLINE void __bang_write_value(T *dst, int n, V value) {
   __MLU_OPERAND("__bang_write_value", "dst", dst, n);
   T v = (T)value;
   for (int i = 0; i < n; ++i) dst[i] = v;
@@ -133,12 +133,12 @@ static inline void __bang_write_value(T *dst, int n, V value) {
 }
 /** __bang_write_zero(dst, n). */
 template <typename T>
-static inline void __bang_write_zero(T *dst, int n) { __bang_write_value(dst, n, 0); }
+__MLU_INLINE void __bang_write_zero(T *dst, int n) { __bang_write_value(dst, n, 0); }
 
 /* ---- unary: activations and math --------------------------------------------------------------------------- */
 #define __MLU_UNARY(NAME, EXPR)                                                                                    \
   template <typename T>                                                                                            \
-  static inline void NAME(T *dst, const T *src, int n) {                                                           \
+  __MLU_INLINE void NAME(T *dst, const T *src, int n) {                                                           \
     __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
     __MLU_OPERAND(#NAME, "src", src, n);                                                                           \
     typedef typename __mlu_acc<T>::type A;                                                                         \
@@ -148,8 +148,8 @@ static inline void __bang_write_zero(T *dst, int n) { __bang_write_value(dst, n,
     }                                                                                                              \
     __mlu_count_vector(n);                                                                                         \
   }
-static inline float __mlu_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
-static inline float __mlu_sign(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
+__MLU_INLINE float __mlu_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__MLU_INLINE float __mlu_sign(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
 __MLU_UNARY(__bang_active_relu, x > 0 ? x : x * 0)
 __MLU_UNARY(__bang_relu, x > 0 ? x : x * 0)
 __MLU_UNARY(__bang_active_sigmoid, 1.0f / (1.0f + expf(-(float)x)))
@@ -189,7 +189,7 @@ __MLU_UNARY(__bang_not, (A)(x == 0))
 /* ---- reductions ---------------------------------------------------------------------------------------------- */
 /** __bang_reduce_sum(dst, src, n): dst[0] = the sum of src[0:n] (as mlusim.bang.reduce_sum: one result). */
 template <typename T>
-static inline void __bang_reduce_sum(T *dst, const T *src, int n) {
+__MLU_INLINE void __bang_reduce_sum(T *dst, const T *src, int n) {
   __mlu_check_operand("__bang_reduce_sum", "dst", dst, 1, (int64_t)sizeof(T), __MLU_NRAM);
   __MLU_OPERAND("__bang_reduce_sum", "src", src, n);
   typename __mlu_acc<T>::type total = 0;
@@ -199,7 +199,7 @@ static inline void __bang_reduce_sum(T *dst, const T *src, int n) {
 }
 /** __bang_reduce_max(dst, src, n): dst[0] = the maximum of src[0:n]. */
 template <typename T>
-static inline void __bang_reduce_max(T *dst, const T *src, int n) {
+__MLU_INLINE void __bang_reduce_max(T *dst, const T *src, int n) {
   __mlu_check_operand("__bang_reduce_max", "dst", dst, 1, (int64_t)sizeof(T), __MLU_NRAM);
   __MLU_OPERAND("__bang_reduce_max", "src", src, n);
   if (n < 1) __mlu_trapf("__bang_reduce_max: needs at least one element");
@@ -213,7 +213,7 @@ static inline void __bang_reduce_max(T *dst, const T *src, int n) {
 /* ---- layout --------------------------------------------------------------------------------------------------- */
 /** __bang_transpose(dst, src, height, width): src is height x width, dst becomes width x height. */
 template <typename T>
-static inline void __bang_transpose(T *dst, const T *src, int height, int width) {
+__MLU_INLINE void __bang_transpose(T *dst, const T *src, int height, int width) {
   if (height < 0 || width < 0) __mlu_trapf("__bang_transpose: negative height %d or width %d", height, width);
   int64_t count = (int64_t)height * width;
   __MLU_OPERAND("__bang_transpose", "dst", dst, count);
@@ -226,7 +226,7 @@ static inline void __bang_transpose(T *dst, const T *src, int height, int width)
 
 /* ---- conversions ---------------------------------------------------------------------------------------------- */
 #define __MLU_CONVERT(NAME, D, S)                                                                                 \
-  static inline void NAME(D *dst, const S *src, int n) {                                                         \
+  __MLU_INLINE void NAME(D *dst, const S *src, int n) {                                                         \
     __MLU_OPERAND(#NAME, "dst", dst, n);                                                                          \
     __MLU_OPERAND(#NAME, "src", src, n);                                                                          \
     for (int i = 0; i < n; ++i) dst[i] = (D)(float)src[i];                                                       \
@@ -245,7 +245,7 @@ __MLU_CONVERT(__bang_half2int16_rn, int16_t, half)
 
 /* round toward zero / down / up / to nearest for float -> half and float -> int */
 /* the next half after h toward +inf (up = 1) or -inf (up = 0); h finite */
-static inline half __mlu_half_step(half h, int up) {
+__MLU_INLINE half __mlu_half_step(half h, int up) {
   uint16_t bits;
   memcpy(&bits, &h, 2);
   if ((bits & 0x7fff) == 0) bits = up ? 0x0001 : 0x8001;
@@ -254,7 +254,7 @@ static inline half __mlu_half_step(half h, int up) {
   memcpy(&h, &bits, 2);
   return h;
 }
-static inline half __mlu_half_toward(float x, int mode) {
+__MLU_INLINE half __mlu_half_toward(float x, int mode) {
   half h = (half)x;
   float back = (float)h;
   if (mode == 0 || back == x || x != x) return h;  /* 0: nearest */
@@ -264,23 +264,23 @@ static inline half __mlu_half_toward(float x, int mode) {
   if (mode == 2) return back < x ? up : h;         /* up */
   return (back > x) == (x > 0) ? (x > 0 ? down : up) : h;  /* toward zero */
 }
-static inline void __bang_float2half_rd(half *dst, const float *src, int n) {
+__MLU_INLINE void __bang_float2half_rd(half *dst, const float *src, int n) {
   __MLU_OPERAND("__bang_float2half_rd", "dst", dst, n); __MLU_OPERAND("__bang_float2half_rd", "src", src, n);
   for (int i = 0; i < n; ++i) dst[i] = __mlu_half_toward(src[i], 1);
   __mlu_count_vector(n);
 }
-static inline void __bang_float2half_up(half *dst, const float *src, int n) {
+__MLU_INLINE void __bang_float2half_up(half *dst, const float *src, int n) {
   __MLU_OPERAND("__bang_float2half_up", "dst", dst, n); __MLU_OPERAND("__bang_float2half_up", "src", src, n);
   for (int i = 0; i < n; ++i) dst[i] = __mlu_half_toward(src[i], 2);
   __mlu_count_vector(n);
 }
-static inline void __bang_float2half_tz(half *dst, const float *src, int n) {
+__MLU_INLINE void __bang_float2half_tz(half *dst, const float *src, int n) {
   __MLU_OPERAND("__bang_float2half_tz", "dst", dst, n); __MLU_OPERAND("__bang_float2half_tz", "src", src, n);
   for (int i = 0; i < n; ++i) dst[i] = __mlu_half_toward(src[i], 3);
   __mlu_count_vector(n);
 }
 #define __MLU_FLOAT2INT(NAME, D, S, ROUND)                                                                        \
-  static inline void NAME(D *dst, const S *src, int n) {                                                         \
+  __MLU_INLINE void NAME(D *dst, const S *src, int n) {                                                         \
     __MLU_OPERAND(#NAME, "dst", dst, n);                                                                          \
     __MLU_OPERAND(#NAME, "src", src, n);                                                                          \
     for (int i = 0; i < n; ++i) {                                                                                 \
@@ -299,23 +299,23 @@ __MLU_FLOAT2INT(__bang_float2int16_rn, int16_t, float, nearbyintf)
 __MLU_FLOAT2INT(__bang_half2int32_tz, int32_t, half, truncf)
 
 /* scalar conversions */
-static inline float __half2float(half x) { return (float)x; }
-static inline half __float2half(float x) { return (half)x; }
-static inline half __float2half_rn(float x) { return (half)x; }
-static inline half __float2half_rd(float x) { return __mlu_half_toward(x, 1); }
-static inline half __float2half_tz(float x) { return __mlu_half_toward(x, 3); }
-static inline float __bfloat162float(bfloat16_t x) { return (float)x; }
-static inline bfloat16_t __float2bfloat16(float x) { return bfloat16_t(x); }
-static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
-static inline int __float2int_tz(float x) { return (int)truncf(x); }
-static inline int __float2int_dn(float x) { return (int)floorf(x); }
-static inline int __float2int_up(float x) { return (int)ceilf(x); }
+__MLU_INLINE float __half2float(half x) { return (float)x; }
+__MLU_INLINE half __float2half(float x) { return (half)x; }
+__MLU_INLINE half __float2half_rn(float x) { return (half)x; }
+__MLU_INLINE half __float2half_rd(float x) { return __mlu_half_toward(x, 1); }
+__MLU_INLINE half __float2half_tz(float x) { return __mlu_half_toward(x, 3); }
+__MLU_INLINE float __bfloat162float(bfloat16_t x) { return (float)x; }
+__MLU_INLINE bfloat16_t __float2bfloat16(float x) { return bfloat16_t(x); }
+__MLU_INLINE int __float2int_rn(float x) { return (int)nearbyintf(x); }
+__MLU_INLINE int __float2int_tz(float x) { return (int)truncf(x); }
+__MLU_INLINE int __float2int_dn(float x) { return (int)floorf(x); }
+__MLU_INLINE int __float2int_up(float x) { return (int)ceilf(x); }
 
 /* ---- matrix ---------------------------------------------------------------------------------------------------- */
 /** __bang_matmul(dst, lhs, rhs, m, k, n): dst (m x n, NRAM) = lhs (m x k, NRAM) @ rhs (k x n, WRAM), row-major,
     accumulated in float (int64 for integers) and rounded once to dst's type (as mlusim.bang.matmul). */
 template <typename D, typename T>
-static inline void __bang_matmul(D *dst, const T *lhs, const T *rhs, int m, int k, int n) {
+__MLU_INLINE void __bang_matmul(D *dst, const T *lhs, const T *rhs, int m, int k, int n) {
   if (m < 0 || k < 0 || n < 0) __mlu_trapf("__bang_matmul: negative dimension m=%d, k=%d, n=%d", m, k, n);
   __mlu_check_operand("__bang_matmul", "dst", dst, (int64_t)m * n, (int64_t)sizeof(D), __MLU_NRAM);
   __mlu_check_operand("__bang_matmul", "lhs", lhs, (int64_t)m * k, (int64_t)sizeof(T), __MLU_NRAM);
