@@ -3,10 +3,11 @@
 Values the reference gives (layouts, data types, computation preference) are the real ones. Enums mirrored by
 Cambricon's public mlu-ops header `mlu_op.h` (nan propagation, log base, pointer mode, reduce op, reduce indices,
 indices type, matmul descriptor attributes, matmul preference) use mlu-ops' numbers. The rest are chosen here and
-kept stable: they are listed in docs/cnnl.md.
+kept stable: each family's page lists them (docs/cnnl.md names the pages).
 """
 from __future__ import annotations
 
+# ---- shared by every op: layouts, data types, preferences, NaN propagation, pointer mode (docs/cnnl.md) -------------
 # cnnlTensorLayout_t (reference)
 CNNL_LAYOUT_NCHW = 0
 CNNL_LAYOUT_NHWC = 1
@@ -53,6 +54,12 @@ CNNL_NOT_PROPAGATE_NAN = 0
 CNNL_PROPAGATE_NAN = 1
 NAN_PROPAGATIONS = (0, 1)
 
+# cnnlPointerMode_t (mlu-ops)
+CNNL_POINTER_MODE_HOST = 0
+CNNL_POINTER_MODE_DEVICE = 1
+
+
+# ---- elementwise (docs/cnnl_elementwise.md) -------------------------------------------------------------------------
 # cnnlOpTensorDesc_t (chosen; ADD=0 per the reference)
 CNNL_OP_TENSOR_ADD = 0
 CNNL_OP_TENSOR_MUL = 1
@@ -74,10 +81,6 @@ CNNL_LOGIC_OP_NOT = 9
 CNNL_LOG_E = 0
 CNNL_LOG_2 = 1
 CNNL_LOG_10 = 2
-
-# cnnlPointerMode_t (mlu-ops)
-CNNL_POINTER_MODE_HOST = 0
-CNNL_POINTER_MODE_DEVICE = 1
 
 # cnnlActivationMode_t (chosen)
 CNNL_ACTIVATION_SIGMOID = 0
@@ -103,6 +106,32 @@ CNNL_ACTIVATION_FAST = 0
 CNNL_ACTIVATION_HIGH_PRECISION = 1
 ACTIVATION_PREFERENCES = (0, 1)
 
+# cnnlBitComputeOp_t (chosen)
+CNNL_CYCLE_BAND_OP = 0
+CNNL_CYCLE_BOR_OP = 1
+CNNL_CYCLE_BXOR_OP = 2
+CNNL_BNOT_OP = 3
+CNNL_BLEFT_SHIFT_OP_V = 4
+CNNL_BRIGHT_SHIFT_OP_V = 5
+BIT_COMPUTE_OPS = (0, 1, 2, 3, 4, 5)
+
+# cnnlTrigonFunctionMode_t
+CNNL_TRIGON_SIN = 0
+CNNL_TRIGON_COS = 1
+CNNL_TRIGON_TAN = 2
+CNNL_TRIGON_ASIN = 3
+CNNL_TRIGON_ACOS = 4
+CNNL_TRIGON_ATAN = 5
+CNNL_TRIGON_SINH = 6
+CNNL_TRIGON_COSH = 7
+CNNL_TRIGON_TANH = 8
+CNNL_TRIGON_ASINH = 9
+CNNL_TRIGON_ACOSH = 10
+CNNL_TRIGON_ATANH = 11
+TRIGON_MODES = tuple(range(12))
+
+
+# ---- reductions (docs/cnnl_reduce.md) -------------------------------------------------------------------------------
 # cnnlReduceOp_t (mlu-ops)
 CNNL_REDUCE_ADD = 0
 CNNL_REDUCE_AVG = 1
@@ -129,6 +158,52 @@ CNNL_REDUCE_ONLY_INDICES = 2
 CNNL_32BIT_INDICES = 0
 CNNL_16BIT_INDICES = 1
 
+# cnnlUniqueSort_t (mlu-ops' numbers)
+CNNL_UNSORT_FORWARD = 0
+CNNL_SORT_ASCEND = 1
+CNNL_UNSORT_REVERSE = 2
+UNIQUE_SORTS = (0, 1, 2)
+
+# cnnlStdVarMeanOp_t (chosen)
+CNNL_STD = 0
+CNNL_VAR = 1
+STD_VAR_MEAN_OPS = (0, 1)
+
+
+# ---- indexing (docs/cnnl_indexing.md) -------------------------------------------------------------------------------
+# cnnlScatterMode_t
+CNNL_SCATTER = 0
+CNNL_SCATTER_ADD = 1
+SCATTER_MODES = (0, 1)
+
+# cnnlMaskedOp_t (chosen): MASKED_OPS are those of cnnlMasked_v3, MASKED_OPS_V4 those of cnnlMasked_v4
+CNNL_MASKED_FILL = 0
+CNNL_MASKED_SCATTER = 1
+CNNL_MASKED_SELECT = 2
+CNNL_MASKED_FILL_HOST = 3
+CNNL_MASKED_SCALE = 4
+MASKED_OPS = (0, 1, 2)
+MASKED_OPS_V4 = (0, 1, 2, 3, 4)
+
+# cnnlNmsBoxPointMode_t, cnnlNmsOutputMode_t, cnnlNmsMethodMode_t, cnnlNmsAlgo_t (mlu-ops' mlu_op.h numbers)
+CNNL_NMS_BOX_DIAGONAL = 0
+CNNL_NMS_BOX_CENTER = 1
+NMS_BOX_MODES = (0, 1)
+CNNL_NMS_OUTPUT_TARGET_INDICES = 0
+CNNL_NMS_OUTPUT_TARGET_CONFIDENCE_AND_POS_1 = 1
+CNNL_NMS_OUTPUT_TARGET_CONFIDENCE_AND_POS_2 = 2
+CNNL_NMS_OUTPUT_TARGET_BATCH_AND_CLASS = 3
+NMS_OUTPUT_MODES = (0, 1, 2, 3)
+CNNL_NMS_HARD_NMS = 0
+CNNL_NMS_SOFT_NMS_LINEAR = 1
+CNNL_NMS_SOFT_NMS_GAUSSIAN = 2
+NMS_METHOD_MODES = (0, 1, 2)
+CNNL_NMS_ALGO_EXCLUDE_BOUNDARY = 0
+CNNL_NMS_ALGO_INCLUDE_BOUNDARY = 1
+NMS_ALGOS = (0, 1)
+
+
+# ---- matmul (docs/cnnl_matmul.md) -----------------------------------------------------------------------------------
 # cnnlMatMulDescAttribute_t (mlu-ops)
 CNNL_MATMUL_DESC_COMPUTE_TYPE = 0
 CNNL_MATMUL_DESC_SCALE_TYPE = 1
@@ -149,7 +224,8 @@ CNNL_MATMUL_USE_STRIDE = 13
 CNNL_MATMUL_FASTEST = 0
 CNNL_MATMUL_LOW_MEMORY_OCCUPY = 1
 
-# ---- neural-network ops (issue 5; chosen values, listed in docs/cnnl_nn.md) ----------------------------------------
+
+# ---- convolution (docs/cnnl_convolution.md) -------------------------------------------------------------------------
 # cnnlConvolutionForwardAlgo_t / BwdDataAlgo_t / BwdFilterAlgo_t
 CNNL_CONVOLUTION_FWD_ALGO_DIRECT = 0
 CNNL_CONVOLUTION_FWD_ALGO_GEMM = 1
@@ -164,104 +240,13 @@ CNNL_CONVOLUTION_BWD_DATA_FASTEST = 0
 CNNL_CONVOLUTION_BWD_FILTER_FASTEST = 0
 CONVOLUTION_PREFERENCES = (0,)
 
+
+# ---- pooling and interpolation (docs/cnnl_pooling.md) ---------------------------------------------------------------
 # cnnlPoolingMode_t
 CNNL_POOLING_MAX = 0
 CNNL_POOLING_AVERAGE_COUNT_INCLUDE_PADDING = 1
 CNNL_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING = 2
 POOLING_MODES = (0, 1, 2)
-
-# cnnlSoftmaxAlgorithm_t, cnnlSoftmaxMode_t
-CNNL_SOFTMAX_FAST = 0
-CNNL_SOFTMAX_ACCURATE = 1
-CNNL_SOFTMAX_LOG = 2
-SOFTMAX_ALGORITHMS = (0, 1, 2)
-CNNL_SOFTMAX_MODE_HIGH_DIMENSION = 0
-CNNL_SOFTMAX_MODE_MEDIUM_DIMENSION = 1
-CNNL_SOFTMAX_MODE_LOW_DIMENSION = 2
-SOFTMAX_MODES = (0, 1, 2)
-
-# cnnlBatchNormMode_t, cnnlBatchNormOps_t
-CNNL_BATCHNORM_SPATIAL = 0
-CNNL_BATCHNORM_PER_ACTIVATION = 1
-CNNL_BATCHNORM_SPATIAL_PERSISTENT = 2
-BATCHNORM_MODES = (0, 1, 2)
-CNNL_BATCHNORM_OPS_BN = 0
-CNNL_BATCHNORM_OPS_BN_ACTIVATION = 1
-CNNL_BATCHNORM_OPS_BN_ADD_ACTIVATION = 2
-BATCHNORM_OPS = (0, 1, 2)
-
-# cnnlScatterMode_t
-CNNL_SCATTER = 0
-CNNL_SCATTER_ADD = 1
-SCATTER_MODES = (0, 1)
-
-# cnnlMaskedOp_t
-CNNL_MASKED_FILL = 0
-CNNL_MASKED_SCATTER = 1
-CNNL_MASKED_SELECT = 2
-MASKED_OPS = (0, 1, 2)
-
-# cnnlRandRngType_t, cnnlRandMTGP32Period_t
-CNNL_RAND_RNG_FAST = 0
-CNNL_RAND_RNG_MTGP32 = 1
-CNNL_RAND_RNG_PHILOX = 2
-RAND_RNG_TYPES = (0, 1, 2)
-CNNL_RAND_MTGP32_P11213 = 0
-
-# loss reductions: cnnlNlllossAlgorithm_t, cnnlMSELossReduction_t, cnnlBceLossReduction_t,
-# cnnlBceWithLogitsReduction_t, cnnlSmoothL1LossAlgorithm_t (one numbering for all: NONE=0, MEAN=1, SUM=2)
-CNNL_REDUCTION_NONE = 0
-CNNL_REDUCTION_MEAN = 1
-CNNL_REDUCTION_SUM = 2
-CNNL_MSE_LOSS_NONE = 0
-CNNL_MSE_LOSS_MEAN = 1
-CNNL_MSE_LOSS_SUM = 2
-CNNL_BCE_LOSS_NONE = 0
-CNNL_BCE_LOSS_MEAN = 1
-CNNL_BCE_LOSS_SUM = 2
-CNNL_BCE_WITH_LOGITS_NONE = 0
-CNNL_BCE_WITH_LOGITS_MEAN = 1
-CNNL_BCE_WITH_LOGITS_SUM = 2
-CNNL_SMOOTHL1LOSS_REDUCTION_NONE = 0
-CNNL_SMOOTHL1LOSS_REDUCTION_MEAN = 1
-CNNL_SMOOTHL1LOSS_REDUCTION_SUM = 2
-LOSS_REDUCTIONS = (0, 1, 2)
-
-# ---- CNNL part 3: the rest of what a real backend calls (docs/cnnl_ext.md) -----------------------------------------
-# cnnlMaskedOp_t, continued (chosen; FILL/SCATTER/SELECT above)
-CNNL_MASKED_FILL_HOST = 3
-CNNL_MASKED_SCALE = 4
-MASKED_OPS_V4 = (0, 1, 2, 3, 4)
-
-# cnnlUniqueSort_t (mlu-ops' numbers)
-CNNL_UNSORT_FORWARD = 0
-CNNL_SORT_ASCEND = 1
-CNNL_UNSORT_REVERSE = 2
-UNIQUE_SORTS = (0, 1, 2)
-
-# cnnlBitComputeOp_t (chosen)
-CNNL_CYCLE_BAND_OP = 0
-CNNL_CYCLE_BOR_OP = 1
-CNNL_CYCLE_BXOR_OP = 2
-CNNL_BNOT_OP = 3
-CNNL_BLEFT_SHIFT_OP_V = 4
-CNNL_BRIGHT_SHIFT_OP_V = 5
-BIT_COMPUTE_OPS = (0, 1, 2, 3, 4, 5)
-
-# cnnlStdVarMeanOp_t (chosen)
-CNNL_STD = 0
-CNNL_VAR = 1
-STD_VAR_MEAN_OPS = (0, 1)
-
-# ---- CNNL part 3, attention / interpolation / normalisation / vision ops (chosen values, docs/cnnl_nn_ext.md) -------
-# cnnlAttentionMaskMode_t
-CNNL_ATTN_MASK_NONE = 0
-CNNL_ATTN_MASK_CAUSAL = 1
-CNNL_ATTN_MASK_CAUSAL_TOP_LEFT = 2
-CNNL_ATTN_MASK_CAUSAL_BOTTOM_RIGHT = 3
-CNNL_ATTN_MASK_LOCAL_TOP_LEFT = 4
-CNNL_ATTN_MASK_LOCAL_BOTTOM_RIGHT = 5
-ATTN_MASK_MODES = (0, 1, 2, 3, 4, 5)
 
 # cnnlInterpMode_t, cnnlInterpBackwardMode_t
 CNNL_INTERP_NEAREST = 0
@@ -294,6 +279,39 @@ CNNL_INTERP_ROUND_PERFER_FLOOR = 2
 CNNL_INTERP_ROUND_PERFER_CEIL = 3
 INTERP_ROUND_MODES = (0, 1, 2, 3)
 
+
+# ---- normalisation (docs/cnnl_normalization.md) ---------------------------------------------------------------------
+# cnnlBatchNormMode_t, cnnlBatchNormOps_t
+CNNL_BATCHNORM_SPATIAL = 0
+CNNL_BATCHNORM_PER_ACTIVATION = 1
+CNNL_BATCHNORM_SPATIAL_PERSISTENT = 2
+BATCHNORM_MODES = (0, 1, 2)
+CNNL_BATCHNORM_OPS_BN = 0
+CNNL_BATCHNORM_OPS_BN_ACTIVATION = 1
+CNNL_BATCHNORM_OPS_BN_ADD_ACTIVATION = 2
+BATCHNORM_OPS = (0, 1, 2)
+
+
+# ---- softmax and attention (docs/cnnl_attention.md) -----------------------------------------------------------------
+# cnnlSoftmaxAlgorithm_t, cnnlSoftmaxMode_t
+CNNL_SOFTMAX_FAST = 0
+CNNL_SOFTMAX_ACCURATE = 1
+CNNL_SOFTMAX_LOG = 2
+SOFTMAX_ALGORITHMS = (0, 1, 2)
+CNNL_SOFTMAX_MODE_HIGH_DIMENSION = 0
+CNNL_SOFTMAX_MODE_MEDIUM_DIMENSION = 1
+CNNL_SOFTMAX_MODE_LOW_DIMENSION = 2
+SOFTMAX_MODES = (0, 1, 2)
+
+# cnnlAttentionMaskMode_t
+CNNL_ATTN_MASK_NONE = 0
+CNNL_ATTN_MASK_CAUSAL = 1
+CNNL_ATTN_MASK_CAUSAL_TOP_LEFT = 2
+CNNL_ATTN_MASK_CAUSAL_BOTTOM_RIGHT = 3
+CNNL_ATTN_MASK_LOCAL_TOP_LEFT = 4
+CNNL_ATTN_MASK_LOCAL_BOTTOM_RIGHT = 5
+ATTN_MASK_MODES = (0, 1, 2, 3, 4, 5)
+
 # cnnlSeqDataLayout_t (the letters name the axes: T time/sequence, N batch, B beam/heads, C channels)
 CNNL_SEQDATA_TNC = 0
 CNNL_SEQDATA_TNC_PACKED = 1
@@ -306,6 +324,27 @@ CNNL_SEQDATA_NTBC = 7
 CNNL_SEQDATA_BNTC = 8
 CNNL_SEQDATA_BTNC = 9
 SEQ_DATA_LAYOUTS = tuple(range(10))
+
+
+# ---- losses (docs/cnnl_losses.md) -----------------------------------------------------------------------------------
+# loss reductions: cnnlNlllossAlgorithm_t, cnnlMSELossReduction_t, cnnlBceLossReduction_t,
+# cnnlBceWithLogitsReduction_t, cnnlSmoothL1LossAlgorithm_t (one numbering for all: NONE=0, MEAN=1, SUM=2)
+CNNL_REDUCTION_NONE = 0
+CNNL_REDUCTION_MEAN = 1
+CNNL_REDUCTION_SUM = 2
+CNNL_MSE_LOSS_NONE = 0
+CNNL_MSE_LOSS_MEAN = 1
+CNNL_MSE_LOSS_SUM = 2
+CNNL_BCE_LOSS_NONE = 0
+CNNL_BCE_LOSS_MEAN = 1
+CNNL_BCE_LOSS_SUM = 2
+CNNL_BCE_WITH_LOGITS_NONE = 0
+CNNL_BCE_WITH_LOGITS_MEAN = 1
+CNNL_BCE_WITH_LOGITS_SUM = 2
+CNNL_SMOOTHL1LOSS_REDUCTION_NONE = 0
+CNNL_SMOOTHL1LOSS_REDUCTION_MEAN = 1
+CNNL_SMOOTHL1LOSS_REDUCTION_SUM = 2
+LOSS_REDUCTIONS = (0, 1, 2)
 
 # cnnlCTCLossNormalizationMode_t, cnnlCTCLossReduceMode_t, cnnlCTCLossZeroInfinityMode_t
 CNNL_NONE_NORMALIZATION = 0
@@ -320,34 +359,11 @@ CNNL_NONE_ZERO_INFINITY = 0
 CNNL_ZERO_INFINITY = 1
 CTC_ZERO_INFINITY_MODES = (0, 1)
 
-# cnnlTrigonFunctionMode_t
-CNNL_TRIGON_SIN = 0
-CNNL_TRIGON_COS = 1
-CNNL_TRIGON_TAN = 2
-CNNL_TRIGON_ASIN = 3
-CNNL_TRIGON_ACOS = 4
-CNNL_TRIGON_ATAN = 5
-CNNL_TRIGON_SINH = 6
-CNNL_TRIGON_COSH = 7
-CNNL_TRIGON_TANH = 8
-CNNL_TRIGON_ASINH = 9
-CNNL_TRIGON_ACOSH = 10
-CNNL_TRIGON_ATANH = 11
-TRIGON_MODES = tuple(range(12))
 
-# cnnlNmsBoxPointMode_t, cnnlNmsOutputMode_t, cnnlNmsMethodMode_t, cnnlNmsAlgo_t (mlu-ops' mlu_op.h numbers)
-CNNL_NMS_BOX_DIAGONAL = 0
-CNNL_NMS_BOX_CENTER = 1
-NMS_BOX_MODES = (0, 1)
-CNNL_NMS_OUTPUT_TARGET_INDICES = 0
-CNNL_NMS_OUTPUT_TARGET_CONFIDENCE_AND_POS_1 = 1
-CNNL_NMS_OUTPUT_TARGET_CONFIDENCE_AND_POS_2 = 2
-CNNL_NMS_OUTPUT_TARGET_BATCH_AND_CLASS = 3
-NMS_OUTPUT_MODES = (0, 1, 2, 3)
-CNNL_NMS_HARD_NMS = 0
-CNNL_NMS_SOFT_NMS_LINEAR = 1
-CNNL_NMS_SOFT_NMS_GAUSSIAN = 2
-NMS_METHOD_MODES = (0, 1, 2)
-CNNL_NMS_ALGO_EXCLUDE_BOUNDARY = 0
-CNNL_NMS_ALGO_INCLUDE_BOUNDARY = 1
-NMS_ALGOS = (0, 1)
+# ---- random numbers (docs/cnnl_random.md) ---------------------------------------------------------------------------
+# cnnlRandRngType_t, cnnlRandMTGP32Period_t
+CNNL_RAND_RNG_FAST = 0
+CNNL_RAND_RNG_MTGP32 = 1
+CNNL_RAND_RNG_PHILOX = 2
+RAND_RNG_TYPES = (0, 1, 2)
+CNNL_RAND_MTGP32_P11213 = 0

@@ -15,9 +15,9 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 _INLINE = dict(inline="always", nogil=True, cache=True, error_model="numpy")
-#: fastmath flags for loops around exp32: a * b + c may become one FMA (its polynomial runs ~30% faster on one core;
-#: results move by a few ulps, as between PyTorch's CPU builds with and without FMA). Inlined code takes the
-#: flags of the loop it is inlined into.
+#: fastmath flags for loops around exp32: a * b + c may become one FMA, which speeds its polynomial up
+#: (docs/cnnl_elementwise.md); results move by a few ulps, as between PyTorch's CPU builds with and without FMA.
+#: Inlined code takes the flags of the loop it is inlined into.
 FUSED_MULTIPLY_ADD = {"contract"}
 
 

@@ -95,10 +95,8 @@ def matmul(a, b, out, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
 
 #: 2-D float products of at least this many multiply-adds, and fewer than blas_threads.PARALLEL_GEMM_MACS (where
 #: BLAS's own threads take over), are cut into row blocks over the pool, each multiplied by single-threaded BLAS and
-#: scaled by itself (BLAS's threads, which spin after a GEMM, slowed the torch CPU work around such products 2x). A
-#: transformer block's 256 x 128 x 384 addmm: 638 -> ~300 us, most of it from scaling per block instead of a staged
-#: pass after the whole product; a plain product 278 -> 217-290 us, as the pool thread's wake-up eats much of the
-#: second core's share
+#: scaled by itself: BLAS's threads spin after a GEMM and slow the torch CPU work around such products, and scaling
+#: per block saves a staged pass after the whole product (docs/cnnl_matmul.md)
 ROW_SPLIT_MIN_MACS = 1 << 21
 #: fewest rows of a block
 ROW_SPLIT_MIN_ROWS = 16

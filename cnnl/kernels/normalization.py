@@ -205,8 +205,8 @@ def _channel_output(out, channel_axis, dtype, alpha, beta, sources):
 
 
 #: batch norm over at most this many elements runs on the calling thread: its passes are a few vectorised
-#: operations per element, and each of them handed to the pool costs more than a second core saves (measured on a
-#: 2-core host: 2^19 elements 0.17 ms inline vs 0.44 on the pool, 2^21 0.69 vs 1.27, 2^22 3.6 vs 2.5)
+#: operations per element, and each of them handed to the pool costs more than a second core saves
+#: (docs/cnnl_normalization.md)
 CHANNEL_INLINE_ELEMENTS = 1 << 21
 
 

@@ -21,7 +21,7 @@ STAGED_BLOCK = 1 << 16
 #: little data
 INLINE_ELEMENTS = 1 << 17
 #: the same for ops that stream straight into their output (`staged=False`: copies, plain ufuncs): memory-bound,
-#: so a second thread gains little below a few MiB (measured on a 2-core host: it lost up to 2^22 elements)
+#: so a second thread gains little below a few MiB (docs/cnnl_elementwise.md)
 INLINE_DIRECT_ELEMENTS = 1 << 20
 
 
@@ -135,8 +135,7 @@ def run_blocked(block_fn, shape, operands, whole_axes=(), staged=True):
         return
     if not staged and not whole_axes and all(op.shape == shape and op.flags.c_contiguous for op in operands):
         # streaming, every operand dense and whole: one range of the flat operands per host thread; the blocks'
-        # Python and GIL hand-overs cost more than their balance gains (3072 x 2048: sigmoid's kernel alone
-        # 1.45 -> 1.38 ms; op + sync medians float32 -> float16 0.78x, float16 -> float32 0.89x)
+        # Python and GIL hand-overs cost more than their balance gains (docs/cnnl_elementwise.md)
         map_flat_ranges(block_fn, total, *(op.reshape(-1) for op in operands))
         return
     threads = thread_count()

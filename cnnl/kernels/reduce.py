@@ -49,10 +49,9 @@ def normalize_axes(axes, ndim):
     return tuple(sorted(result))
 
 
-#: elements summed in the input's own type before the partial sum joins the float64 total: a float32 sum of 256
-#: vectorises twice as wide as a float64 one (in the caches a thread sums 1.5x faster; from memory the same within
-#: the host's drift: 64 MiB in 1.56-1.84 ms against 1.48-1.72 in runs minutes apart), and
-#: its rounding error is that of a 256-term sum, far below torch's float32 cascade over the whole extent
+#: elements summed in the input's own type before the partial sum joins the float64 total: a float32 sum vectorises
+#: twice as wide as a float64 one, and the error of a 256-term sum stays far below torch's float32 cascade over the
+#: whole extent (figures: docs/cnnl_reduce.md)
 PARTIAL_TERMS = 256
 
 

@@ -1,6 +1,6 @@
-"""Indexing, part 2: cnnlMasked_v4 (fill from device or host, select, scatter, scale), cnnlAdvancedIndex with
-cnnlGetAdvancedIndexOutputDim and cnnlGetAdvancedIndexWorkspaceSize (x[indices]), cnnlIndexAdd,
-cnnlIndexFill and cnnlIndexFill_v2 (torch.index_add / index_fill).
+"""Indexing beyond `cnnl.ops.indexing`: cnnlMasked_v4 (fill from device or host, select, scatter, scale),
+cnnlAdvancedIndex with cnnlGetAdvancedIndexOutputDim and cnnlGetAdvancedIndexWorkspaceSize (x[indices]),
+cnnlIndexAdd, cnnlIndexFill and cnnlIndexFill_v2 (torch.index_add / index_fill).
 
 The advanced-index functions take the C array `indices_desc[CNNL_DIM_MAX]` (and `indices[]`) as one sequence with
 one entry per leading input axis, None for an axis taken whole; there is no count argument in C either. Integer

@@ -1,5 +1,5 @@
-"""Part 3 neural-network op benchmark (the "nn-ext" suite): flash attention and interpolation against their baselines, measured in the
-same run on the same device.
+"""The "nn-ext" benchmark: flash attention and interpolation against their baselines, measured in the same run on the
+same device (the cases in mlutools/bench/cases/attention.py and pooling.py).
 
 - Flash attention forward, batch 4, 16 heads, sequence 2048, head dim 64, half: host time of cnnlFlashAttentionForward
   against the composed attention on the same device (cnnlBatchMatMulBCast_v2 with alpha = 1/sqrt(d) and TRANSB,
@@ -15,15 +15,10 @@ mlutools.bench.common.row.
 """
 from __future__ import annotations
 
-import math
 import tracemalloc
 from typing import Callable
 
-import numpy as np
-
-import cnnl
-from mlutools.bench import cases_nn_ext as ext
-from mlutools.bench.cases import Arena
+from mlutools.bench.cases import Arena, attention, pooling
 from mlutools.bench.common import format_rows, paired_median_ms, row
 
 ATTENTION_SHAPE = (4, 16, 2048, 64)
@@ -32,30 +27,6 @@ INTERPOLATION_SHAPE = (16, 64, 128, 128)
 INTERPOLATION_TARGET = 1.0
 REPEATS = 3
 WARMUP = 1
-
-
-def composed_attention(arena: Arena, shape, dtype):
-    """The device call of attention composed from batch matmul, softmax and batch matmul on (B, H, S, D) tensors."""
-    batch, heads, length, depth = shape
-    q, k, v = (arena.random((batch, heads, length, depth), dtype)[0] for _ in range(3))
-    scores = arena.empty((batch, heads, length, length), dtype)
-    out = arena.empty((batch, heads, length, depth), dtype)
-    bmm = cnnl.matMulDescCreate()
-    cnnl.setMatMulDescAttr(bmm, cnnl.CNNL_MATMUL_DESC_TRANSB, 1)
-    algo, result = cnnl.matMulAlgoCreate(), cnnl.createMatMulHeuristicResult()
-    cnnl.getBatchMatMulAlgoHeuristic(arena.handle, bmm, q.desc, k.desc, scores.desc, None, 1, result)
-    first, first_size = arena.workspace(cnnl.getBatchMatMulHeuristicResult(result, algo))
-    second, second_size = arena.workspace(cnnl.getBatchMatMulBCastWorkspaceSize(arena.handle, scores.desc, v.desc,
-                                                                                out.desc))
-
-    def call():
-        cnnl.batchMatMulBCast_v2(arena.handle, bmm, algo, 1 / math.sqrt(depth), q.desc, q.ptr, k.desc, k.ptr, 0.0,
-                                 scores.desc, scores.ptr, first, first_size)
-        cnnl.softmaxForward(arena.handle, cnnl.CNNL_SOFTMAX_ACCURATE, cnnl.CNNL_SOFTMAX_MODE_LOW_DIMENSION, None,
-                            scores.desc, scores.ptr, None, scores.desc, scores.ptr)
-        cnnl.batchMatMulBCast(arena.handle, False, False, scores.desc, scores.ptr, v.desc, v.ptr, second,
-                              second_size, out.desc, out.ptr)
-    return call, batch * heads * length * length * np.dtype(np.float16).itemsize
 
 
 def _synced(arena: Arena, call: Callable[[], None]) -> Callable[[], None]:
@@ -78,13 +49,13 @@ def _peak_bytes(function: Callable[[], None]) -> int:
 def attention_rows() -> list[dict]:
     arena = Arena()
     try:
-        flash, _, _ = ext.flash_attention_call(arena, ATTENTION_SHAPE, "half")
-        composed, score_bytes = composed_attention(arena, ATTENTION_SHAPE, "half")
+        flash, _, _ = attention.flash_attention_call(arena, ATTENTION_SHAPE, "half")
+        composed, score_bytes = attention.composed_attention(arena, ATTENTION_SHAPE, "half")
         flash, composed = _synced(arena, flash), _synced(arena, composed)
         flash_ms, composed_ms = paired_median_ms(flash, composed, repeats=REPEATS, warmup=WARMUP)
         flash_peak, composed_peak = _peak_bytes(flash), _peak_bytes(composed)
         half_shape = ATTENTION_SHAPE[:2] + (ATTENTION_SHAPE[2] // 2, ATTENTION_SHAPE[3])
-        shorter, _, _ = ext.flash_attention_call(arena, half_shape, "half")
+        shorter, _, _ = attention.flash_attention_call(arena, half_shape, "half")
         shorter_peak = _peak_bytes(_synced(arena, shorter))
     finally:
         arena.free()
@@ -100,9 +71,9 @@ def attention_rows() -> list[dict]:
 def interpolation_rows() -> list[dict]:
     arena = Arena()
     try:
-        call, values = ext.interpolation_call(arena, INTERPOLATION_SHAPE, "float")
+        call, values = pooling.interpolation_call(arena, INTERPOLATION_SHAPE, "float")
         out_h, out_w = 2 * INTERPOLATION_SHAPE[2], 2 * INTERPOLATION_SHAPE[3]
-        cnnl_ms, numpy_ms = paired_median_ms(_synced(arena, call), lambda: ext.numpy_bilinear(values, out_h, out_w),
+        cnnl_ms, numpy_ms = paired_median_ms(_synced(arena, call), lambda: pooling.numpy_bilinear(values, out_h, out_w),
                                              repeats=REPEATS + 2, warmup=WARMUP)
     finally:
         arena.free()

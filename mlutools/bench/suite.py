@@ -1,4 +1,4 @@
-"""The all-ops benchmark, the main job of `mlusim bench`: every case of cases.py at the chosen sizes and data
+"""The all-ops benchmark, the main job of `mlusim bench`: every case of the table (cases/) at the chosen sizes and data
 types, with its host time (median of repeats after warm-up, noise shown), its modelled MLU time (from the trace of the
 commands it queued), the modelled rate, and the ratio to the numpy reference measured in the same run.
 

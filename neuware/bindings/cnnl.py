@@ -107,7 +107,7 @@ DESTROYS = {
 
 ERROR_STRINGS = {"cnnlGetErrorString": "status"}
 
-# ---- part 3 (docs/cnnl_ext.md) ---------------------------------------------------------------------------------
+# ---- elementwise, movement, creation and indexing functions (their family pages: docs/cnnl.md) ----------------------
 
 
 def _masked_op(name: str) -> int:

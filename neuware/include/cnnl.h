@@ -3,7 +3,7 @@
  *
  * Written for mlusim from Cambricon's public documentation, the open mlu-ops headers and the call sites of public
  * CNNL users (DIOPI, torch_mlu). Names, argument orders and the enum values the public sources give are CNNL's;
- * enum values that are not public are mlusim's own, stable choices (docs/cnnl.md, docs/cnnl_nn.md list them).
+ * enum values that are not public are mlusim's own, stable choices (docs/cnnl.md and its family pages list them).
  * The implementation is libcnnl.so of mlusim over the `cnnl` Python package: every op validates its arguments
  * when called and runs on the handle's queue.
  *

@@ -16,16 +16,14 @@ MIN_BLOCK_POSITIONS = 256
 #: problems of at most this many im2col elements run on the calling thread (handing work to the pool costs more)
 INLINE_COLUMN_ELEMENTS = 1 << 15
 #: at most this many bytes of im2col matrices in one run of whole samples (one gather, one batched GEMM: `sample_runs`)
-#: ... and at most a batch's share of RUNS_PER_THREAD runs per thread. Runs of whole samples beat runs that fit L2
-#: here: each run costs its thread the GIL a few times, and on a small VM a thread that finds the GIL taken waits
-#: ~50 us to be woken (3x3 convolutions of a small CNN, batch 32, all three directions: 4.66 -> 3.90 ms against
-#: runs of at most 512 KiB and 4 per thread)
+#: ... and at most a batch's share of RUNS_PER_THREAD runs per thread: each run costs its thread the GIL a few times,
+#: and a thread that finds the GIL taken waits to be woken, so fewer, larger runs beat runs that fit L2
+#: (docs/cnnl_convolution.md)
 SAMPLE_RUN_BYTES = 8 << 20
 RUNS_PER_THREAD = 2
-#: samples whose im2col matrix is larger go by blocks of lines (`Geometry.units`), which bounds the buffers' memory.
-#: Up to here whole samples are faster even where a sample's matrix outgrows L2 (2 cores, 1 MiB L2 each, 3x3 convs
-#: of batch 32 or 16, forward / forward + backward against blocks of lines: 590 KiB -22% / -16%, 1.2 MiB -25% /
-#: -14%, 7.2 MiB -11% / -3%): a block of lines costs several Python calls of its own.
+#: samples whose im2col matrix is larger go by blocks of lines (`Geometry.units`), which bounds the buffers' memory;
+#: up to here whole samples are faster even where a sample's matrix outgrows L2, as a block of lines costs several
+#: Python calls of its own (docs/cnnl_convolution.md)
 SAMPLE_MATRIX_LIMIT_BYTES = 8 << 20
 #: above this many output channels (one group) the GEMMs of blocks are too small for the BLAS: the whole batch's
 #: im2col matrix is gathered on the pool and multiplied in one multi-threaded GEMM

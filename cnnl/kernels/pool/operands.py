@@ -5,10 +5,9 @@ import numpy as np
 from ..cast import cast
 from ..parallel import even_ranges, map_parallel, thread_count
 
-#: pooling problems of at most this many elements run in one block on the calling thread. Each block costs a
-#: thread the GIL, and on a 2-core VM a thread that finds it taken waits ~50 us to be woken: max pooling 2x2 of
-#: (32, 16, 16, 32) and (32, 16, 32, 32) float32 took 0.47 / 0.53 ms on the pool against 0.32 / 0.43 ms inline
-#: (2^20 elements: 0.73 pool, 0.78 inline)
+#: pooling problems of at most this many elements run in one block on the calling thread: each block costs a thread
+#: the GIL, and a thread that finds it taken waits to be woken, more than a second core saves below this size
+#: (docs/cnnl_pooling.md)
 INLINE_ELEMENTS = 1 << 19
 
 
