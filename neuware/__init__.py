@@ -8,7 +8,7 @@ implemented by the function of the same C name in `cnrt`, `cnnl` or `cncl` (see 
 """
 from __future__ import annotations
 
-from .handles import from_c, to_c
+from mlusim.handles import from_c, to_c
 
 
 def export_kernel(kernel, argtypes):

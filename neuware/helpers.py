@@ -13,9 +13,10 @@ import numpy as np
 
 from mlusim import device as devices
 from mlusim.errors import ArgumentFault, NullPointerFault
+from mlusim import handles
 from mlusim.hostmem import data_address
 
-from . import failures, handles, kernels
+from . import failures, kernels
 
 #: CNNL data types -> how a host scalar of that type is stored (numpy dtype names; bfloat16 through ml_dtypes)
 _DTYPE_STORAGE = {1: "float16", 2: "float32", 3: "int8", 4: "int16", 5: "int32", 6: "int32", 7: "uint8", 8: "bool",

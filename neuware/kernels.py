@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import handles
+from mlusim import handles
 
 #: C argument types a kernel may declare -> numpy storage; every pointer type is a 64-bit device address.
 _ARGUMENT_TYPES = {

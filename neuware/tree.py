@@ -25,6 +25,15 @@ from typing import Optional, Sequence
 from . import build, cdecl
 
 LIBRARY_LINK_ORDER = ("cnnl", "cncl", "cndev", "cndrv", "cnrt")
+#: entry point group of other packages' parts of the tree (MagicMind's headers and libraries): each is a function
+#: of the tree's directory
+COMPONENT_GROUP = "mlusim.neuware_components"
+
+
+def components() -> list:
+    """The installed packages' parts of the tree (entry points of COMPONENT_GROUP), by name."""
+    from importlib import metadata
+    return sorted(metadata.entry_points(group=COMPONENT_GROUP), key=lambda entry: entry.name)
 
 
 def versions() -> dict:
@@ -72,6 +81,8 @@ def make_tree(directory: Path) -> Path:
         shutil.copyfile(libraries / f"lib{name}.so", partial)
         partial.replace(target)  # a program that has the old copy loaded keeps its mapping
     _bang_c(directory)
+    for component in components():
+        component.load()(directory)
     (directory / "version.txt").write_text(_version_text())
     _write_cmake_config(directory)
     _write_pkg_config(directory)

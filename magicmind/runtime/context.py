@@ -25,6 +25,7 @@ from mlusim.submit import Kind, Submission
 
 from ..dims import Dims
 from ..dtypes import get_datatype_by_numpy
+from ..enums import TensorLocation
 from ..graph import ops as O
 from ..graph.infer import infer_node
 from ..status import Code, MagicMindError, Status
@@ -97,19 +98,27 @@ class Context:
     # ---- tensors -----------------------------------------------------------------------------------------------
 
     def create_inputs(self) -> list:
-        """IContext::CreateInputTensors(): one host tensor per model input, of the model's type and dims (-1 on
-        mutable axes until from_numpy or set_dimensions gives a shape)."""
+        """IContext::CreateInputTensors(): one tensor per model input, of the model's type and dims (-1 on mutable
+        axes until from_numpy or set_dimensions gives a shape), located on the MLU without data: set_data gives it
+        device memory, from_numpy host data."""
         tensors = []
         for key in self.program.inputs:
             value = self.program.values[key]
-            tensors.append(IRTTensor(value.name, get_datatype_by_numpy(value.dtype), Dims(value.shape or ())))
+            tensors.append(IRTTensor(value.name, get_datatype_by_numpy(value.dtype), Dims(value.shape or ()),
+                                     TensorLocation.kMLU))
         return tensors
 
-    def create_outputs(self, inputs) -> list:
-        """The output tensors for these inputs' shapes (their dims; data comes with enqueue)."""
+    def create_outputs(self, inputs=None) -> list:
+        """IContext::CreateOutputTensors: the output tensors (their dims for these inputs' shapes, or the model's;
+        on the MLU without data: an enqueue writes into memory given with set_data, else gives them buffers)."""
+        if inputs is None:
+            return [IRTTensor(self.program.values[k].name, get_datatype_by_numpy(self.program.values[k].dtype),
+                              Dims(self.program.values[k].shape or ()), TensorLocation.kMLU)
+                    for k in self.program.outputs]
         infos = self._shape_plan(self._shapes(inputs)).infos
         return [IRTTensor(self.program.values[k].name, get_datatype_by_numpy(infos[k].dtype),
-                          Dims(infos[k].shape if infos[k].shape is not None else ())) for k in self.program.outputs]
+                          Dims(infos[k].shape if infos[k].shape is not None else ()), TensorLocation.kMLU)
+                for k in self.program.outputs]
 
     def infer_output_shape(self, inputs, outputs=None) -> Status:
         """IContext::InferOutputShape(inputs, outputs): the outputs' dims for these inputs; UNAVAILABLE when they
@@ -198,9 +207,13 @@ class Context:
                 raise MagicMindError(Code.INVALID_ARGUMENT, f"enqueue: inputs[{i}] ({tensor.get_name()!r}) holds no "
                                                             f"data (from_numpy first)")
         shapes = self._shapes(inputs)
+        given = outputs if outputs and all(isinstance(t, IRTTensor) and t.user_memory for t in outputs) else None
+        if given is not None and len(given) != len(self.program.outputs):
+            raise MagicMindError(Code.INVALID_ARGUMENT, f"enqueue: {len(given)} output tensors given; the model has "
+                                                        f"{len(self.program.outputs)} outputs")
         with self._lock:
             plan = self._shape_plan(shapes)
-            run = _Run(self, q, inputs, plan)
+            run = _Run(self, q, inputs, plan, given)
             if plan.dynamic:
                 produced = run.dynamic()
             else:
@@ -265,8 +278,10 @@ class Context:
 class _Run:
     """One enqueue: addresses of every value and the commands of every step."""
 
-    def __init__(self, context: Context, queue, inputs, plan: P.ShapePlan):
+    def __init__(self, context: Context, queue, inputs, plan: P.ShapePlan, given_outputs=None):
         self.context, self.queue, self.inputs, self.plan = context, queue, inputs, plan
+        #: output tensors with memory of the caller's (set_data), written in place
+        self.given = dict(zip(context.program.outputs, given_outputs)) if given_outputs else {}
         self.program = context.program
         self.infos = plan.infos
         self.address: dict = {}
@@ -377,9 +392,19 @@ class _Run:
         return [self._output_tensor(k) for k in self.program.outputs]
 
     def _output_tensor(self, key) -> IRTTensor:
-        if key in self.program.inputs and key in self.address:
-            pass
         info = self.infos[key]
+        given = self.given.get(key)
+        if given is not None:
+            if given.get_data_type() != get_datatype_by_numpy(info.dtype):
+                raise MagicMindError(Code.INVALID_ARGUMENT, f"enqueue: output {given.get_name()!r} is "
+                                                            f"{given.get_data_type().name}; the model writes "
+                                                            f"{get_datatype_by_numpy(info.dtype).name}")
+            given.set_dimensions(Dims(info.shape))
+            if key not in self.program.inputs:
+                self.address[key] = given.device_address
+            self._output_tensors = getattr(self, "_output_tensors", {})
+            self._output_tensors[key] = given
+            return given
         tensor = IRTTensor(self.program.values[key].name, get_datatype_by_numpy(info.dtype), Dims(info.shape))
         previous = cnrt.getDevice()
         cnrt.setDevice(self.context.device)

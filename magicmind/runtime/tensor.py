@@ -25,15 +25,17 @@ class IRTTensor:
     """magicmind::IRTTensor. `from_numpy` fills it on the host (converting to its type), `to(dev)` moves it to a
     device, `asnumpy()` reads it back."""
 
-    def __init__(self, name: str, data_type: DataType, dims: Dims):
+    def __init__(self, name: str, data_type: DataType, dims: Dims, location: TensorLocation = TensorLocation.kHost):
         self._name = name
         self._dtype = data_type
         self._dims = dims
-        self._location = TensorLocation.kHost
+        self._location = location
         self._host = None
         self._address = 0
         self._device = None
         self._owned = None
+        #: the data is device memory the caller gave (set_data): an enqueue writes outputs there
+        self.user_memory = False
 
     # ---- metadata ----------------------------------------------------------------------------------------------
 
@@ -131,10 +133,12 @@ class IRTTensor:
         self._release_device()
         self._host = None
         self._address, self._device, self._location = int(address), owner.index, TensorLocation.kMLU
+        self.user_memory = True
         return Status()
 
     def get_mutable_data(self):
-        """IRTTensor::GetMutableData(): the device address (an int) of a tensor on the MLU, else its host array."""
+        """IRTTensor::GetMutableData(): the device address (an int) of a tensor on the MLU (0 until it has data),
+        else its host array."""
         if self._location == TensorLocation.kMLU:
             return self._address
         if self._host is None:
@@ -164,6 +168,7 @@ class IRTTensor:
     def _own(self, address: int, device: int) -> None:
         self._release_device()
         self._address, self._device, self._location = address, device, TensorLocation.kMLU
+        self.user_memory = False
         self._owned = weakref.finalize(self, _free_later, address)
 
     def _release_device(self) -> None:
@@ -173,6 +178,7 @@ class IRTTensor:
         if self._location == TensorLocation.kMLU:
             self._address, self._device = 0, None
             self._location = TensorLocation.kHost
+        self.user_memory = False
 
     @property
     def host_array(self):

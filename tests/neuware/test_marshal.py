@@ -6,7 +6,8 @@ import pytest
 
 import cnnl
 import cnrt
-from neuware import bindings, failures, handles, marshal
+from mlusim import handles
+from neuware import bindings, failures, marshal
 from neuware.cdecl import CType, Function
 from neuware.kinds import BindingError, Seq
 

@@ -1,9 +1,11 @@
-"""The opaque C handles of every library (queues, notifiers, cnnl handles and descriptors, communicators, ...).
+"""The opaque C handles of every C library of the process (queues, notifiers, cnnl handles and descriptors,
+communicators, MagicMind's models and contexts, ...): one table, so that the C ABI of one front end (neuware's
+libcnrt, MagicMind's libmagicmind_runtime) hands out handles every other one understands.
 
 A handle the C side holds is an address in a range no host or device memory uses, `0xC0_0000_0000 + 16 n` with n
 counting up, so an address is never reused: a handle of a destroyed object still names that object (kept for the
 last 4096 destroyed), and Python reports "destroyed" instead of confusing it with a newer object. The table keeps
-the Python objects alive while C holds them. All three libraries share it (they run in one interpreter), so a queue
+the Python objects alive while C holds them. All the libraries share it (they run in one interpreter), so a queue
 made by libcnrt is the queue libcnnl and libcncl see, and Python code can exchange handles with C (`to_c`,
 `from_c`). The special queue handles 1 (cnrtQueuePerThread) and 2 (cnrtQueueLegacy) pass through as ints.
 """
