@@ -66,4 +66,29 @@ def build(program: Program, config: BuilderConfig, network) -> dict:
     info["dead_steps_removed"] += passes.remove_dead_steps(program)
     passes.reinfer(program)
     info["layers"] = len(program.steps)
+    info["memory"] = memory_info(program)
     return info
+
+
+def memory_info(program: Program) -> dict:
+    """The device memory the model needs per context: for fixed input shapes (else at the dim_range maxima) the
+    arena of the memory plan (intermediates sharing buffers) against one buffer per intermediate; constants."""
+    from ..runtime import plan as P
+    constants = sum(P.aligned(v.const.nbytes) for v in program.values.values() if v.const is not None)
+    shapes = []
+    for i, key in enumerate(program.inputs):
+        shape = program.values[key].shape
+        if shape is not None and -1 in shape and program.ranges[i] is not None:
+            shape = tuple(program.ranges[i][1])
+        if shape is None or -1 in shape:
+            return {"constants": constants}
+        shapes.append(tuple(shape))
+    try:
+        shape_plan = P.plan_shapes(program, shapes)
+        if shape_plan.dynamic:
+            return {"constants": constants}
+        memory = P.plan_memory(program, shape_plan)
+    except MagicMindError:
+        return {"constants": constants}
+    return {"constants": constants, "intermediate_peak": memory.arena_bytes,
+            "intermediate_total": memory.separate_bytes, "input_shapes": [list(s) for s in shapes]}

@@ -60,6 +60,23 @@ class Engine:
         """IEngine::QueryConstDataSize(): bytes of constants this engine keeps on each device."""
         return self.const_bytes
 
+    def query_context_max_workspace_size(self, dims) -> int:
+        """IEngine::QueryContextMaxWorkspaceSize(dims): the bytes a context needs for its intermediates (the
+        memory plan's arena) when the inputs have these dims (a list of Dims or of lists)."""
+        from . import plan as P
+        from ..dims import Dims
+        if not isinstance(dims, (list, tuple)) or len(dims) != len(self.program.inputs):
+            raise MagicMindError(Code.INVALID_ARGUMENT, f"query_context_max_workspace_size: give the dims of each "
+                                                        f"of the {len(self.program.inputs)} inputs")
+        shapes = [tuple(d.GetDims()) if isinstance(d, Dims) else tuple(int(v) for v in d) for d in dims]
+        names = [self.program.values[k].name for k in self.program.inputs]
+        P.check_range(self.program, shapes, names)
+        shape_plan = P.plan_shapes(self.program, shapes)
+        if shape_plan.dynamic:
+            raise MagicMindError(Code.UNAVAILABLE, "query_context_max_workspace_size: the model's shapes depend on "
+                                                   "its data")
+        return P.plan_memory(self.program, shape_plan).arena_bytes
+
     def constants(self, device: int) -> tuple:
         """(base address, offsets) of the constants on `device`, copied there on first use."""
         with self._lock:

@@ -24,6 +24,7 @@ SUITES = {
     "dist": "bench_dist",
     "sanitizer": "bench_sanitizer",
     "compile": "bench_compile",
+    "magicmind": "bench_magicmind",
 }
 DEFAULT_SUITES = ("ops",)
 

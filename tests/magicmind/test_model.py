@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import magicmind.python.runtime as mm
 
@@ -67,3 +68,25 @@ def test_truncated_corrupt_and_foreign_files_are_clear_errors(tmp_path):
         assert not status.ok() and expected[name] in str(status), (name, status)
     assert mm.Model().deserialize_from_file(str(tmp_path / "missing")).code() == mm.Code.NOT_FOUND
     assert mm.Model().deserialize_from_buffer(12).code() == mm.Code.INVALID_ARGUMENT
+
+
+def test_the_model_reports_its_peak_intermediate_memory():
+    """Intermediates share the arena: its peak is below one buffer per intermediate, and the engine's query for
+    other dims grows with them."""
+    net = mm.Network()
+    x = net.add_input(mm.DataType.FLOAT32, mm.Dims([-1, 64]))
+    h = x
+    for k in range(6):
+        w = net.add_i_const_node(mm.DataType.FLOAT32, mm.Dims([64, 64]), np.eye(64, dtype=np.float32) * (k + 1))
+        h = net.add_i_activation_node(net.add_i_matmul_node(h, w.get_output(0)).get_output(0),
+                                      mm.IActivation.SIGMOID).get_output(0)
+    net.mark_output(h)
+    model = build(net, ['{"graph_shape_mutable": true}', '{"dim_range": {"0": {"min": [1, 64], "max": [32, 64]}}}'])
+    memory = model.get_build_info()["memory"]
+    assert memory["input_shapes"] == [[32, 64]] and memory["constants"] >= 6 * 64 * 64 * 4
+    assert 0 < memory["intermediate_peak"] < memory["intermediate_total"]
+    engine = model.create_i_engine()
+    assert engine.query_context_max_workspace_size([mm.Dims([32, 64])]) == memory["intermediate_peak"]
+    assert engine.query_context_max_workspace_size([[2, 64]]) < memory["intermediate_peak"]
+    with pytest.raises(mm.MagicMindError):
+        engine.query_context_max_workspace_size([[64, 64]])  # outside the dim_range
