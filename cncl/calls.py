@@ -8,12 +8,13 @@ from typing import Callable
 import numpy as np
 
 from cnrt.queues import queue_arg
-from mlusim.queue import Queue, current_command
+from mlusim.command import current_command
+from mlusim.queue import Queue
 from mlusim.submit import Access, Kind, Submission
 from mlusim.transfer import acquire
 from mlusim.validate import as_int, is_address
 
-
+from . import group
 from .channel import SEND_RECV, Exchange, Signature
 from .comm import cnclComm, comm_arg
 from .datatypes import DataType
@@ -93,8 +94,6 @@ class Call:
     def submit(self, signature: Signature, model_us: float, body: Callable[[Exchange], None],
                reads: tuple = (), writes: tuple = ()) -> None:
         """Queue this call's command now, or at cnclGroupEnd inside a group."""
-        from . import group  # group builds on this module
-
         operation = Operation(self.comm, self.queue, self.name, signature, model_us, body,
                               self.take_submission(reads, writes))
         if group.active():
@@ -133,7 +132,7 @@ class Operation:
             if signature.seq:  # a collective: its ranks synchronise (the sanitizer orders what follows after it)
                 info["rendezvous"] = (id(self.comm.clique), signature.seq)
                 info["local_ranks"] = len(self.comm.clique.local)
-            submission.enqueue(self.queue, work, model_us, info=info)
+            submission.submit(self.queue, work, model_us, info=info)
 
         # a queue that refuses the command releases its pins; collectives are numbered when they are queued
         self.comm.submit(self.queue, enqueue, collective=self.signature.kind != SEND_RECV)

@@ -106,7 +106,7 @@ class cnclComm:
                 self.fail(exc)
                 raise
             finally:
-                self._leave(ticket)
+                self.end_turn(ticket)
 
         try:
             enqueue(run, seq)
@@ -141,10 +141,6 @@ class cnclComm:
             self.fail(CnclError(CNCL_RET_ERR_INTERNAL, f"operation #{self._next} of rank {self.rank} was skipped "
                                                        f"because {queue.name} has an error"))
 
-    def _leave(self, ticket: int) -> None:
-        with self._turn:
-            self._advance_past(ticket)
-
     def _advance_past(self, ticket: int) -> None:
         self._pending.pop(ticket, None)
         self._next = ticket + 1
@@ -160,6 +156,48 @@ class cnclComm:
                 self._advance_past(ticket)
             elif ticket > self._next:
                 self._cancelled.add(ticket)
+
+    # ---- turns of operations the calling thread runs itself (the lean path, fastpath.py) ---------------------------
+
+    def in_flight(self) -> bool:
+        """Whether an operation of this communicator was issued and has not ended."""
+        return self._issued + 1 != self._next
+
+    def in_flight_only_on(self, queue: Queue) -> bool:
+        """Whether every operation in flight was queued on `queue` (none counts)."""
+        with self._turn:
+            return all(entry[0] is queue for ticket, entry in self._pending.items() if ticket >= self._next)
+
+    def take_turn(self, queue: Queue):
+        """When no operation is in flight and `queue` is idle: issue the next collective (its ticket and sequence
+        number) together with the queue's turn (mlusim.turn), for a collective the calling thread runs itself;
+        (ticket, seq, turn), or None when either is not free (nothing taken). The caller ends the communicator's
+        turn with `end_turn(ticket)` (or `hand_over`) and the queue's turn with the Turn."""
+        with self._turn:
+            if self._issued + 1 != self._next:
+                return None
+            turn = queue.take_turn()
+            if turn is None:
+                return None
+            ticket = self._issued = self._issued + 1
+            seq = self.collectives_issued = self.collectives_issued + 1
+        return ticket, seq, turn
+
+    def end_turn(self, ticket: int) -> None:
+        """The operation of `ticket` ended: the next one may go."""
+        with self._turn:
+            self._advance_past(ticket)
+
+    def hand_over(self, ticket: int, turn, command) -> None:
+        """The operation of `ticket` goes on as `command` at its turn's queue position (its work ends the
+        communicator's turn with `end_turn`); it has started, so it can never be skipped."""
+        with self._turn:
+            self._pending[ticket] = (turn.queue, turn.position + 1, [True])
+        turn.hand_over(command)
+
+    def uses(self, queue: Queue) -> None:
+        """`queue` runs operations of this communicator: cnclCommDestroy waits for its work."""
+        self._queues.add(queue)
 
     def pool(self) -> ThreadPoolExecutor:
         """Threads for the concurrent streams of grouped point-to-point calls."""

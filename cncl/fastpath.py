@@ -5,18 +5,19 @@ The first call with given arguments goes through every check of the general path
 eligible, leaves a `Plan` on its communicator (the resolved views of its buffers, the message header of its signature
 and the channel offsets of its rank), which runs that call too. A later call with the same arguments (send, recv, count, data type,
 op, queue, all exact ints) looks up the plan and re-checks what can change since: the buffers' blocks were not freed,
-the communicator has not failed and has no operation in flight, no cnclGroupStart is open on this thread, neither
-the sanitizer nor a command observer (tracing) is on, and the queue is idle. It then claims the queue
-(`Queue.claim_idle`: the call takes the queue position a queued command would), takes the communicator's next
-sequence number and turn, and posts to every peer and waits for their messages in one compiled call
+the communicator has not failed and has no operation in flight, no cnclGroupStart is open on this thread, nobody
+watches commands one by one (the sanitizer, tracing: mlusim.observers), and the queue is idle. It then takes the
+communicator's next sequence number together with a turn of the queue (`cnclComm.take_turn`, mlusim.turn: the call
+takes the queue position a queued command would), and posts to every peer and waits for their messages in one
+compiled call
 (`tiny.exchange_all`): the same messages, headers and counters as the general path, so the ranks may take either
 path call by call. The reduction is `reduction.reduce_ordered`'s, in rank order (bitwise the general path's result);
 the slots go back in a second compiled call (`tiny.release_all`). The queue's modelled clock and completed count
 move as if the command had run there.
 
 A peer that is late (not there within the compiled spin and `WAIT_SECONDS` of yielding the CPU) does not keep the
-caller: the rest of the call becomes a command at the claimed position (`Queue.hand_over_claimed`), run by the queue
-like any other, which finishes the posts and waits with the general wait (peer checks, timeout, abort). A signature
+caller: the rest of the call becomes a command at the turn's position (`cnclComm.hand_over`, built by the submission
+builder), run by the queue like any other, which finishes the posts and waits with the general wait (peer checks, timeout, abort). A signature
 that does not match is handed over the same way and reported there with the general message.
 """
 from __future__ import annotations
@@ -26,9 +27,10 @@ import time
 
 import numpy as np
 
-from mlusim import queue as queue_module
+from mlusim.command import Kind, current_command
 from mlusim.lazymodule import LazyModule
-from mlusim.queue import Command, Kind, current_command
+from mlusim.observers import OBSERVERS
+from mlusim.submit import Access, Submission
 
 from . import algorithms, group
 from .channel import ALL_REDUCE, Exchange, Signature
@@ -75,8 +77,8 @@ class Plan:
     """One checked allReduce call of one rank, ready to be run again in the calling thread."""
 
     __slots__ = ("comm", "queue", "fabric", "send", "recv", "payload", "dtype", "op", "count", "nbytes",
-                 "model_us", "send_block", "recv_block", "channels", "chan", "header", "header_clock", "io",
-                 "io_clock", "wakes", "parts", "raw", "reads", "writes", "wait_seconds", "drain_seconds",
+                 "model_us", "send_range", "recv_range", "send_block", "recv_block", "channels", "chan", "header",
+                 "header_clock", "io", "io_clock", "wakes", "parts", "raw", "wait_seconds", "drain_seconds",
                  "exchange_all", "release_all", "parity_at", "reduce")
 
     def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype, op: int,
@@ -86,12 +88,11 @@ class Plan:
         if channels is None:
             channels = fabric.fast_channels[rank] = tiny.Channels(fabric, rank)
         self.comm, self.queue, self.fabric, self.channels = comm, queue, fabric, channels
-        comm._queues.add(queue)  # the queues whose work cnclCommDestroy waits for
+        comm.uses(queue)
         self.send, self.recv, self.payload = send, recv, send.view(np.uint8)
         self.dtype, self.op, self.count, self.nbytes, self.model_us = dtype, op, count, send.nbytes, model_us
+        self.send_range, self.recv_range = send_range, recv_range
         self.send_block, self.recv_block = send_range.block, recv_range.block
-        self.reads = ((send_range.address, send_range.nbytes),)
-        self.writes = ((recv_range.address, recv_range.nbytes),)
         npeers = len(channels.peers)
         self.chan = np.empty((npeers, 8), np.int64)
         self.chan[:, tiny.OUT_POSTED] = channels.out_posted
@@ -131,8 +132,7 @@ class Plan:
         queue = self.queue
         return (self.comm.error is None and not self.comm.destroyed and not self.send_block.freed
                 and not self.recv_block.freed and not getattr(group._state, "depth", 0)
-                and queue_module.sanitizer is None and not queue_module.command_hooks and not queue.observers
-                and self.fabric.raw is not None and algorithms.sends_whole_buffer(self.send, self.comm.nrank))
+                and not OBSERVERS.watching_commands and self.fabric.raw is not None and algorithms.sends_whole_buffer(self.send, self.comm.nrank))
 
     def run(self) -> bool:
         """Run the call in the calling thread (or begin it and hand the rest to the queue); False when the lean
@@ -141,17 +141,15 @@ class Plan:
             STATS["declined"] += 1
             return False
         comm, queue = self.comm, self.queue
-        if comm._issued + 1 != comm._next or queue.completed != queue.submitted:  # work in flight goes first
+        if comm.in_flight() or queue.completed != queue.submitted:  # work in flight goes first
             if not (self.drain_seconds and self._drain(comm, queue)):
                 STATS["declined"] += 1
                 return False
-        with comm._turn:
-            position = queue.claim_idle() if comm._issued + 1 == comm._next else -1
-            if position < 0:
-                STATS["declined"] += 1
-                return False
-            ticket = comm._issued = comm._issued + 1
-            seq = comm.collectives_issued = comm.collectives_issued + 1
+        taken = comm.take_turn(queue)
+        if taken is None:
+            STATS["declined"] += 1
+            return False
+        ticket, seq, turn = taken
         try:
             started = queue.model_clock_us
             host_us = queue.host_clock.us
@@ -165,7 +163,7 @@ class Plan:
             if status != -1:
                 status = self._wait(status)
                 if status != -1:
-                    self._hand_over(position, ticket, seq, started)
+                    self._hand_over(turn, ticket, seq, started)
                     comm.fast_drain_skips = 0
                     STATS["handed_over"] += 1
                     return True
@@ -174,18 +172,15 @@ class Plan:
             if self.io[0]:
                 self._wake()
             latest = self.io_clock[0]
-            queue.finish_claimed(position, started + (latest - started if latest > started else 0.0)
-                                 + self.model_us)
+            turn.done(started + (latest - started if latest > started else 0.0) + self.model_us)
         except BaseException as exc:
             comm.fail(exc)
-            with comm._turn:
-                comm._advance_past(ticket)
-            queue.fail_claimed(position, Kind.COLLECTIVE, "cnclAllReduce", exc)
+            comm.end_turn(ticket)
+            turn.failed(Kind.COLLECTIVE, "cnclAllReduce", exc)
             if queue.blocking:
                 raise queue.take_fault() from None
             return True
-        with comm._turn:  # the communicator's next operation may go
-            comm._advance_past(ticket)
+        comm.end_turn(ticket)  # the communicator's next operation may go
         STATS["inline"] += 1
         return True
 
@@ -197,12 +192,10 @@ class Plan:
         if comm.fast_drain_skips:
             comm.fast_drain_skips -= 1
             return False
-        with comm._turn:
-            elsewhere = any(entry[0] is not queue for ticket, entry in comm._pending.items() if ticket >= comm._next)
-        if elsewhere:
+        if not comm.in_flight_only_on(queue):
             return False
         give_up = time.perf_counter() + self.drain_seconds
-        while comm._issued + 1 != comm._next or queue.completed != queue.submitted:
+        while comm.in_flight() or queue.completed != queue.submitted:
             left = give_up - time.perf_counter()
             if left <= 0 or comm.error is not None or not queue.idle_within(left):
                 comm.fast_drain_skips = DRAIN_SKIP_CALLS
@@ -228,9 +221,9 @@ class Plan:
         tiny._wake(self.channels, self.wakes)
         self.wakes[:] = 0
 
-    def _hand_over(self, position: int, ticket: int, seq: int, started: float) -> None:
+    def _hand_over(self, turn, ticket: int, seq: int, started: float) -> None:
         """The queue finishes the call (the posts not done yet, the wait for the peers, the reduction, the
-        release) as the command at the claimed position."""
+        release) as the command at the turn's position."""
         comm, signature = self.comm, self.signature(seq)
         posted = self.io[tiny.IO_DONE:tiny.IO_DONE + len(self.channels.peers)].astype(np.uint8)
         model_us = self.model_us
@@ -247,19 +240,16 @@ class Plan:
                 comm.fail(exc)
                 raise
             finally:
-                with comm._turn:
-                    comm._advance_past(ticket)
+                comm.end_turn(ticket)
             return max(latest - begun, 0.0) + model_us
 
-        for block in (self.send_block, self.recv_block):
-            block.space.pin(block)
         info = {"nrank": comm.nrank, "rank": comm.rank, "rendezvous": (id(comm.clique), seq),
                 "local_ranks": len(comm.clique.local)}
-        command = Command(Kind.COLLECTIVE, "cnclAllReduce", work, reads=self.reads, writes=self.writes,
-                          model_us=model_us, blocks=(self.send_block, self.recv_block), info=info)
-        with comm._turn:  # in flight on this queue (started: it can never be skipped)
-            comm._pending[ticket] = (self.queue, position + 1, [True])
-        self.queue.hand_over_claimed(position, command)
+        with Submission(Kind.COLLECTIVE, "cnclAllReduce") as submission:
+            submission.pin(self.send_range, Access.READ)
+            submission.pin(self.recv_range, Access.WRITE)
+            command = submission.command(work, model_us, info)
+        comm.hand_over(ticket, turn, command)
 
 
 def stale(comm, key, ranges: dict) -> bool:

@@ -3,6 +3,9 @@
 Point-to-point calls (send, recv) of one communicator inside a group become one command whose transfers progress
 concurrently (see p2p.py), so gather, scatter and all-to-all patterns built from them cannot deadlock. Other calls
 are queued in call order; the point-to-point command of a communicator takes the place of its first send/recv.
+
+A deferred item has `submit()` and `release()`; one that merges with the group's others of its communicator (a
+point-to-point batch, p2p_calls.TransferBatch) also has `merges = True`, `comm`, `queue` and `absorb(other)`.
 """
 from __future__ import annotations
 
@@ -59,13 +62,11 @@ def groupEnd() -> None:
 
 def _merge_point_to_point(items: list) -> list:
     """One batch per communicator for its send/recv calls, at the position of the first of them."""
-    from .p2p_calls import TransferBatch  # p2p_calls defers into this module
-
     merged: list = []
-    batches: dict[int, TransferBatch] = {}
+    batches: dict = {}
     try:
         for item in items:
-            if not isinstance(item, TransferBatch):
+            if not getattr(item, "merges", False):
                 merged.append(item)
                 continue
             batch = batches.get(id(item.comm))

@@ -14,6 +14,8 @@ from .p2p import RECV, SEND, Transfer, run_transfers
 class TransferBatch:
     """The send/recv calls of one communicator that are queued as one command."""
 
+    merges = True  # inside a group, with the other send/recv calls of its communicator (group.py)
+
     def __init__(self, call: Call, transfer: Transfer, model_us: float, reads: tuple, writes: tuple):
         self.comm, self.queue = call.comm, call.queue
         self.transfers = [transfer]

@@ -44,9 +44,6 @@ TENSOR_UNIT_OPS = frozenset({"cnnlMatMul", "cnnlMatMul_v2", "cnnlBatchMatMulBCas
 _model_us_cache: dict = {}
 _model_us_specs: dict = {}
 _MODEL_US_CACHE_SIZE = 4096
-#: commands moving at most this many bytes may run on the calling thread when their queue is idle
-#: (mlusim.queue.Queue.enqueue_small): a few µs of work, less than waking the queue's worker costs
-SMALL_OP_BYTES = 1 << 14
 _rate_keys: dict = {}
 _dtype_names: dict = {}
 
@@ -188,14 +185,10 @@ class OpCall:
         return self.input(desc, pointer, arg)
 
     def submit(self, run: Callable[[], None], flops: float, dtype: int, unit: Optional[str] = None) -> None:
-        """Enqueue the op on the handle's queue; the queue owns the pins from here on. `unit` (mlusim.cost.TENSOR
-        or VECTOR) defaults to the op's unit by name (`unit_of`). An op moving at most SMALL_OP_BYTES is a few µs
-        of work, which the calling thread runs itself when the queue is idle (`Queue.enqueue_small`): every op,
-        so that the first call of a tiny op (a public call that validates what later calls reuse) is not queued
-        for the worker, which then followed the caller's stream of tiny ops and kept them off that path. A larger
-        op runs in the call when the host waited for the queue after each op it queued (`Queue.enqueue_op`).
-        An op whose outputs are all empty has nothing to write: its command runs nothing (a kernel need not cope
-        with, say, a gradient of zero channels)."""
+        """Submit the op to the handle's queue; the queue owns the pins from here on, and decides from the op's
+        bytes whether the calling thread runs it now (mlusim.queue.Queue.submit). `unit` (mlusim.cost.TENSOR or
+        VECTOR) defaults to the op's unit by name (`unit_of`). An op whose outputs are all empty has nothing to
+        write: its command runs nothing (a kernel need not cope with, say, a gradient of zero channels)."""
         if self._outputs and not self._output_elements:
             run = _nothing
         queue = self.handle.queue
@@ -212,7 +205,4 @@ class OpCall:
             _model_us_cache[key] = model_us
         info = {"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype), "rate": rate,
                 "unit": unit}
-        if self.bytes_moved <= SMALL_OP_BYTES:
-            queue.enqueue_small(self.submission.command(quietly(run), model_us, info))
-        else:
-            queue.enqueue_op(self.submission.command(quietly(run), model_us, info))
+        queue.submit(self.submission.command(quietly(run), model_us, info, self.bytes_moved))

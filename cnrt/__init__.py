@@ -3,7 +3,7 @@
 Names follow the one rule of docs/architecture.md: `cnrtQueueSync` is `cnrt.queueSync` (and `cnrt.cnrtQueueSync`); output
 parameters are returned; a failure raises `CnrtError` whose `.code` is the cnrtRet_t value.
 """
-from mlusim.queue import Notifier as cnrtNotifier_t
+from mlusim.notifier import Notifier as cnrtNotifier_t
 from mlusim.queue import Queue as cnrtQueue_t
 
 from . import constants as _constants

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from mlusim import cost, launching
 from mlusim import device as devices
 from mlusim.errors import ArgumentFault, NotSupportedFault
-from mlusim.queue import current_command
+from mlusim.command import current_command
 from mlusim.submit import Kind, Submission
 from mlusim.validate import as_enum, as_int, is_address
 
@@ -98,7 +98,7 @@ def launch(kernel, dim, ktype, args, queue) -> None:
             kernel(*arguments)
     with Submission(Kind.KERNEL, name) as submission:
         _hold_pointer_args(submission, arguments)
-        submission.enqueue(target, run, cost.launch_us(device.spec), info={"dim": checked_dim, "ktype": checked_type})
+        submission.submit(target, run, cost.launch_us(device.spec), info={"dim": checked_dim, "ktype": checked_type})
 
 
 def _record_work(kernel) -> None:

@@ -106,7 +106,7 @@ def _enqueue_copy(name: str, dst, src, nbytes, direction, queue, synchronous: bo
         if target_queue is None:
             target_queue = owner.default_queue if owner is not None else queue_arg(None)
         spec = target_queue.device.spec
-        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(spec, _COST_KIND[effective], size),
+        submission.submit(target_queue, copy_work(dst_side, src_side), cost.copy_us(spec, _COST_KIND[effective], size),
                            info=_host_call(synchronous))
     if synchronous:
         target_queue.sync()
@@ -146,7 +146,7 @@ def _peer(name, dst, dstDev, src, srcDev, nbytes, queue, synchronous: bool) -> N
         dst_side = submission.write(int(dst), size, "dst")
         src_side = submission.read(int(src), size, "src")
         kind = cost.PEER_TO_PEER if dst_device is not src_device else cost.DEVICE_TO_DEVICE
-        submission.enqueue(target_queue, copy_work(dst_side, src_side), cost.copy_us(src_device.spec, kind, size),
+        submission.submit(target_queue, copy_work(dst_side, src_side), cost.copy_us(src_device.spec, kind, size),
                            info=_host_call(synchronous))
     if synchronous:
         target_queue.sync()
@@ -182,7 +182,7 @@ def memcpy2D(dst, dpitch: int, src, spitch: int, width: int, height: int, dir: i
         owner = _device_of_copy(dst_side, src_side)
         queue = owner.default_queue if owner is not None else queue_arg(None)
         model = cost.copy_us(queue.device.spec, _COST_KIND[effective], row * rows)
-        submission.enqueue(queue, copy_2d_work(dst_side, d_pitch, src_side, s_pitch, row, rows), model,
+        submission.submit(queue, copy_2d_work(dst_side, d_pitch, src_side, s_pitch, row, rows), model,
                            info=_host_call(True))
     queue.sync()
 
@@ -203,7 +203,7 @@ def _fill(name: str, ptr, value, count, element_bytes: int, queue, synchronous: 
     with Submission(Kind.MEMSET, name) as submission:
         target = submission.write(int(ptr), nbytes, "ptr")
         target_queue = target.device.default_queue if synchronous else queue_arg(queue)
-        submission.enqueue(target_queue, fill_work(target, number, element_bytes),
+        submission.submit(target_queue, fill_work(target, number, element_bytes),
                            cost.memset_us(target_queue.device.spec, nbytes), info=_host_call(synchronous))
     if synchronous:
         target_queue.sync()

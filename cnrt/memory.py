@@ -70,7 +70,7 @@ def memFreeAsync(ptr: int, queue) -> None:
     address = int(ptr)
     memory = owning_device(address, "ptr").memory
     memory.block_at(address, "ptr")
-    position = target.enqueue(Submission(Kind.FREE, "cnrtMemFreeAsync").command(None))
+    position = target.submit(Submission(Kind.FREE, "cnrtMemFreeAsync").command(None))
     memory.free_async(address, target, position, "ptr")
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault, NotReadyFault
-from mlusim.queue import Notifier
+from mlusim.notifier import Notifier
 from mlusim.validate import as_int
 
 from . import constants as C

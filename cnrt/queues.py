@@ -5,7 +5,8 @@ import threading
 
 from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
-from mlusim.queue import Notifier, Queue
+from mlusim.notifier import Notifier
+from mlusim.queue import Queue
 from mlusim.submit import Kind, Submission
 from mlusim.validate import as_enum, as_int, is_address
 
@@ -132,7 +133,7 @@ def invokeHostFunc(queue, fn, userData=None) -> None:
     def call() -> None:  # the host function's return value is not a modelled time
         fn(userData)
 
-    Submission(Kind.HOST_FUNC, getattr(fn, "__name__", "host function")).enqueue(target, call)
+    Submission(Kind.HOST_FUNC, getattr(fn, "__name__", "host function")).submit(target, call)
 
 
 def notifier_arg(notifier, arg: str = "notifier") -> Notifier:

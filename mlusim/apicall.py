@@ -7,9 +7,7 @@ import inspect
 from typing import Callable, Optional
 
 from .errors import ArgumentFault, Fault
-
-#: The sanitizer while memcheck runs (mlusim.sanitizer sets it): told of every fault an API call raises.
-sanitizer = None
+from .observers import OBSERVERS
 
 
 class ApiError(Exception):
@@ -82,8 +80,8 @@ class ApiFamily:
                     on_error(exc.code)
                     raise
                 except Fault as fault:
-                    if sanitizer is not None:
-                        sanitizer.api_fault(c_name, fault)
+                    for hook in OBSERVERS.api_fault:
+                        hook(c_name, fault)
                     code = translate(fault)
                     on_error(code)
                     raise error(code, f"{c_name}: {fault}", fault) from None

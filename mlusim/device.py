@@ -1,6 +1,7 @@
 """Simulated devices: board spec + GDRAM + queues; the process-wide device table and its configuration.
 
-Configuration comes from the environment (read once, when the table is first used) or from `configure()`:
+Configuration comes from the environment (mlusim.config: read when the table is first used, and again by
+`configure()` without a config) or from `configure()`'s arguments:
 
   MLUSIM_ARCH          board name (default MLU370-X4; see mlusim.arch.BOARDS)
   MLUSIM_DEVICE_COUNT  number of devices (default: the board's chips, 1; MLU370-X8 has 2)
@@ -9,7 +10,6 @@ Configuration comes from the environment (read once, when the table is first use
   MLUSIM_BLOCKING      1 runs each queued command at its call, so errors surface at the line that caused them
   MLUSIM_POISON        0 turns off poisoning of fresh allocations (default 1: bytes 0xFF)
   MLUSIM_SEED          seed for everything random in the simulator (default 0)
-  MLUSIM_SANITIZE      sanitizer tools to run (memcheck, racecheck, initcheck, leakcheck or all; mlusim.sanitizer)
 """
 from __future__ import annotations
 
@@ -22,10 +22,12 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from .arch import BOARDS, DEFAULT_BOARD, BoardSpec, board
+from . import config as settings
 from . import hostmem, memory, queue as queues
 from .errors import DeviceIdFault, QueueFault
 from .memory import ADDRESS_BITS, ADDRESS_SPAN, AddressSpace
-from .queue import HostClock, Queue, wait_all
+from .notifier import HostClock
+from .queue import Queue, wait_all
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
           "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
@@ -63,12 +65,10 @@ class Config:
         return self.memory if self.memory is not None else self.spec.gdram_bytes
 
 
-def _flag(value: str) -> bool:
-    return value.strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def config_from_env(environ=os.environ) -> Config:
-    """The configuration the MLUSIM_* environment variables describe (ValueError on a bad value)."""
+def config_from_env(environ=None) -> Config:
+    """The configuration the MLUSIM_* environment variables describe (ValueError on a bad value); `environ`:
+    a mapping to read instead of the environment's snapshot (mlusim.config)."""
+    environ = settings.environ() if environ is None else environ
     config = Config()
     if "MLUSIM_ARCH" in environ:
         config = replace(config, arch=board(environ["MLUSIM_ARCH"]).name)
@@ -78,9 +78,9 @@ def config_from_env(environ=os.environ) -> Config:
     if memory.strip().lower() != "board":
         config = replace(config, memory=parse_size(memory))
     if "MLUSIM_BLOCKING" in environ:
-        config = replace(config, blocking=_flag(environ["MLUSIM_BLOCKING"]))
+        config = replace(config, blocking=settings.flag(environ["MLUSIM_BLOCKING"]))
     if "MLUSIM_POISON" in environ:
-        config = replace(config, poison=_flag(environ["MLUSIM_POISON"]))
+        config = replace(config, poison=settings.flag(environ["MLUSIM_POISON"]))
     if "MLUSIM_SEED" in environ:
         config = replace(config, seed=int(environ["MLUSIM_SEED"]))
     _check(config)
@@ -192,6 +192,8 @@ def configure(config: Optional[Config] = None, **overrides) -> list[Device]:
     with _table_lock:
         for device in _devices:
             device.shutdown()
+        if config is None:
+            settings.reread()
         base = config if config is not None else config_from_env()
         if "arch" in overrides:
             overrides["arch"] = board(overrides["arch"]).name
@@ -265,7 +267,3 @@ def _drain_at_exit() -> None:
     while time.monotonic() < deadline and any(device.busy() for device in list(_devices)):
         time.sleep(0.01)
 
-
-if os.environ.get("MLUSIM_SANITIZE"):
-    from . import sanitizer as _sanitizer
-    _sanitizer.enable_from_environment()

@@ -19,10 +19,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import queue as queues
+from .command import running_queue
 from .host import budget, sharedmem
 from .host.budget import HOST_BUDGET
 from .freelist import FreeList
+from .observers import OBSERVERS
 from .errors import (DoubleFreeFault, NegativeOffsetFault, NotBlockStartFault, NullPointerFault, OutOfBoundsFault,
                      OutOfMemoryFault, UnknownAddressFault, UseAfterFreeFault)
 
@@ -34,8 +35,6 @@ POISON_BYTE = 0xFF
 #: Freed blocks remembered (with the call that freed them, and under memcheck its stack) for use-after-free reports;
 #: a stale pointer into an older freed block is still a use after free, without the block's details.
 FREED_HISTORY = 16384
-#: The sanitizer while it is on (mlusim.sanitizer sets it): told of every allocation and free.
-sanitizer = None
 
 
 def round_up(value: int, multiple: int) -> int:
@@ -192,8 +191,8 @@ class AddressSpace:
             if self.wraps:  # before the first wrap no address is handed out twice
                 self._forget_freed_overlapping(start, need)
             self.used += need
-        if sanitizer is not None:
-            sanitizer.allocated(block)
+        for hook in OBSERVERS.block_allocated:
+            hook(block)
         return block
 
     def _backing(self, nbytes: int) -> np.ndarray:
@@ -207,7 +206,7 @@ class AddressSpace:
         have run. From inside a queued command (a host function), waiting could never end when a later command of
         the same queue uses the block: the block is freed at once, and such later commands fail as a use after free
         instead of running."""
-        running = queues.running_queue()
+        running = running_queue()
         with self._lock:
             block = self.block_at(address, arg)
             if running is not None:
@@ -245,8 +244,8 @@ class AddressSpace:
         self._freed[block.start] = block
         if len(self._freed) > FREED_HISTORY:
             self._freed.popitem(last=False)
-        if sanitizer is not None:
-            sanitizer.freed(block)
+        for hook in OBSERVERS.block_freed:
+            hook(block)
         if block.pins == 0:
             self._release(block)
 

@@ -5,12 +5,14 @@ Every memcpy, memset, cnnl op, BANG launch, collective, host function and asynch
     with Submission(Kind.MEMCPY, "cnrtMemcpyAsync") as submission:
         dst = submission.write(dst_address, nbytes, "dst")      # resolved, checked and pinned at the call
         src = submission.read(src_address, nbytes, "src")
-        submission.enqueue(queue, work, model_us=...)          # one fully formed Command; the queue owns the pins
+        submission.submit(queue, work, model_us=...)           # one fully formed Command; the queue owns the pins
 
 The device ranges a command touches are resolved (a bad pointer fails at the call, naming its argument), pinned (a
 free waits until the command ran) and recorded with their access, so that the command's read and write sets are
 exact: they drive tracing, the cost model's byte counts and the sanitizer. If anything fails before `enqueue`, the
-`with` block releases the pins taken so far; a queue that refuses the command releases them too.
+`with` block releases the pins taken so far; a queue that refuses the command releases them too. `Queue.submit`
+decides where the command runs (docs/runtime.md); `command()` alone builds one for a turn's hand-over
+(mlusim.turn).
 
 An access to a strided tensor or a pitched 2-D region is recorded as a `StridedExtent`: its (address, nbytes) span
 plus the exact element layout, so that the bytes between its elements are not counted as accessed.
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from .queue import Command, Kind, Queue
+from .command import Command, Kind
+from .queue import Queue
 from .transfer import DeviceRange, acquire
 
 
@@ -91,6 +94,12 @@ class Submission:
         self.record(span, access, layout)
         return span
 
+    def pin(self, span: DeviceRange, access: int) -> DeviceRange:
+        """Pin again a range resolved earlier (by a plan that outlives its calls) and record its access: its block
+        must still be live, or the command would touch freed memory."""
+        span.block.space.pin(span.block)
+        return self.hold(span, access)
+
     def record(self, span: DeviceRange, access: int, layout: Layout = None) -> None:
         """Record one more access to a range already held (an output that is also read, say); `layout`
         (itemsize, dims, strides in elements) names the elements of a strided access."""
@@ -124,17 +133,18 @@ class Submission:
     # ---- the command ----------------------------------------------------------------------------------------------
 
     def command(self, run: Optional[Callable[[], Optional[float]]], model_us: float = 0.0,
-                info: Optional[dict] = None) -> Command:
-        """The fully formed Command; its pins move into it (the queue releases them when it has run)."""
+                info: Optional[dict] = None, nbytes: int = -1) -> Command:
+        """The fully formed Command; its pins move into it (the queue releases them when it has run). `nbytes`: the
+        bytes the work moves, when known (the queue runs a small op in the calling thread)."""
         blocks = tuple([span.block for span in self.spans])
         self.spans = []
         return Command(self.kind, self.name, run, reads=tuple(self.reads), writes=tuple(self.writes),
-                       model_us=model_us, blocks=blocks, info=info)
+                       model_us=model_us, blocks=blocks, info=info, nbytes=nbytes)
 
-    def enqueue(self, queue: Queue, run: Optional[Callable[[], Optional[float]]], model_us: float = 0.0,
-                info: Optional[dict] = None) -> Command:
-        """Build the Command and queue it (run at once in blocking mode). `run()` does the work and may return the
-        modelled µs when they are known only once it ran."""
-        command = self.command(run, model_us, info)
-        queue.enqueue(command)
+    def submit(self, queue: Queue, run: Optional[Callable[[], Optional[float]]], model_us: float = 0.0,
+               info: Optional[dict] = None, nbytes: int = -1) -> Command:
+        """Build the Command and submit it to `queue` (Queue.submit: run at once in blocking mode). `run()` does the
+        work and may return the modelled µs when they are known only once it ran."""
+        command = self.command(run, model_us, info, nbytes)
+        queue.submit(command)
         return command

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Union
 
-from . import queue as queues
+from . import config as settings
+from .observers import OBSERVERS
 
 #: The file the environment switch writes when MLUSIM_TRACE is "1" (or "true", "yes", "on").
 DEFAULT_TRACE_FILE = "mlusim_trace.json"
@@ -78,14 +78,15 @@ class Recorder:
         self._lock = threading.Lock()
         self._installed = False
 
-    def __call__(self, queue, command) -> None:
+    def command_finished(self, queue, command) -> None:
+        """The observer event (mlusim.observers): keep the command's record."""
         self.records.append(Record(queue, command))
 
     def start(self) -> "Recorder":
         """Begin recording (idempotent)."""
         with self._lock:
             if not self._installed:
-                queues.command_hooks.append(self)
+                OBSERVERS.add(self)
                 self._installed = True
         return self
 
@@ -93,7 +94,7 @@ class Recorder:
         """Stop recording; the records stay."""
         with self._lock:
             if self._installed:
-                queues.command_hooks.remove(self)
+                OBSERVERS.remove(self)
                 self._installed = False
         return self
 
@@ -169,15 +170,17 @@ def recording(path: Optional[Union[str, Path]] = None) -> Iterator[Recorder]:
             recorder.write(path)
 
 
-def trace_path_from_environment(environ=os.environ) -> Optional[Path]:
-    """The file MLUSIM_TRACE asks for, or None when the switch is off."""
+def trace_path_from_environment(environ=None) -> Optional[Path]:
+    """The file MLUSIM_TRACE asks for (in the environment's snapshot, mlusim.config, or `environ`), or None when the
+    switch is off."""
+    environ = settings.environ() if environ is None else environ
     value = environ.get("MLUSIM_TRACE", "").strip()
     if value.lower() in ("", "0", "false", "no", "off"):
         return None
     return Path(DEFAULT_TRACE_FILE if value.lower() in _SWITCH_VALUES else value)
 
 
-def record_from_environment(environ=os.environ) -> Optional[Recorder]:
+def record_from_environment(environ=None) -> Optional[Recorder]:
     """Start a process-wide recorder when MLUSIM_TRACE is set; it writes its file at exit."""
     path = trace_path_from_environment(environ)
     if path is None:
@@ -188,7 +191,7 @@ def record_from_environment(environ=os.environ) -> Optional[Recorder]:
         recorder.stop()
         recorder.write(path)
 
-    # Registered while mlusim.queue is imported, before mlusim.device registers its drain of queued work; atexit
-    # runs handlers last-in first-out, so the queues are drained before this writes.
+    # Registered when the mlusim package is first imported (mlusim.config), before mlusim.device registers its drain
+    # of queued work; atexit runs handlers last-in first-out, so the queues are drained before this writes.
     atexit.register(write_at_exit)
     return recorder

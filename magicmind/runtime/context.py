@@ -539,7 +539,7 @@ class _Run:
                     layers.append(LayerRecord(name, op_name, (time.perf_counter() - started) * 1e3, model_us,
                                               flops, nbytes))
 
-            submission.enqueue(self.queue, run, model_us,
+            submission.submit(self.queue, run, model_us,
                                info={"flops": flops, "bytes": nbytes, "unit": op.unit, "layer": step.name,
                                      "op": step.op})
 

@@ -16,7 +16,6 @@ import dis
 import inspect
 import logging
 import numbers
-import os
 import re
 import sys
 import time
@@ -28,6 +27,7 @@ import numba
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from mlusim import config
 from mlusim import device as devices
 from mlusim import launching
 from mlusim.errors import ArgumentFault, Fault, KernelFault, MemoryFault
@@ -42,12 +42,12 @@ from .pointer import GDRAM, INT64_MAX, INT64_MIN, Ptr
 log = logging.getLogger("mlusim.bang")
 
 #: Seconds a task may wait at a barrier before the launch is reported as deadlocked.
-DEFAULT_BARRIER_TIMEOUT = float(os.environ.get("MLUSIM_BANG_BARRIER_TIMEOUT", "30"))
+DEFAULT_BARRIER_TIMEOUT = float(config.environ().get("MLUSIM_BANG_BARRIER_TIMEOUT", "30"))
 _BARRIER_NAMES = {"sync_cluster", "sync_all"}
 
 
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+    return config.flag(config.environ().get(name))
 
 
 class GdramParam:

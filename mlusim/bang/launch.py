@@ -8,8 +8,8 @@ each with fresh SRAM. The first fault stops the launch and becomes a KernelFault
 A launch the main thread runs watches SIGINT (or runs its tasks on a helper thread), so that Ctrl-C stops it;
 every launch has a watchdog time limit (mlusim.bang.watchdog). Either stops the tasks with an error that names the
 kernel.
-Under the sanitizer (`sanitizer` below, set by mlusim.sanitizer) the workers record their tasks' GDRAM and SRAM
-accesses (mlusim.bang.accesslog), which the sanitizer checks after the launch.
+When an observer asks for an access log (the sanitizer: mlusim.observers, kernel_log_entries) the workers record
+their tasks' GDRAM and SRAM accesses (mlusim.bang.accesslog), which it checks after the launch (kernel_launched).
 """
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from functools import lru_cache
 import numpy as np
 
 from mlusim import device as devices
-from mlusim import queue as queues
 from mlusim.host.threads import host_cores, pool
 from mlusim.errors import Fault, KernelFault
+from mlusim.command import running_queue
+from mlusim.observers import OBSERVERS
 
 from . import accesslog
 from . import barriers as barrier_registry
@@ -41,8 +42,6 @@ from .work import WorkCounts, counts_from_state, modelled_us
 #: A first task faster than this runs the whole launch on the calling thread (threads would cost more).
 INLINE_TASK_SECONDS = 50e-6
 HOST_WORKERS = host_cores()
-#: The sanitizer while it is on (mlusim.sanitizer sets it); None: launches record nothing.
-sanitizer = None
 
 
 @lru_cache(maxsize=64)
@@ -102,7 +101,7 @@ class Launch:
         self.schedule: list[int] = []
         self.counts: WorkCounts | None = None
         self.stopper = watchdog.Stopper(python_tasks=kernel.debug)
-        self.log_capacity = sanitizer.kernel_log_entries() if sanitizer is not None else 0
+        self.log_capacity = OBSERVERS.kernel_log_capacity()
         self.sram_ranges: list[tuple[int, int]] = []
         self.log_entries = None
         self.log_dropped = 0
@@ -171,7 +170,7 @@ class Launch:
         tasks after `time_limit` seconds (None: no limit); Ctrl-C of a thread waiting for the launch stops them
         too (KeyboardInterrupt)."""
         stopper = self.stopper
-        queue = queues.running_queue()
+        queue = running_queue()
         on_main = threading.current_thread() is threading.main_thread()
         if queue is not None:
             queue.on_interrupt(stopper.stop)
@@ -196,12 +195,12 @@ class Launch:
             if queue is not None:
                 queue.off_interrupt(stopper.stop)
         self.counts = counts_from_state(rows, self.layout.task_dim)
-        if sanitizer is not None:
-            sanitizer.kernel_launched(self)
+        for hook in OBSERVERS.kernel_launched:
+            hook(self)
         if self.faults or stopper.reason is not None:
             fault = self.kernel_fault()
-            if sanitizer is not None:
-                sanitizer.kernel_faulted(self, fault)
+            for hook in OBSERVERS.kernel_faulted:
+                hook(self, fault)
             raise fault
         return modelled_us(self.spec, self.counts, self.layout.task_dim, self.layout.union)
 

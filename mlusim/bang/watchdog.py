@@ -22,6 +22,8 @@ import time
 from concurrent.futures import Future
 from typing import Callable, Optional
 
+from mlusim import config
+
 from . import cancel
 
 #: Seconds a launch may run before the watchdog stops it, unless configured otherwise.
@@ -46,7 +48,7 @@ def time_limit_from(value) -> Optional[float]:
 
 
 def default_time_limit(debug: bool) -> Optional[float]:
-    setting = os.environ.get("MLUSIM_BANG_TIME_LIMIT")
+    setting = config.environ().get("MLUSIM_BANG_TIME_LIMIT")
     if setting is not None:
         return time_limit_from(setting)
     return None if debug else DEFAULT_TIME_LIMIT

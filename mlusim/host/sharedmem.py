@@ -29,6 +29,7 @@ from collections import deque
 
 import numpy as np
 
+from .. import config
 from ..freelist import FreeList
 from . import budget
 
@@ -44,7 +45,7 @@ _SUPPORTED = sys.platform.startswith("linux") and hasattr(os, "memfd_create")
 
 
 def _setting() -> str | None:
-    value = os.environ.get(ENV, "").strip().lower()
+    value = config.environ().get(ENV, "").strip().lower()
     if value in ("1", "true", "yes", "on"):
         return "on"
     if value in ("0", "false", "no", "off"):

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Iterator, Optional
+
+from mlusim import config as mlusim_config
 
 from . import config
 from .config import TOOLS, parse_tools
@@ -193,13 +194,16 @@ def host_observed(queue) -> None:
     """Called by the runtime when a host thread found a queue idle (a query that succeeded): a sync."""
     current = _engine(create=False)
     if current is not None and current.commands:
-        current.host_synced(queue)
+        current.queue_synced(queue)
 
 
-def enable_from_environment() -> None:
-    """Apply MLUSIM_SANITIZE, MLUSIM_SANITIZE_RAISE, MLUSIM_SANITIZE_HOST and MLUSIM_SANITIZE_EXITCODE."""
-    tools = config.tools_from_env()
+def enable_from_environment(environ=None) -> None:
+    """Apply MLUSIM_SANITIZE, MLUSIM_SANITIZE_RAISE, MLUSIM_SANITIZE_HOST and MLUSIM_SANITIZE_EXITCODE (from the
+    environment's snapshot, mlusim.config, or `environ`)."""
+    tools = config.tools_from_env(environ)
     if not tools:
         return
-    enable(tools, raise_first=config.raise_from_env(), host=config.host_mode(os.environ.get("MLUSIM_SANITIZE_HOST")))
-    _engine().exit_code = config.exit_code_from_env()
+    settings = mlusim_config.environ() if environ is None else environ
+    enable(tools, raise_first=config.raise_from_env(environ),
+           host=config.host_mode(settings.get("MLUSIM_SANITIZE_HOST")))
+    _engine().exit_code = config.exit_code_from_env(environ)

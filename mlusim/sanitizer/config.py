@@ -8,8 +8,9 @@
 """
 from __future__ import annotations
 
-import os
 from typing import Iterable, Optional, Union
+
+from mlusim import config as settings
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "leakcheck")
 HOST_MODES = ("shared", "separate")
@@ -43,16 +44,16 @@ def parse_tools(spec: Tools, arg: str = "tools") -> frozenset:
     return frozenset(names)
 
 
-def _flag(value: Optional[str]) -> bool:
-    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
-def tools_from_env(environ=os.environ) -> frozenset:
+def tools_from_env(environ=None) -> frozenset:
+    environ = settings.environ() if environ is None else environ
     return parse_tools(environ.get("MLUSIM_SANITIZE"), "MLUSIM_SANITIZE")
 
 
-def raise_from_env(environ=os.environ) -> bool:
-    return _flag(environ.get("MLUSIM_SANITIZE_RAISE"))
+def raise_from_env(environ=None) -> bool:
+    environ = settings.environ() if environ is None else environ
+    return settings.flag(environ.get("MLUSIM_SANITIZE_RAISE"))
 
 
 def host_mode(value: Optional[str], arg: str = "MLUSIM_SANITIZE_HOST") -> str:
@@ -62,7 +63,8 @@ def host_mode(value: Optional[str], arg: str = "MLUSIM_SANITIZE_HOST") -> str:
     return mode
 
 
-def exit_code_from_env(environ=os.environ) -> Optional[int]:
+def exit_code_from_env(environ=None) -> Optional[int]:
+    environ = settings.environ() if environ is None else environ
     value = environ.get("MLUSIM_SANITIZE_EXITCODE", "").strip()
     if not value:
         return None
@@ -72,7 +74,8 @@ def exit_code_from_env(environ=os.environ) -> Optional[int]:
         raise ValueError(f"MLUSIM_SANITIZE_EXITCODE: expected an integer, got {value!r}") from None
 
 
-def log_entries_from_env(environ=os.environ) -> int:
+def log_entries_from_env(environ=None) -> int:
+    environ = settings.environ() if environ is None else environ
     value = environ.get("MLUSIM_SANITIZE_LOG", "").strip()
     if not value:
         return DEFAULT_LOG_ENTRIES

@@ -1,7 +1,7 @@
-"""The sanitizer at work: the hooks the core calls while it is on, its state, and where its reports go.
+"""The sanitizer at work: the observer the core calls while it is on, its state, and where its reports go.
 
-mlusim.queue, mlusim.memory, mlusim.apicall and mlusim.bang.launch each hold a module attribute `sanitizer`, None
-while it is off (then every hook costs one test); `Engine.refresh()` sets them to the one Engine. The Engine keeps the
+`Engine.refresh()` registers the one Engine in mlusim.observers for the events its running tools need (none while it
+is off: then every event costs an empty loop) and unregisters it when no tool runs. The Engine keeps the
 happens-before clocks (clocks.py), the per-block access lists (racecheck.py), the written-word maps (initcheck.py)
 and the leak registry (leakcheck.py), and hands each report to the innermost open scope that runs its tool, else to
 the process (summarised at exit).
@@ -15,12 +15,10 @@ import threading
 import time
 from typing import Optional
 
-from mlusim import apicall, memory
 from mlusim import device as devices
-from mlusim import queue as queues
-from mlusim.bang import launch as launcher
+from mlusim.command import Kind, current_command
 from mlusim.errors import Fault
-from mlusim.queue import Kind, current_command
+from mlusim.observers import COMMAND_EVENTS, OBSERVERS
 from mlusim.submit import StridedExtent
 
 from . import kernelrace, leakcheck, memcheck
@@ -176,11 +174,14 @@ class Engine:
         self.memcheck = "memcheck" in self.tools
         self.leakcheck = "leakcheck" in self.tools
         self.commands = self.racecheck or self.initcheck or self.memcheck
-        hook = self if self.tools else None
-        queues.sanitizer = hook if self.commands else None
-        launcher.sanitizer = hook if self.commands else None
-        memory.sanitizer = hook
-        apicall.sanitizer = hook if self.memcheck else None
+        events = []
+        if self.tools:
+            events += ["block_allocated", "block_freed"]
+        if self.commands:
+            events += list(COMMAND_EVENTS) + ["kernel_log_entries", "kernel_launched", "kernel_faulted"]
+        if self.memcheck:
+            events.append("api_fault")
+        OBSERVERS.add(self, events)
 
     def reset_clocks(self) -> None:
         """Forget every clock (a new device table: its queues start afresh; the old blocks' lists went with them)."""
@@ -241,7 +242,7 @@ class Engine:
 
     # ---- queue hooks (mlusim.queue) -----------------------------------------------------------------------------
 
-    def enqueued(self, queue, command) -> None:
+    def command_enqueued(self, queue, command) -> None:
         host = self.host.current()
         running = current_command()
         parent = running.sanitized if running is not None else None
@@ -259,7 +260,7 @@ class Engine:
             state = self.queues[queue.ident] = QueueClock()
         return state
 
-    def starting(self, queue, command) -> None:
+    def command_starting(self, queue, command) -> None:
         """A command starts: its clock; the checks of work whose accesses are known already (all but kernels, whose
         tasks' accesses are known once they ran, and collectives, which synchronise with their peers first)."""
         record = command.sanitized
@@ -279,7 +280,7 @@ class Engine:
             for report in reports:
                 self.deliver(report)
 
-    def finished(self, queue, command) -> None:
+    def command_finished(self, queue, command) -> None:
         record = command.sanitized
         if record is None or record.clock is None:
             return
@@ -349,17 +350,17 @@ class Engine:
             if entry[1] >= int(command.info.get("local_ranks", 1)):
                 del self.rendezvous[key]
 
-    def waited(self, queue, placement) -> None:
+    def notifier_waited(self, queue, placement) -> None:
         if placement.clock:
             with self.lock:
                 state = self._queue_clock(queue)
                 state.clock = join(state.clock, placement.clock)
 
-    def placed(self, queue, placement) -> None:
+    def notifier_placed(self, queue, placement) -> None:
         with self.lock:
             placement.clock = self._queue_clock(queue).clock
 
-    def host_synced(self, queue) -> None:
+    def queue_synced(self, queue) -> None:
         state = self.queues.get(queue.ident)
         if state is not None:
             self.host.observe(state.clock)
@@ -426,7 +427,7 @@ class Engine:
 
     # ---- memory hooks (mlusim.memory) ---------------------------------------------------------------------------
 
-    def allocated(self, block) -> None:
+    def block_allocated(self, block) -> None:
         owner = devices.owner_of(block.start)
         if owner is None or owner.memory is not block.space:
             return  # an address space outside the device table (a test's own allocator)
@@ -436,7 +437,7 @@ class Engine:
             with self.lock:
                 self.init.watch(block)
 
-    def freed(self, block) -> None:
+    def block_freed(self, block) -> None:
         if self.memcheck:  # a later use after free names this call's stack
             block.free_stack = capture_stack(2)
         with self.lock:

@@ -17,7 +17,7 @@ import cncl
 import cnrt
 from cncl import fastpath
 from mlusim import device as devices
-from mlusim import queue as queues
+from mlusim.observers import OBSERVERS
 from mlusim.trace import Recorder
 from tests.cncl.tasks import DTYPES, OPS, make_input, reference
 
@@ -322,7 +322,7 @@ def test_with_tracing_on_every_call_is_a_queued_command(pair):
         recorder.stop()
     assert _delta(before) == {"inline": 0, "handed_over": 0, "declined": 6}
     assert sum(1 for record in recorder.records if record.name == "cnclAllReduce") == 6
-    assert not queues.command_hooks
+    assert not OBSERVERS.watching_commands
 
 
 def test_rank_processes_run_back_to_back_calls_inline_and_get_past_a_late_peer():

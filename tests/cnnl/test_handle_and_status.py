@@ -113,18 +113,14 @@ def test_op_on_a_handle_sees_earlier_async_copy_on_the_same_queue(handle):
 
 def test_op_commands_record_cost_facts(handle):
     import numpy as np
-    seen = []
-    queue = cnnl.getQueue(handle)
-    queue.observers.append(seen.append)
-    try:
+    from mlusim.observers import CommandRecorder
+    with CommandRecorder(cnnl.getQueue(handle)) as recorder:
         a = tensor(np.ones((64, 32), np.float32))
         b = tensor(np.ones((32, 16), np.float32))
         c = empty([64, 16])
         cnnl.matMul(handle, False, False, 1.0, a.desc, a.ptr, b.desc, b.ptr, 0.0, c.desc, c.ptr)
         sync(handle)
-    finally:
-        queue.observers.remove(seen.append)
-    command = [c for c in seen if c.kind == "op"][-1]
+    command = [c for _, c in recorder.commands if c.kind == "op"][-1]
     assert command.name == "cnnlMatMul"
     assert command.info["flops"] == 2 * 64 * 16 * 32
     assert command.info["bytes"] == (64 * 32 + 32 * 16 + 64 * 16) * 4

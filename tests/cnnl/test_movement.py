@@ -224,9 +224,9 @@ def test_fill_host_and_device_value(handle, code):
 
 @pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 def test_a_small_fill_on_an_idle_queue_is_done_in_the_call_and_behind_work_waits_its_turn(handle):
-    """A fill of at most cnnl.opcall.SMALL_OP_BYTES runs on the calling thread when the queue is idle (waking the
+    """A fill of at most mlusim.queue.SMALL_OP_BYTES runs on the calling thread when the queue is idle (waking the
     worker costs more than the fill): the queue has nothing left to run when the call returns."""
-    from cnnl.opcall import SMALL_OP_BYTES
+    from mlusim.queue import SMALL_OP_BYTES
     queue = cnnl.getQueue(handle)
     sync(handle)
     small = empty([SMALL_OP_BYTES // 4])

@@ -1,4 +1,5 @@
 """cnnl.opcall: how an op's queued work runs (floating-point errors off while it runs, and only then)."""
+import threading
 import warnings
 
 import numpy as np
@@ -6,6 +7,7 @@ import pytest
 
 import cnnl
 from mlusim import device as devices
+from mlusim.observers import OBSERVERS
 
 from .helpers import empty, sync, tensor
 
@@ -32,8 +34,19 @@ def test_an_overflowing_op_gives_inf_whatever_the_callers_error_state_and_leaves
 
 
 @pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
-def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(handle):
-    """Every op moving at most cnnl.opcall.SMALL_OP_BYTES is a few µs of work: on an idle queue the calling
+class _ThreadOf:
+    """Observer: the thread each finished command of `queue` ran on."""
+
+    def __init__(self, queue, ran_on: list):
+        self.queue, self.ran_on = queue, ran_on
+
+    def command_finished(self, queue, command) -> None:
+        if queue is self.queue:
+            self.ran_on.append(threading.current_thread())
+
+
+def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(handle, request):
+    """Every op moving at most mlusim.queue.SMALL_OP_BYTES is a few µs of work: on an idle queue the calling
     thread runs it in the call (its first public call too, so a stream of tiny ops after it stays on that path);
     a larger op too when the host waited for the queue after its one op before, and the next larger one,
     queued without a wait, is queued for the worker."""
@@ -41,10 +54,12 @@ def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(
     import time
 
     import cnrt
-    from cnnl.opcall import SMALL_OP_BYTES
+    from mlusim.queue import SMALL_OP_BYTES
     queue = cnnl.getQueue(handle)
     ran_on = []
-    queue.observers.append(lambda command: ran_on.append(threading.current_thread()))
+    watcher = _ThreadOf(queue, ran_on)
+    OBSERVERS.add(watcher)
+    request.addfinalizer(lambda: OBSERVERS.remove(watcher))
     sync(handle)
     small_count = SMALL_OP_BYTES // 8  # abs reads and writes: 8 bytes an element
     x, y = tensor(-np.arange(small_count, dtype=np.float32)), empty([small_count])

@@ -10,31 +10,31 @@ import cnnl
 import cnrt
 from mlusim import bang, queue as queues
 from mlusim import device as devices
-from mlusim.queue import Command, Kind
+from mlusim.command import Command, Kind
 from mlusim.submit import Access, Submission
 
 
 @pytest.fixture
 def queued():
-    """Every command queued while the test runs (by enqueue, or enqueue_small for work of a few µs), as built
-    (checked at enqueue, before it runs)."""
+    """Every command submitted while the test runs (Queue.submit, the one way onto a queue; and the notifier
+    placements and waits the queue makes itself), as built (checked at submission, before it runs)."""
     seen: list[Command] = []
-    originals = queues.Queue.enqueue, queues.Queue.enqueue_small
+    originals = queues.Queue.submit, queues.Queue._enqueue
 
     def spying_on(original):
         def spy(self, command):
             assert isinstance(command, Command) and isinstance(command.kind, Kind)
             assert command.kind in (Kind.NOTIFIER, Kind.WAIT) or command.run is not None or command.kind is Kind.FREE
-            if not any(known is command for known in seen):  # (a small command may go on to enqueue)
+            if not any(known is command for known in seen):  # (a submitted command goes on to _enqueue)
                 seen.append(command)
             return original(self, command)
         return spy
 
-    queues.Queue.enqueue, queues.Queue.enqueue_small = (spying_on(original) for original in originals)
+    queues.Queue.submit, queues.Queue._enqueue = (spying_on(original) for original in originals)
     try:
         yield seen
     finally:
-        queues.Queue.enqueue, queues.Queue.enqueue_small = originals
+        queues.Queue.submit, queues.Queue._enqueue = originals
 
 
 def _only(commands, kind):

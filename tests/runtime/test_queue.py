@@ -239,11 +239,11 @@ def test_a_forked_child_can_use_the_queues_and_pools_its_parent_used():
 
 def test_a_sync_never_waits_for_a_worker_that_gathers_a_stream_of_commands(monkeypatch):
     """A worker woken again soon after its previous batch sleeps a moment so that a stream of small commands runs
-    in batches (mlusim.queue.GATHER_SECONDS); a sync runs the pending work itself instead of waiting for it."""
-    from mlusim import queue as queues
+    in batches (mlusim.worker.GATHER_SECONDS); a sync runs the pending work itself instead of waiting for it."""
+    from mlusim import worker
 
-    monkeypatch.setattr(queues, "HOT_SECONDS", 60.0)  # every wake-up after the first counts as a stream
-    monkeypatch.setattr(queues, "GATHER_SECONDS", 3.0)
+    monkeypatch.setattr(worker, "HOT_SECONDS", 60.0)  # every wake-up after the first counts as a stream
+    monkeypatch.setattr(worker, "GATHER_SECONDS", 3.0)
     queue = cnrt.queueCreate()
     seen = []
     cnrt.invokeHostFunc(queue, seen.append, 0)
@@ -277,11 +277,11 @@ def test_a_worker_runs_a_stream_once_the_host_pauses(monkeypatch):
     """While the host keeps queueing, the worker sleeps (the two would hand the GIL to each other at every numpy
     call); once the host pauses, the stream runs on its own, without a sync, in order. The first command after a
     quiet spell starts at once."""
-    from mlusim import queue as queues
+    from mlusim import worker
 
-    monkeypatch.setattr(queues, "HOT_SECONDS", 60.0)  # every wake-up after the first counts as a stream
-    monkeypatch.setattr(queues, "GATHER_SECONDS", 0.25)
-    monkeypatch.setattr(queues, "STREAM_WAIT_SECONDS", 30.0)
+    monkeypatch.setattr(worker, "HOT_SECONDS", 60.0)  # every wake-up after the first counts as a stream
+    monkeypatch.setattr(worker, "GATHER_SECONDS", 0.25)
+    monkeypatch.setattr(worker, "STREAM_WAIT_SECONDS", 30.0)
     queue = cnrt.queueCreate()
     cnrt.invokeHostFunc(queue, lambda _: None, None)
     cnrt.queueSync(queue)
@@ -296,19 +296,19 @@ def test_the_first_op_after_a_quiet_spell_waits_for_its_stream(monkeypatch):
     """Ops are what a framework's dispatch issues one after another: the first op after a quiet spell does not
     start beside the host's dispatch either (both would wait for the GIL); the stream runs once the host
     pauses. Other commands (a host function above) still start at once."""
-    from mlusim import queue as queues
-    from mlusim.queue import Command, Kind
+    from mlusim import worker
+    from mlusim.command import Command, Kind
 
-    monkeypatch.setattr(queues, "GATHER_SECONDS", 0.25)
-    monkeypatch.setattr(queues, "STREAM_WAIT_SECONDS", 30.0)
+    monkeypatch.setattr(worker, "GATHER_SECONDS", 0.25)
+    monkeypatch.setattr(worker, "STREAM_WAIT_SECONDS", 30.0)
     queue = cnrt.queueCreate()
     cnrt.invokeHostFunc(queue, lambda _: None, None)
     cnrt.queueSync(queue)
-    time.sleep(2 * queues.HOT_SECONDS + 0.05)  # a quiet spell: the worker is not following a stream
+    time.sleep(2 * worker.HOT_SECONDS + 0.05)  # a quiet spell: the worker is not following a stream
     queued, ran = [], []
     for _ in range(20):
         queued.append(time.perf_counter())
-        queue.enqueue(Command(Kind.OP, "op", lambda: ran.append(time.perf_counter())))
+        queue.submit(Command(Kind.OP, "op", lambda: ran.append(time.perf_counter())))
         time.sleep(0.01)
     assert _wait_for(ran, 20)
     assert min(ran) > queued[-1]
@@ -319,11 +319,11 @@ def test_the_first_op_after_a_quiet_spell_waits_for_its_stream(monkeypatch):
 def test_a_worker_follows_a_stream_for_a_bounded_time(monkeypatch):
     """A host that never pauses does not starve its queue: the worker runs what is queued after
     STREAM_WAIT_SECONDS."""
-    from mlusim import queue as queues
+    from mlusim import worker
 
-    monkeypatch.setattr(queues, "HOT_SECONDS", 60.0)
-    monkeypatch.setattr(queues, "GATHER_SECONDS", 0.1)
-    monkeypatch.setattr(queues, "STREAM_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(worker, "HOT_SECONDS", 60.0)
+    monkeypatch.setattr(worker, "GATHER_SECONDS", 0.1)
+    monkeypatch.setattr(worker, "STREAM_WAIT_SECONDS", 0.2)
     queue = cnrt.queueCreate()
     cnrt.invokeHostFunc(queue, lambda _: None, None)
     cnrt.queueSync(queue)
@@ -348,20 +348,20 @@ def test_a_stream_of_commands_runs_without_a_sync():
 
 @pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 def test_a_small_command_on_an_idle_queue_runs_at_once_on_the_calling_thread():
-    from mlusim.queue import Command, Kind
+    from mlusim.command import Command, Kind
     queue = cnrt.queueCreate()
     ran_on = []
-    queue.enqueue_small(Command(Kind.OP, "small", lambda: ran_on.append(threading.current_thread())))
+    queue.submit(Command(Kind.OP, "small", lambda: ran_on.append(threading.current_thread()), nbytes=16))
     assert ran_on == [threading.current_thread()] and not queue.busy()
     cnrt.queueSync(queue)
 
 
 @pytest.mark.mlusim_sanitize("all")
 def test_with_the_sanitizer_on_a_small_command_is_queued_for_the_worker():
-    from mlusim.queue import Command, Kind
+    from mlusim.command import Command, Kind
     queue = cnrt.queueCreate()
     ran_on = []
-    queue.enqueue_small(Command(Kind.OP, "small", lambda: ran_on.append(threading.current_thread())))
+    queue.submit(Command(Kind.OP, "small", lambda: ran_on.append(threading.current_thread()), nbytes=16))
     ran_in_the_call = ran_on == [threading.current_thread()]
     cnrt.queueSync(queue)
     assert not ran_in_the_call and len(ran_on) == 1
@@ -370,12 +370,12 @@ def test_with_the_sanitizer_on_a_small_command_is_queued_for_the_worker():
 
 @pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 def test_a_host_that_syncs_after_each_op_runs_its_next_op_in_the_call(monkeypatch):
-    """enqueue_op: a host that waited for the queue after each op runs its next op in the call (it would wait for it
+    """Queue.submit: a host that waited for the queue after each op runs its next op in the call (it would wait for it
     anyway); ops queued without a wait after each are queued (for the worker, which gathers them)."""
-    from mlusim import queue as queues
-    from mlusim.queue import Command, Kind
+    from mlusim import worker
+    from mlusim.command import Command, Kind
     release = threading.Event()
-    monkeypatch.setattr(queues.Queue, "_follow_stream", lambda self: release.wait(10))  # the worker holds off
+    monkeypatch.setattr(worker, "follow_stream", lambda queue: release.wait(10))  # the worker holds off
     queue = cnrt.queueCreate()
     ran_on = []
 
@@ -383,7 +383,7 @@ def test_a_host_that_syncs_after_each_op_runs_its_next_op_in_the_call(monkeypatc
         return Command(Kind.OP, name, lambda: ran_on.append((name, threading.current_thread())))
 
     def ran_in_the_call(name):
-        queue.enqueue_op(op(name))
+        queue.submit(op(name))
         return ran_on[-1:] == [(name, threading.current_thread())] and not queue.busy()
 
     cnrt.queueSync(queue)  # a wait with no op before it: no pattern yet
@@ -405,11 +405,11 @@ def test_a_host_that_syncs_after_each_op_runs_its_next_op_in_the_call(monkeypatc
 
 @pytest.mark.mlusim_sanitize("all")
 def test_with_the_sanitizer_on_the_op_after_a_sync_is_queued_for_the_worker():
-    from mlusim.queue import Command, Kind
+    from mlusim.command import Command, Kind
     queue = cnrt.queueCreate()
     ran_on = []
     cnrt.queueSync(queue)
-    queue.enqueue_op(Command(Kind.OP, "op", lambda: ran_on.append(threading.current_thread())))
+    queue.submit(Command(Kind.OP, "op", lambda: ran_on.append(threading.current_thread())))
     ran_in_the_call = ran_on == [threading.current_thread()]
     cnrt.queueSync(queue)
     assert not ran_in_the_call and len(ran_on) == 1
@@ -419,13 +419,13 @@ def test_with_the_sanitizer_on_the_op_after_a_sync_is_queued_for_the_worker():
 def test_the_op_after_a_sync_behind_queued_work_waits_its_turn_and_fails_at_the_next_sync():
     """Queued work of another host thread comes first; an op that fails in the call is the queue's sticky error,
     reported at the next sync as for queued work, not raised at the call."""
-    from mlusim.queue import Command, Kind
+    from mlusim.command import Command, Kind
     queue = cnrt.queueCreate()
     release = threading.Event()
     order = []
     cnrt.queueSync(queue)
     cnrt.invokeHostFunc(queue, lambda _: (release.wait(10), order.append("first")), None)
-    queue.enqueue_op(Command(Kind.OP, "op", lambda: order.append("op")))
+    queue.submit(Command(Kind.OP, "op", lambda: order.append("op")))
     assert order == [] and queue.busy()
     release.set()
     cnrt.queueSync(queue)
@@ -434,18 +434,18 @@ def test_the_op_after_a_sync_behind_queued_work_waits_its_turn_and_fails_at_the_
     def explode():
         raise RuntimeError("op exploded")
 
-    queue.enqueue_op(Command(Kind.OP, "op", explode))
+    queue.submit(Command(Kind.OP, "op", explode))
     assert "op exploded" in str(raises_code(cnrt.cnrtErrorUnknown, cnrt.queueSync, queue))
     cnrt.queueDestroy(queue)
 
 
 def test_a_small_command_behind_queued_work_waits_its_turn():
-    from mlusim.queue import Command, Kind
+    from mlusim.command import Command, Kind
     queue = cnrt.queueCreate()
     release = threading.Event()
     order = []
     cnrt.invokeHostFunc(queue, lambda _: (release.wait(10), order.append("first")), None)
-    queue.enqueue_small(Command(Kind.OP, "small", lambda: order.append("small")))
+    queue.submit(Command(Kind.OP, "small", lambda: order.append("small"), nbytes=16))
     assert order == [] and queue.busy()
     release.set()
     cnrt.queueSync(queue)
@@ -455,28 +455,29 @@ def test_a_small_command_behind_queued_work_waits_its_turn():
 def _hold_worker_after_its_first_batch(monkeypatch):
     """Patch queues so that a worker, after its first batch, follows the stream (sleeps beside the pending work)
     until released: (following, release) events."""
-    from mlusim import queue as queues
+    from mlusim import worker
     following, release = threading.Event(), threading.Event()
     batches = []
 
-    def follow(self):
+    def follow(queue):
         if batches:
             following.set()
             release.wait(10)
         batches.append(True)
 
-    monkeypatch.setattr(queues, "HOT_SECONDS", 1e9)  # every wake-up counts as a stream
-    monkeypatch.setattr(queues.Queue, "_follow_stream", follow)
+    monkeypatch.setattr(worker, "HOT_SECONDS", 1e9)  # every wake-up counts as a stream
+    monkeypatch.setattr(worker, "follow_stream", follow)
     return following, release
 
 
-def _recorded(name, order, threads):
-    from mlusim.queue import Command, Kind
+def _recorded(name, order, threads, small=True):
+    """An op (of 16 bytes: small; or of unknown size) that records its name and thread."""
+    from mlusim.command import Command, Kind
 
     def run():
         order.append(name)
         threads[name] = threading.current_thread()
-    return Command(Kind.OP, name, run)
+    return Command(Kind.OP, name, run, nbytes=16 if small else -1)
 
 
 @pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
@@ -491,11 +492,11 @@ def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_cal
     cnrt.invokeHostFunc(queue, lambda _: (started.set(), busy.wait(10), order.append("first")), None)
     assert started.wait(10)
     for name in ("s1", "s2", "s3"):
-        queue.enqueue_small(_recorded(name, order, threads))  # the worker holds the queue: queued behind it
+        queue.submit(_recorded(name, order, threads))  # the worker holds the queue: queued behind it
     assert order == []
     busy.set()
     assert following.wait(10)  # the worker ran its first batch and now sleeps beside what is left of the stream
-    queue.enqueue_small(_recorded("s4", order, threads))
+    queue.submit(_recorded("s4", order, threads))
     assert order == ["first", "s1", "s2", "s3", "s4"]
     assert threads["s4"] is threading.current_thread()
     assert queue.completed == queue.submitted
@@ -514,9 +515,9 @@ def test_a_small_command_behind_pending_larger_work_is_queued(monkeypatch):
     started = threading.Event()
     cnrt.invokeHostFunc(queue, lambda _: started.set(), None)
     assert started.wait(10)
-    queue.enqueue(_recorded("large", order, threads))  # pending: the worker follows the stream beside it
+    queue.submit(_recorded("large", order, threads, small=False))  # pending: the worker follows the stream beside it
     assert following.wait(10)
-    queue.enqueue_small(_recorded("small", order, threads))
+    queue.submit(_recorded("small", order, threads))
     assert order == [] and queue.busy()
     release.set()
     cnrt.queueSync(queue)
@@ -525,14 +526,14 @@ def test_a_small_command_behind_pending_larger_work_is_queued(monkeypatch):
 
 
 def test_a_failing_small_command_is_the_queues_sticky_error_reported_at_sync():
-    from mlusim.queue import Command, Kind
+    from mlusim.command import Command, Kind
     queue = cnrt.queueCreate()
     pointer = cnrt.malloc(16)
 
     def explode():
         raise RuntimeError("small op exploded")
 
-    queue.enqueue_small(Command(Kind.OP, "small", explode))  # not raised at the call, as queued work
+    queue.submit(Command(Kind.OP, "small", explode, nbytes=16))  # not raised at the call, as queued work
     cnrt.memsetAsync(pointer, 3, 16, queue)
     error = raises_code(cnrt.cnrtErrorUnknown, cnrt.queueSync, queue)
     assert "small op exploded" in str(error) and "1 later command" in str(error)

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cnnl.opcall
-from mlusim import queue as queues
+from mlusim.observers import CommandRecorder
 from torch_mlu import fallback
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
@@ -106,18 +106,11 @@ def test_a_counter_incremented_in_place_is_one_command_per_call():
     counter = torch.zeros((), dtype=torch.int64, device="mlu")
     counter.add_(1)
     torch.mlu.synchronize()
-    seen = []
-
-    def hook(queue, command):
-        seen.append(command.name)
-    queues.command_hooks.append(hook)
-    try:
+    with CommandRecorder() as recorder:
         for _ in range(5):
             counter.add_(1)
         torch.mlu.synchronize()
-    finally:
-        queues.command_hooks.remove(hook)
-    assert seen == ["cnnlOpTensor"] * 5
+    assert [command.name for _, command in recorder.commands] == ["cnnlOpTensor"] * 5
     assert counter.item() == 6
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import cnrt
-from mlusim import apicall, memory, queue as queues, sanitizer
-from mlusim.bang import launch as launcher
+from mlusim import sanitizer
+from mlusim.observers import OBSERVERS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -67,18 +67,19 @@ def test_tool_names():
 
 
 @pytest.mark.mlusim_sanitize("off")  # the pytest plugin's scope would keep the hooks set
-def test_off_means_every_hook_is_unset(process_sanitizer):
+def test_off_means_it_observes_nothing(process_sanitizer):
     sanitizer.enable("racecheck")
-    assert queues.sanitizer is process_sanitizer and launcher.sanitizer is process_sanitizer
-    assert apicall.sanitizer is None  # memcheck is off
+    assert OBSERVERS.command_starting == (process_sanitizer.command_starting,) and OBSERVERS.watching_commands
+    assert OBSERVERS.kernel_launched == (process_sanitizer.kernel_launched,)
+    assert OBSERVERS.api_fault == ()  # memcheck is off
     sanitizer.disable()
     assert sanitizer.enabled() == frozenset()
-    assert (queues.sanitizer, memory.sanitizer, apicall.sanitizer, launcher.sanitizer) == (None,) * 4
+    assert not OBSERVERS.observing(process_sanitizer) and not OBSERVERS.watching_commands
     with sanitizer.scope("memcheck") as found:
-        assert sanitizer.enabled() == {"memcheck"} and queues.sanitizer is not None
+        assert sanitizer.enabled() == {"memcheck"} and OBSERVERS.api_fault == (process_sanitizer.api_fault,)
         with pytest.raises(cnrt.CnrtError):
             cnrt.free(1)
-    assert queues.sanitizer is None and [r.kind for r in found.errors] == ["unknown_address"]
+    assert not OBSERVERS.observing(process_sanitizer) and [r.kind for r in found.errors] == ["unknown_address"]
 
 
 @pytest.mark.mlusim_sanitize("off")  # the pytest plugin's scope would take the report

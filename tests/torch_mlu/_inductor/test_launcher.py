@@ -4,20 +4,17 @@ launcher checks its arguments."""
 import pytest
 import torch
 
-from mlusim import cost, queue as queues
+from mlusim import cost
+from mlusim.command import Kind
+from mlusim.observers import CommandRecorder
 
 from torch_mlu._inductor import debug
 
 
 @pytest.fixture
 def commands():
-    seen = []
-
-    def hook(queue, command):
-        seen.append((queue, command))
-    queues.command_hooks.append(hook)
-    yield seen
-    queues.command_hooks.remove(hook)
+    with CommandRecorder() as recorder:
+        yield recorder.commands
 
 
 def fn(x, y):
@@ -32,7 +29,7 @@ def test_one_command_with_exact_read_and_write_sets(commands):
     commands.clear()
     out = compiled(x, y)
     torch.mlu.synchronize()
-    kernels = [c for _, c in commands if c.kind == queues.Kind.KERNEL]
+    kernels = [c for _, c in commands if c.kind == Kind.KERNEL]
     assert len(kernels) == 1 and len(commands) == 1
     command = kernels[0]
     assert sorted(command.reads) == sorted([(x.data_ptr(), x.nbytes), (y.data_ptr(), y.nbytes)])
@@ -54,7 +51,7 @@ def test_kernels_run_on_the_current_stream(commands):
     with torch.mlu.stream(stream):
         y = compiled(x)
     stream.synchronize()
-    assert [queue for queue, command in commands if command.kind == queues.Kind.KERNEL] == [stream.mlu_stream]
+    assert [queue for queue, command in commands if command.kind == Kind.KERNEL] == [stream.mlu_stream]
     torch.testing.assert_close(y.cpu(), x.cpu().exp() * 2)
 
 

@@ -160,7 +160,7 @@ class Kernel:
                 values[position] = span.typed(element)
             model_us, flops = self.model_us(queue.device.spec, numels, nbytes)
             run = self._runner(tuple(values), numels, outer)
-            submission.enqueue(queue, run, model_us,
+            submission.submit(queue, run, model_us,
                                info={"flops": flops, "bytes": nbytes, "unit": cost.VECTOR, "rate": self.rate,
                                      "kernel": "inductor-numba"})
         self.launches += 1
