@@ -165,7 +165,7 @@ cnrtAttrPciDomainID = 0x408
 QUEUE_PRIORITY_LEAST = 0
 QUEUE_PRIORITY_GREATEST = -4
 # Chosen limits reported by deviceGetAttribute.
-MAX_DIM = (2**31 - 1, 65535, 65535)
+from mlusim.bang.launch import MAX_DIM  # noqa: E402  (the task model checks launches against it)
 MAX_QUEUES = 4096
 MAX_NOTIFIERS = 4096
 

@@ -19,17 +19,8 @@ LIB_VERSION = (6, 14, 1)
 DRIVER_VERSION = (5, 10, 22)
 
 
-def current_index() -> int:
-    """The ordinal of this host thread's current device (0 until setDevice)."""
-    devices.devices()
-    if getattr(_local, "generation", None) != devices.generation:
-        _local.generation = devices.generation
-        _local.index = 0
-    return _local.index
-
-
-def current_device():
-    return devices.get(current_index())
+current_index = devices.current_index  # the thread's current device lives in the device table (mlusim.device)
+current_device = devices.current
 
 
 def device_arg(value, arg: str = "device"):
@@ -46,9 +37,7 @@ def getDeviceCount() -> int:
 @api("cnrtSetDevice", "cnrtSetCurrentDevice")
 def setDevice(device: int) -> None:
     """cnrtSetDevice: make `device` this host thread's current device (v4 cnrtSetCurrentDevice takes the handle)."""
-    index = device_arg(device).index
-    current_index()
-    _local.index = index
+    devices.set_current(device_arg(device).index)
 
 
 @api("cnrtGetDevice")

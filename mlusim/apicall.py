@@ -31,11 +31,16 @@ class ApiError(Exception):
         return getattr(self.fault, "cause", None)
 
 
+#: The families made so far, by their C prefix ("cnrt", "cnnl", ...).
+FAMILIES: dict[str, "ApiFamily"] = {}
+
+
 class ApiFamily:
     """The public functions of one library, with their error type and fault translation."""
 
     def __init__(self, prefix: str, error: type, translate: Callable[[Fault], int],
                  on_error: Optional[Callable[[int], None]] = None):
+        FAMILIES[prefix] = self
         self.prefix = prefix
         self.error = error
         self.translate = translate
@@ -70,30 +75,7 @@ class ApiFamily:
         forms (prefix dropped, next letter lower-cased: cnrtQueueSync -> queueSync)."""
 
         def wrap(function):
-            error, translate, on_error = self.error, self.translate, self.on_error
-
-            @functools.wraps(function)
-            def call(*args, **kwargs):
-                try:
-                    return function(*args, **kwargs)
-                except error as exc:
-                    on_error(exc.code)
-                    raise
-                except Fault as fault:
-                    for hook in OBSERVERS.api_fault:
-                        hook(c_name, fault)
-                    code = translate(fault)
-                    on_error(code)
-                    raise error(code, f"{c_name}: {fault}", fault) from None
-                except TypeError:
-                    fault = arity_fault(function, c_name, args, kwargs)
-                    if fault is None:
-                        raise
-                    code = translate(fault)
-                    on_error(code)
-                    raise error(code, f"{c_name}: {fault}", fault) from None
-
-            call.c_name = c_name
+            call = self.reporting(c_name, function)
             names = {function.__name__}
             for name in (c_name, *more_c_names):
                 names.update((name, self.python_name(name)))
@@ -105,6 +87,35 @@ class ApiFamily:
 
         return wrap
 
+    def reporting(self, c_name: str, function: Callable) -> Callable:
+        """`function` with its failures reported as this library's error of the C function `c_name` (its status
+        code, the last error, the sanitizer's api_fault event), without registering it."""
+        error, translate, on_error = self.error, self.translate, self.on_error
+
+        @functools.wraps(function)
+        def call(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except error as exc:
+                on_error(exc.code)
+                raise
+            except Fault as fault:
+                for hook in OBSERVERS.api_fault:
+                    hook(c_name, fault)
+                code = translate(fault)
+                on_error(code)
+                raise error(code, f"{c_name}: {fault}", fault) from None
+            except TypeError:
+                fault = arity_fault(function, c_name, args, kwargs)
+                if fault is None:
+                    raise
+                code = translate(fault)
+                on_error(code)
+                raise error(code, f"{c_name}: {fault}", fault) from None
+
+        call.c_name = c_name
+        return call
+
     def python_name(self, c_name: str) -> str:
         if not c_name.startswith(self.prefix):
             raise ValueError(f"{c_name} lacks the prefix {self.prefix}")
@@ -114,6 +125,16 @@ class ApiFamily:
     def export(self, namespace: dict) -> None:
         """Put every function registered so far into a module namespace under all its names."""
         namespace.update(self._registered)
+
+
+def reported_as(c_name: str, function: Callable) -> Callable:
+    """`function` with its failures reported as the error of the C function `c_name` by the library of its prefix
+    (`ApiFamily.reporting`), when that library is loaded; else `function` itself (its faults raised as they are).
+    Core syntax that stands for a runtime call (`kernel[dim, ktype, queue](...)` is cnrtInvokeKernel) uses it."""
+    prefixes = [prefix for prefix in FAMILIES if c_name.startswith(prefix)]
+    if not prefixes:
+        return function
+    return FAMILIES[max(prefixes, key=len)].reporting(c_name, function)
 
 
 def arity_fault(function, c_name: str, args: tuple, kwargs: dict) -> Optional[ArgumentFault]:

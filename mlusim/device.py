@@ -226,6 +226,31 @@ def devices() -> list[Device]:
         return _devices
 
 
+_current = threading.local()
+
+
+def current_index() -> int:
+    """The ordinal of this host thread's current device (cnrtGetDevice: 0 until set_current, and again after the
+    table was rebuilt)."""
+    devices()
+    if getattr(_current, "generation", None) != generation:
+        _current.generation = generation
+        _current.index = 0
+    return _current.index
+
+
+def set_current(index: int) -> None:
+    """Make device `index` (an existing ordinal) this host thread's current device (cnrtSetDevice)."""
+    get(index)
+    current_index()
+    _current.index = index
+
+
+def current() -> "Device":
+    """This host thread's current device."""
+    return get(current_index())
+
+
 def get(index: int, arg: str = "device") -> Device:
     """The device with ordinal `index`; DeviceIdFault when there is none."""
     table = devices()

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlusim import handles
+from mlusim.bang import launch
 
 #: C argument types a kernel may declare -> numpy storage; every pointer type is a 64-bit device address.
 _ARGUMENT_TYPES = {
@@ -34,18 +35,20 @@ def _storage(ctype: str) -> np.dtype:
     return np.dtype(_ARGUMENT_TYPES[text])
 
 
-class ExportedKernel:
+class ExportedKernel(launch.Program):
     """A Python kernel with the C types of its arguments; arguments arrive as raw bytes and are decoded here."""
 
     def __init__(self, kernel: Any, argtypes: Sequence[str]):
-        if not callable(kernel) and not hasattr(kernel, "__mlusim_launch__"):
+        if not callable(kernel) and not isinstance(kernel, launch.Program):
             raise TypeError(f"expected a kernel (a BANG kernel or a callable), got {type(kernel).__name__}")
         self.kernel = kernel
+        self.program = launch.as_program(kernel)
         self.argtypes = tuple(argtypes)
         self.storages = tuple(_storage(t) for t in self.argtypes)
-        self.__name__ = getattr(kernel, "__name__", type(kernel).__name__)
+        self.name = self.__name__ = getattr(kernel, "__name__", type(kernel).__name__)
 
-    def decode(self, args: Sequence[Any]) -> tuple:
+    def values(self, args: Sequence[Any]) -> tuple:
+        """The arguments as values: raw bytes read with the declared types (ValueError when they do not fit)."""
         if len(args) != len(self.storages):
             raise ValueError(f"kernel {self.__name__} takes {len(self.storages)} arguments "
                              f"({', '.join(self.argtypes)}), got {len(args)}")
@@ -59,27 +62,25 @@ class ExportedKernel:
             values.append(value)
         return tuple(values)
 
-    def __mlusim_arguments__(self, args: Sequence[Any]) -> tuple:
-        """The launch's arguments as values (cnrt's launch decodes them before it checks and queues the launch)."""
+    def decode(self, args: tuple) -> tuple:
+        """The launch's arguments as values (at the launch call, before they are checked and queued)."""
         try:
-            return self.decode(args)
+            return self.values(args)
         except ValueError as error:
             import cnrt
             raise cnrt.CnrtError(cnrt.cnrtErrorArgsInvalid, f"argument 'args': {error}") from None
 
-    def __call__(self, *args):
-        return self.kernel(*self.decode(args))
+    def prepare(self, device, layout, args: tuple, queue) -> None:
+        self.program.prepare(device, layout, args, queue)
 
-    def __mlusim_launch__(self, device, dim, ktype, args):
-        arguments = self.decode(args)
-        launcher = getattr(self.kernel, "__mlusim_launch__", None)
-        if launcher is not None:
-            return launcher(device, dim, ktype, arguments)
-        self.kernel(*arguments)
-        return None
+    def run(self, device, layout, args: tuple) -> launch.LaunchResult:
+        return self.program.run(device, layout, args)
+
+    def __call__(self, *args):
+        return self.kernel(*self.values(args))
 
     def __getattr__(self, name: str):  # last_launch and other launch records of the wrapped kernel
-        if name == "kernel":
+        if name in ("kernel", "program"):
             raise AttributeError(name)
         return getattr(self.kernel, name)
 

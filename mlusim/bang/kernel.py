@@ -29,14 +29,16 @@ from numba.core.registry import CPUDispatcher
 
 from mlusim import config
 from mlusim import device as devices
-from mlusim import launching
+from mlusim.apicall import reported_as
 from mlusim.errors import ArgumentFault, Fault, KernelFault, MemoryFault
 
 from . import watchdog
 from .caching import jit
 from .context import Ctx
 from .dtypes import ElementType
-from .launch import HOST_WORKERS, Launch, board_limits, gdram_pointer
+from . import launch
+from .execute import HOST_WORKERS, Launch, board_limits, gdram_pointer
+from .taskmodel import TaskLayout
 from .pointer import GDRAM, INT64_MAX, INT64_MIN, Ptr
 
 log = logging.getLogger("mlusim.bang")
@@ -218,13 +220,13 @@ class CompileRecord:
     from_cache: bool
 
 
-class Kernel:
+class Kernel(launch.Program):
     """A BANG kernel (`__mlu_global__ void name(...)`); launch with cnrt.invokeKernel or kernel[dim, ktype, queue]."""
 
     def __init__(self, fn, barriers: bool | None = None, debug: bool | None = None, workers: int | None = None,
                  barrier_timeout: float | None = None, time_limit: float | str | None = "default"):
         self.py_func = fn
-        self.__name__ = fn.__name__
+        self.__name__ = self.name = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__doc__ = fn.__doc__
         self.params = self._parameters(fn)
@@ -337,9 +339,9 @@ class Kernel:
                 sample.append(value)
         return tuple(sample)
 
-    def __mlusim_prepare__(self, device, dim, ktype, args: tuple, queue) -> None:
-        """Called by cnrt at the launch call, before the launch is queued: check the arguments and compile the body
-        for their types, so that a wrong argument, a missing intrinsic or a typing error fails at the launch
+    def prepare(self, device, layout: TaskLayout, args: tuple, queue) -> None:
+        """At the launch call, before the launch is queued (mlusim.bang.launch): check the arguments and compile the
+        body for their types, so that a wrong argument, a missing intrinsic or a typing error fails at the launch
         (naming the kernel), not at the next sync. Compile time spent while the queue had nothing else to do is
         kept out of its notifiers' host times (cnrtNotifierElapsedTime)."""
         self.check_arguments(device, tuple(args))
@@ -418,35 +420,37 @@ class Kernel:
 
     # ---- launching -----------------------------------------------------------------------------------------------
 
-    def __mlusim_launch__(self, device, dim, ktype, args) -> float:
-        """Run one launch on `device` (called by cnrt on the queue's worker); returns modelled device µs."""
+    def run(self, device, layout: TaskLayout, args: tuple) -> launch.LaunchResult:
+        """Run one launch on `device` (on its queue, mlusim.bang.launch): its modelled device µs and work counts."""
         started = time.perf_counter()
-        launch = Launch(self, device, dim, ktype, tuple(args))
+        running = Launch(self, device, layout, tuple(args))
         debug = self.debug
         if debug:
             body, workers = self.python_body(), 1
         else:
-            body = self._compiled_body((launch.sample_context(),) + launch.args)
+            body = self._compiled_body((running.sample_context(),) + running.args)
             workers = self.workers or HOST_WORKERS
+        record = LaunchRecord(self.__name__, layout.dim, layout.ktype, None, 0.0, 0.0, running.schedule, debug)
         try:
-            model_us = launch.run(body, workers, self.barrier_timeout, self.time_limit)
+            record.model_us = running.run(body, workers, self.barrier_timeout, self.time_limit)
         finally:
-            self.launches.append(LaunchRecord(self.__name__, (dim.x, dim.y, dim.z), ktype, launch.counts,
-                                              0.0, time.perf_counter() - started, launch.schedule, debug))
-        self.launches[-1].model_us = model_us
-        return model_us
+            record.counts, record.schedule = running.counts, running.schedule
+            record.host_seconds = time.perf_counter() - started
+            self.launches.append(record)
+        return launch.LaunchResult(record.model_us, running.counts)
 
     def __getitem__(self, config):
-        """`kernel[dim, ktype, queue](*args)` is `kernel<<<dim, ktype, queue>>>(args...)` (queue may be omitted)."""
+        """`kernel[dim, ktype, queue](*args)` is `kernel<<<dim, ktype, queue>>>(args...)`: queued on `queue` (a
+        cnrt queue), or on the current device's default queue when it is omitted (mlusim.bang.launch)."""
         if not isinstance(config, tuple) or len(config) not in (2, 3):
             raise TypeError("use kernel[dim, ktype] or kernel[dim, ktype, queue]")
         dim, ktype = config[0], config[1]
         queue = config[2] if len(config) == 3 else None
 
-        def launch(*args):  # through the runtime's own checks and queues (cnrtInvokeKernel)
-            return launching.runtime_launch()(self, dim, ktype, list(args), 0, queue)
+        def launch_kernel(*args) -> None:  # kernel<<<...>>>(...) is the runtime's call: its errors are the runtime's
+            reported_as("cnrtInvokeKernel", launch.on_default_queue)(self, dim, ktype, list(args), queue)
 
-        return launch
+        return launch_kernel
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"kernel {self.__name__} runs on the device: launch it with "

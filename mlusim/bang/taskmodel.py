@@ -28,6 +28,7 @@ class TaskLayout:
     """Ids of every task of one launch, as lists indexed by taskId."""
 
     dim: tuple[int, int, int]
+    ktype: int                 # the cnrtFunctionType_t value
     union: int                 # N of UnionN, 0 for Block
     cores_per_cluster: int
     group_size: int            # tasks that run together and may share barriers (1 for Block)
@@ -75,6 +76,6 @@ def layout(dim: tuple[int, int, int], ktype: int, cluster_count: int, cores_per_
     else:
         slots = [t % (cluster_count * cores_per_cluster) for t in ids]
     return TaskLayout(
-        dim=(dx, dy, dz), union=union, cores_per_cluster=cores_per_cluster, group_size=group,
+        dim=(dx, dy, dz), ktype=ktype, union=union, cores_per_cluster=cores_per_cluster, group_size=group,
         task_x=[t % dx for t in ids], task_y=[(t // dx) % dy for t in ids], task_z=[t // (dx * dy) for t in ids],
         cluster_id=[s // cores_per_cluster for s in slots], core_id=[s % cores_per_cluster for s in slots])

@@ -456,7 +456,7 @@ class Engine:
         if self.leakcheck:
             self.leaks.track(obj, what, label, capture_stack(3))
 
-    # ---- kernel hooks (mlusim.bang.launch) --------------------------------------------------------------------
+    # ---- kernel hooks (mlusim.bang.execute) --------------------------------------------------------------------
 
     def kernel_log_entries(self) -> int:
         return self.log_entries if (self.racecheck or self.initcheck) else 0

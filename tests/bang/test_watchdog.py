@@ -41,12 +41,17 @@ def test_a_slow_kernel_within_its_limit_is_not_stopped(queue, monkeypatch):
 
 
 def test_time_limit_settings(monkeypatch):
+    """MLUSIM_BANG_TIME_LIMIT, as the settings read it (mlusim.config: once, again at each reread)."""
+    from mlusim import config
     monkeypatch.setattr(sleepy, "time_limit", "default")
     monkeypatch.setenv("MLUSIM_BANG_TIME_LIMIT", "7.5")
+    config.reread()
     assert sleepy.time_limit == 7.5
     monkeypatch.setenv("MLUSIM_BANG_TIME_LIMIT", "none")
+    config.reread()
     assert sleepy.time_limit is None
     monkeypatch.delenv("MLUSIM_BANG_TIME_LIMIT")
+    config.reread()
     assert sleepy.time_limit == 120
     sleepy.time_limit = None
     assert sleepy.time_limit is None
@@ -98,7 +103,8 @@ usable("queued", queue, pointer)
 # 2. Ctrl-C while the main thread runs the kernel itself (blocking mode), compiled before the interrupt
 devices.configure(blocking=True)
 queue, pointer = cnrt.queueCreate(), cnrt.malloc(1024)
-endless_copies.__mlusim_prepare__(devices.get(0), dim, 4, (pointer, 1), queue)
+from mlusim.bang import launch
+endless_copies.prepare(devices.get(0), launch.task_layout(launch.dims(dim), 4, devices.get(0).spec), (pointer, 1), queue)
 print("ready blocking", flush=True)
 attempt("blocking", lambda: endless_copies[dim, cnrt.cnrtFuncTypeUnion1, queue](pointer, 1))
 usable("blocking", queue, pointer)
