@@ -1,6 +1,6 @@
 """A compiled BANG C kernel as a launchable program on mlusim.bang's task engine.
 
-The engine (mlusim.bang.launch.Launch) lays out the tasks (Block / UnionN rounds), runs them on host threads,
+The engine (mlusim.bang.execute.Launch) lays out the tasks (Block / UnionN rounds), runs them on host threads,
 holds barriers, the watchdog and the fault collection; each task here is one call of the kernel's compiled entry
 trampoline through ctypes (the GIL released) with a context row: task ids, the core's NRAM/WRAM and the cluster's
 SRAM, the state row the work counters go to, the launch's limits and the stop table the kernel polls. A trap in
@@ -27,7 +27,9 @@ from mlusim.bang.arenas import aligned_bytes
 from mlusim.bang.cancel import _TABLE as STOP_TABLE, TaskStopped
 from mlusim.bang.faults import KernelAssert, KernelTrap, KernelUserTrap
 from mlusim.bang.kernel import DEFAULT_BARRIER_TIMEOUT, LaunchRecord
-from mlusim.bang.launch import HOST_WORKERS, Launch
+from mlusim.apicall import reported_as
+from mlusim.bang import launch
+from mlusim.bang.execute import HOST_WORKERS, Launch
 from mlusim.errors import ArgumentFault, Fault, KernelFault
 
 from .registry import KernelInfo
@@ -157,7 +159,7 @@ def _raw_bytes(kind: str, size: int, value) -> bytes:
     return np.array(value).astype(dtype).tobytes()
 
 
-class BangCKernel:
+class BangCKernel(launch.Program):
     """A `__mlu_global__` function of a cncc-built object; launch with cnrt.invokeKernel or kernel[dim, ktype, queue].
     """
 
@@ -166,7 +168,7 @@ class BangCKernel:
 
     def __init__(self, info: KernelInfo):
         self.info = info
-        self.__name__ = info.name
+        self.__name__ = self.name = info.name
         self.entry = _ENTRY(info.entry)
         self.uses_barriers = info.uses_barriers
         self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT
@@ -197,8 +199,8 @@ class BangCKernel:
     def last_launch(self):
         return self.launches[-1] if self.launches else None
 
-    # ---- the launch protocol of cnrt.invokeKernel ------------------------------------------------------------
-    def __mlusim_prepare__(self, device, dim, ktype, args, queue) -> None:
+    # ---- the launch protocol (mlusim.bang.launch.Program) --------------------------------------------------
+    def prepare(self, device, layout, args, queue) -> None:
         """At the launch call: the arguments against the kernel's parameters, the architecture it was built for."""
         where = f"kernel '{self.__name__}'"
         if self.info.arch and self.info.arch // 100 != device.spec.isa // 100:
@@ -243,26 +245,26 @@ class BangCKernel:
             message = bytes(error[:np.argmax(error == 0)]).decode(errors="replace")
             raise _FAULTS.get(kind, KernelTrap)(message)
 
-    def __mlusim_launch__(self, device, dim, ktype, args) -> float:
-        """Run one launch on `device` (cnrt calls it on the queue's worker); returns modelled device µs."""
+    def run(self, device, layout, args) -> launch.LaunchResult:
+        """Run one launch on `device` (on its queue, mlusim.bang.launch): its modelled device µs and work counts."""
         started = time.perf_counter()
-        launch = Launch(self, device, dim, ktype, tuple(args))
+        running = Launch(self, device, layout, tuple(args))
+        record = LaunchRecord(self.__name__, layout.dim, layout.ktype, None, 0.0, 0.0, running.schedule, False)
         try:
-            model_us = launch.run(self.run_task, self.workers, self.barrier_timeout, self.time_limit)
+            record.model_us = running.run(self.run_task, self.workers, self.barrier_timeout, self.time_limit)
         finally:
-            self.launches.append(LaunchRecord(self.__name__, (dim.x, dim.y, dim.z), ktype, launch.counts, 0.0,
-                                              time.perf_counter() - started, launch.schedule, False))
-        self.launches[-1].model_us = model_us
-        return model_us
+            record.counts, record.schedule = running.counts, running.schedule
+            record.host_seconds = time.perf_counter() - started
+            self.launches.append(record)
+        return launch.LaunchResult(record.model_us, running.counts)
 
     def __getitem__(self, config):
         """`kernel[dim, ktype, queue](*args)` is `kernel<<<dim, ktype, queue>>>(args...)` (queue may be omitted)."""
         if not isinstance(config, tuple) or len(config) not in (2, 3):
             raise TypeError("use kernel[dim, ktype] or kernel[dim, ktype, queue]")
-        import cnrt
         dim, ktype = config[0], config[1]
         queue = config[2] if len(config) == 3 else None
 
-        def launch(*args):
-            return cnrt.invokeKernel(self, dim, ktype, list(args), 0, queue)
-        return launch
+        def launch_kernel(*args) -> None:  # kernel<<<...>>>(...) is the runtime's call: its errors are the runtime's
+            reported_as("cnrtInvokeKernel", launch.on_default_queue)(self, dim, ktype, list(args), queue)
+        return launch_kernel
