@@ -10,7 +10,7 @@ from typing import Union
 
 import numpy as np
 
-from mlusim import cost
+from mlusim import cost, ordering
 from mlusim.errors import ArgumentFault, DirectionFault
 from mlusim.hostmem import check_pointer_kind, describe_pointer, host_bytes
 from mlusim.submit import Kind, Submission
@@ -105,6 +105,8 @@ def _enqueue_copy(name: str, dst, src, nbytes, direction, queue, synchronous: bo
             else _device_of_copy(dst_side, src_side)
         if target_queue is None:
             target_queue = owner.default_queue if owner is not None else queue_arg(None)
+        if synchronous:
+            ordering.wait_for_conflicting_work(name, submission, target_queue)
         spec = target_queue.device.spec
         submission.submit(target_queue, copy_work(dst_side, src_side), cost.copy_us(spec, _COST_KIND[effective], size),
                            info=_host_call(synchronous))
@@ -146,6 +148,8 @@ def _peer(name, dst, dstDev, src, srcDev, nbytes, queue, synchronous: bool) -> N
         dst_side = submission.write(int(dst), size, "dst")
         src_side = submission.read(int(src), size, "src")
         kind = cost.PEER_TO_PEER if dst_device is not src_device else cost.DEVICE_TO_DEVICE
+        if synchronous:
+            ordering.wait_for_conflicting_work(name, submission, target_queue)
         submission.submit(target_queue, copy_work(dst_side, src_side), cost.copy_us(src_device.spec, kind, size),
                            info=_host_call(synchronous))
     if synchronous:
@@ -182,6 +186,7 @@ def memcpy2D(dst, dpitch: int, src, spitch: int, width: int, height: int, dir: i
         owner = _device_of_copy(dst_side, src_side)
         queue = owner.default_queue if owner is not None else queue_arg(None)
         model = cost.copy_us(queue.device.spec, _COST_KIND[effective], row * rows)
+        ordering.wait_for_conflicting_work("cnrtMemcpy2D", submission, queue)
         submission.submit(queue, copy_2d_work(dst_side, d_pitch, src_side, s_pitch, row, rows), model,
                            info=_host_call(True))
     queue.sync()
@@ -203,6 +208,8 @@ def _fill(name: str, ptr, value, count, element_bytes: int, queue, synchronous: 
     with Submission(Kind.MEMSET, name) as submission:
         target = submission.write(int(ptr), nbytes, "ptr")
         target_queue = target.device.default_queue if synchronous else queue_arg(queue)
+        if synchronous:
+            ordering.wait_for_conflicting_work(name, submission, target_queue)
         submission.submit(target_queue, fill_work(target, number, element_bytes),
                            cost.memset_us(target_queue.device.spec, nbytes), info=_host_call(synchronous))
     if synchronous:

@@ -133,6 +133,11 @@ class Device:
         with self._lock:
             return list(self._queues.values())
 
+    def queues_with_work(self) -> list[Queue]:
+        """Every queue that may still hold work: the live ones and the destroyed ones still running theirs."""
+        with self._lock:
+            return list(self._queues.values()) + [queue for queue in self._retired if queue.busy()]
+
     def record_fault(self, fault: QueueFault) -> None:
         with self._lock:
             if self._fault is None:

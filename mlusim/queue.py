@@ -51,6 +51,9 @@ IDLE_POLL_SECONDS = 50e-6
 CLAIM_WAIT_SECONDS = 0.001
 #: Ops moving at most this many bytes are a few µs of work: less than waking the worker costs (see submit).
 SMALL_OP_BYTES = 1 << 14
+#: The most commands a queue holds pending: a producer that finds it full runs pending work itself or waits until
+#: there is room, so a sync waits for at most this many commands, not for however many faster producers queued.
+MAX_PENDING = 4096
 
 _all_queues: "weakref.WeakSet[Queue]" = weakref.WeakSet()
 
@@ -142,6 +145,8 @@ class Queue:
         if self.destroyed or self.lost is not None:
             execution.unpin(command)
             self.check_alive()
+        if len(self._pending) >= MAX_PENDING and not self.blocking and self not in running_queues():
+            self._make_room()
         for hook in OBSERVERS.command_enqueued:
             hook(self, command)
         command.not_before_us = self.host_clock.us
@@ -161,6 +166,17 @@ class Queue:
         if fault is not None:
             raise fault
         return position
+
+    def _make_room(self) -> None:
+        """The queue is full: run pending commands in this thread whenever the run lock is free (down to half the
+        depth), until there is room (the worker, when it holds the lock, makes room too)."""
+        while len(self._pending) >= MAX_PENDING and self.lost is None:
+            if self._run_lock.acquire(timeout=_WAIT_SLICE):
+                try:
+                    while len(self._pending) > MAX_PENDING // 2 and execution.run_next(self):
+                        pass
+                finally:
+                    self._run_lock.release()
 
     def _run_in_call(self, command: Command) -> int:
         """Run `command` in the calling thread and return its position; -1 when the queue's state does not allow it
@@ -270,14 +286,41 @@ class Queue:
         return self.completed < self.submitted
 
     def wait_idle(self) -> None:
-        """Block the calling thread until every command submitted so far has run (not any submitted later).
-
-        The waiter takes the run lock when it can and runs what is pending itself (no thread wake-ups for a
-        synchronous call). While the worker holds the lock, the waiter waits for it with a timeout that grows to
-        _WAIT_SLICE, and looks at the completed count after each: a worker kept busy by other producers (which never
-        lets go of the lock) cannot starve a sync whose own work is done."""
+        """Block the calling thread until every command submitted so far has run (not any submitted later)."""
         with self._submit_lock:
             target = self.submitted
+        self._wait_for(target)
+        if self._ops_since_wait:  # (a wait right after another tells nothing of the host's pattern)
+            self._waits_after_each_op = self._ops_since_wait == 1
+            self._ops_since_wait = 0
+        for hook in OBSERVERS.queue_synced:
+            hook(self)
+
+    def wait_until(self, position: int) -> None:
+        """Block the calling thread until the command at `position` has run (mlusim.ordering: not a sync of the
+        queue, which the sanitizer would take as ordering the caller after all of the queue's work)."""
+        self._wait_for(position + 1)
+
+    def last_conflict(self, conflicts: Callable[[Command], bool]) -> Optional[tuple[int, Command]]:
+        """(position, command) of the latest command queued or running that `conflicts(command)` is true of; None
+        when there is none."""
+        with self._submit_lock:
+            pending = list(self._pending)
+            current = self._current
+            first = self.submitted - len(pending)
+        for index in range(len(pending) - 1, -1, -1):
+            if conflicts(pending[index]):
+                return first + index, pending[index]
+        if current is not None and conflicts(current):
+            return first - 1, current
+        return None
+
+    def _wait_for(self, target: int) -> None:
+        """Until `target` commands have completed. The waiter takes the run lock when it can and runs what is
+        pending itself (no thread wake-ups for a synchronous call). While the worker holds the lock, the waiter
+        waits for it with a timeout that grows to _WAIT_SLICE, and looks at the completed count after each: a
+        worker kept busy by other producers (which never lets go of the lock) cannot starve a sync whose own work
+        is done."""
         if self.completed < target and self in running_queues():
             raise IllegalStateFault(f"a command of {self.name} waits for its own queue, which can never finish")
         wait = 0.0005
@@ -294,12 +337,7 @@ class Queue:
         except KeyboardInterrupt as interrupt:
             self.interrupted_before = max(self.interrupted_before, target)
             raise KeyboardInterrupt(self._interrupt(str(interrupt))) from None
-        if self._ops_since_wait:  # (a wait right after another tells nothing of the host's pattern)
-            self._waits_after_each_op = self._ops_since_wait == 1
-            self._ops_since_wait = 0
         self.host_clock.waited_until(self.model_clock_us)
-        for hook in OBSERVERS.queue_synced:
-            hook(self)
 
     def _interrupt(self, detail: str) -> str:
         """Ctrl-C while waiting: stop the running command if it can be stopped (a kernel); describe what was

@@ -20,7 +20,8 @@ STACK_DEPTH = 12
 SHOWN_FRAMES = 6
 
 _ROOT = Path(__file__).resolve().parents[2]
-_INTERNAL = tuple(str(_ROOT / name) + os.sep for name in ("mlusim", "cnrt", "cnnl", "cncl", "torch_mlu"))
+_INTERNAL = tuple(str(_ROOT / name) + os.sep for name in ("mlusim", "cnrt", "cnnl", "cncl", "cndev", "cndrv",
+                                                           "torch_mlu", "neuware", "magicmind", "mlutools"))
 _INTERNAL_EXCEPT = (str(_ROOT / "mlusim" / "samples") + os.sep,)
 _STDLIB = (os.path.dirname(os.__file__) + os.sep,)
 _LIBRARIES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
