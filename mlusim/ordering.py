@@ -16,6 +16,7 @@ import warnings
 
 from . import config
 from . import device as devices
+from .command import running_queues
 from .errors import IllegalStateFault
 from .sanitizer.report import capture_stack, user_frames
 
@@ -47,9 +48,10 @@ def wait_for_conflicting_work(name: str, submission, own_queue) -> None:
     reads, writes = submission.reads, submission.writes
     if not reads and not writes:
         return
+    inside = running_queues()  # a call from a command's work: that command is the caller, the rest runs after it
     for device in devices.devices():
         for queue in device.queues_with_work():
-            if queue is own_queue:
+            if queue is own_queue or queue in inside:
                 continue
             found = queue.last_conflict(lambda command: conflicts(command, reads, writes))
             if found is None:
