@@ -11,6 +11,8 @@ reported by the part that knows what it means.
   BANG kernels (mlusim.bang)      MLUSIM_BANG_DEBUG, MLUSIM_BANG_VERBOSE, MLUSIM_BANG_TIME_LIMIT,
                                   MLUSIM_BANG_BARRIER_TIMEOUT
   shared GDRAM (mlusim.host)      MLUSIM_SHARED_GDRAM
+  strictness (mlusim.lenient)     MLUSIM_STRICT: what the real libraries accept but mlusim would refuse, and what a
+                                  program relies on that CNRT does not promise (mlusim.ordering), become errors
 
 The features that observe the device (the sanitizer, the trace recorder) are switched on from these settings when
 the mlusim package is first imported (`switch_on_features`), not by importing their modules. The libraries above
@@ -18,10 +20,11 @@ read their own variables (MLUSIM_CNCL_*, MLUSIM_TORCH_*, MLUSIM_CAPI_*: docs of 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from types import MappingProxyType
-from typing import Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 _lock = threading.Lock()
 _snapshot: Optional[Mapping[str, str]] = None
@@ -39,6 +42,27 @@ def environ() -> Mapping[str, str]:
     """The MLUSIM_* environment variables as they were at the first call (or the last `reread`)."""
     snapshot = _snapshot
     return snapshot if snapshot is not None else reread()
+
+
+@contextlib.contextmanager
+def overridden(**settings: Optional[str]) -> Iterator[Mapping[str, str]]:
+    """Within the block, the snapshot holds `settings` (MLUSIM_STRICT="1", ...; None removes one) over the
+    environment's values; afterwards the snapshot is as before."""
+    global _snapshot
+    before = environ()
+    changed = dict(before)
+    for name, value in settings.items():
+        if value is None:
+            changed.pop(name, None)
+        else:
+            changed[name] = str(value)
+    with _lock:
+        _snapshot = MappingProxyType(changed)
+    try:
+        yield _snapshot
+    finally:
+        with _lock:
+            _snapshot = before
 
 
 def flag(value: Optional[str]) -> bool:

@@ -3,23 +3,24 @@
 A back end that works on hardware must not be refused here. Where a check of ours is stricter than the library
 (docs/capi.md lists each case), the API calls `tolerate(rule, fault)`: by default the call goes on and a
 `LenientWarning` naming the rule and the reason is issued once per call site; with MLUSIM_STRICT=1 in the
-environment the fault is raised instead (the call fails with its status, as before).
+settings (mlusim.config) the fault is raised instead (the call fails with its status, as before). A program that
+relies on what the device does but the library does not promise (mlusim.ordering) is tolerated the same way.
 
 A call site is the first stack frame outside mlusim's packages (a Python caller's file and line); a call from C
 (through the neuware wrappers, which have no caller frame of their own) is one call site per C function and rule.
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import warnings
 
+from . import config
 from .errors import Fault
 
 STRICT_ENV = "MLUSIM_STRICT"
 #: the packages whose frames are not call sites
-_OWN_PACKAGES = ("mlusim", "cnrt", "cnnl", "cncl", "cndev", "cndrv", "neuware")
+_OWN_PACKAGES = ("mlusim", "cnrt", "cnnl", "cncl", "cndev", "cndrv", "neuware", "torch_mlu", "magicmind")
 
 _lock = threading.Lock()
 _warned: set = set()
@@ -31,7 +32,7 @@ class LenientWarning(UserWarning):
 
 def strict() -> bool:
     """True when MLUSIM_STRICT=1 turns every tolerated case into its error."""
-    return os.environ.get(STRICT_ENV, "0").strip().lower() in ("1", "true", "yes", "on")
+    return config.flag(config.environ().get(STRICT_ENV))
 
 
 def _call_site(function: str) -> tuple:
@@ -44,19 +45,23 @@ def _call_site(function: str) -> tuple:
     return ("<C>", function)
 
 
-def tolerate(rule: str, function: str, fault: Fault) -> None:
+def tolerate(rule: str, function: str, fault: Fault, category: type = LenientWarning) -> None:
     """Accept a call `function` makes that breaks our `rule` but not the real library's: raise `fault` under
-    MLUSIM_STRICT=1, else warn (once per call site and rule) and return."""
+    MLUSIM_STRICT=1, else warn (a `category` warning, once per call site and rule) and return."""
     if strict():
         raise fault
-    key = (rule, _call_site(function))
+    site = _call_site(function)
+    key = (rule, site)
     with _lock:
         if key in _warned:
             return
         _warned.add(key)
-    where = "" if key[1][0] == "<C>" else f" (at {key[1][0]}:{key[1][1]})"
-    warnings.warn(f"{function}: accepted as the real library accepts it, though {rule}: {fault}{where}; "
-                  f"{STRICT_ENV}=1 makes this an error", LenientWarning, stacklevel=2)
+    message = (f"{function}: accepted as the real library accepts it, though {rule}: {fault}; {STRICT_ENV}=1 makes "
+               f"this an error")
+    if site[0] == "<C>":
+        warnings.warn(message, category, stacklevel=2)
+    else:  # at the caller's own line, where the program has to change
+        warnings.warn_explicit(message, category, site[0], site[1])
 
 
 def reset() -> None:

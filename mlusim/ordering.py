@@ -5,28 +5,20 @@ done. A program that queues an op on its own queue and then reads the op's outpu
 sync in between (it even destroys the queue first), depends on an ordering CNRT does not promise between queues; on
 the device it gets the op's result, so here the synchronous call waits for every earlier command of another queue
 that writes the bytes it reads or touches the bytes it writes (the commands' declared ranges say which: nothing
-waits when nothing overlaps). It then warns, once per call site, naming the call site and the queue it waited for;
-the sanitizer's racecheck still reports the race (the wait is not a sync), and MLUSIM_STRICT=1 makes it an error
-(cnrtErrorIllegalState) instead.
+waits when nothing overlaps). It is tolerated as mlusim.lenient tolerates what the real library accepts: a warning
+once per call site naming the command and its queue, or, with MLUSIM_STRICT=1, the error (cnrtErrorIllegalState).
+The sanitizer's racecheck still reports the race (the wait is not a sync).
 """
 from __future__ import annotations
 
-import threading
-import warnings
-
-from . import config
 from . import device as devices
 from .command import running_queues
 from .errors import IllegalStateFault
-from .sanitizer.report import capture_stack, user_frames
+from .lenient import LenientWarning, tolerate
 
 
-class UnorderedAccessWarning(UserWarning):
+class UnorderedAccessWarning(LenientWarning):
     """A synchronous call needed work of another queue that nothing ordered before it."""
-
-
-_warned: set = set()
-_warned_lock = threading.Lock()
 
 
 def _overlap(extents_a, extents_b) -> bool:
@@ -57,27 +49,10 @@ def wait_for_conflicting_work(name: str, submission, own_queue) -> None:
             if found is None:
                 continue
             position, other = found
-            message = (f"{name} needs the result of {other.kind} '{other.name}' queued earlier on {queue.name}, which "
-                       f"nothing orders before it (no sync or notifier wait): CNRT does not promise this ordering "
-                       f"between queues; sync that queue first")
-            if config.flag(config.environ().get("MLUSIM_STRICT")):
-                raise IllegalStateFault(f"{message} (MLUSIM_STRICT=1)", None)
-            _warn_once(message)
+            fault = IllegalStateFault(f"{name} needs the result of {other.kind} '{other.name}' queued earlier on "
+                                      f"{queue.name}, which nothing orders before it (no sync or notifier wait); "
+                                      f"mlusim waited for it, as the device would have run it by now: sync that "
+                                      f"queue first", None)
+            tolerate("CNRT does not order a synchronous call after other queues' work", name, fault,
+                     UnorderedAccessWarning)
             queue.wait_until(position)
-
-
-def reset_warnings() -> None:
-    """Warn again at call sites that were warned already (tests; a long-running program after a fix)."""
-    with _warned_lock:
-        _warned.clear()
-
-
-def _warn_once(message: str) -> None:
-    site = next(iter(user_frames(capture_stack(2))), ("<unknown>", 0, ""))
-    key = (site[0], site[1])
-    with _warned_lock:
-        if key in _warned:
-            return
-        _warned.add(key)
-    warnings.warn_explicit(f"{message} (mlusim waited for it, as the device would have run it by now)",
-                           UnorderedAccessWarning, site[0], site[1])

@@ -41,18 +41,15 @@ def test_a_slow_kernel_within_its_limit_is_not_stopped(queue, monkeypatch):
 
 
 def test_time_limit_settings(monkeypatch):
-    """MLUSIM_BANG_TIME_LIMIT, as the settings read it (mlusim.config: once, again at each reread)."""
+    """MLUSIM_BANG_TIME_LIMIT, as the settings give it (mlusim.config)."""
     from mlusim import config
     monkeypatch.setattr(sleepy, "time_limit", "default")
-    monkeypatch.setenv("MLUSIM_BANG_TIME_LIMIT", "7.5")
-    config.reread()
-    assert sleepy.time_limit == 7.5
-    monkeypatch.setenv("MLUSIM_BANG_TIME_LIMIT", "none")
-    config.reread()
-    assert sleepy.time_limit is None
-    monkeypatch.delenv("MLUSIM_BANG_TIME_LIMIT")
-    config.reread()
-    assert sleepy.time_limit == 120
+    with config.overridden(MLUSIM_BANG_TIME_LIMIT="7.5"):
+        assert sleepy.time_limit == 7.5
+    with config.overridden(MLUSIM_BANG_TIME_LIMIT="none"):
+        assert sleepy.time_limit is None
+    with config.overridden(MLUSIM_BANG_TIME_LIMIT=None):
+        assert sleepy.time_limit == 120
     sleepy.time_limit = None
     assert sleepy.time_limit is None
     with pytest.raises(ValueError):

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 import cnnl
 import cnrt
+from mlusim import config
 
 from .tolerances import assert_close
 from .helpers import (ALL, NUMERIC, NUMPY, as_float64, empty, random_values, raises_status,
@@ -219,8 +220,7 @@ def test_op_tensor_bad_arguments(handle):
              c=make([2, 3], cnnl.CNNL_DTYPE_INT32), alpha1=0.5)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="alpha1"):
         call(alpha1="2")
-    with pytest.MonkeyPatch.context() as strict:  # an unset descriptor is refused only when strict (see below)
-        strict.setenv("MLUSIM_STRICT", "1")
+    with config.overridden(MLUSIM_STRICT="1"):  # an unset descriptor is refused only when strict (see below)
         with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_tensor_desc"):
             call(desc=cnnl.createOpTensorDescriptor())
     destroyed = op_desc(cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_DTYPE_FLOAT)
@@ -287,7 +287,6 @@ def test_an_op_tensor_descriptor_never_set_adds_as_cnnl_does(handle, code, monke
     half). Accepted with one LenientWarning per call site; MLUSIM_STRICT=1 refuses it (BAD_PARAM, op_tensor_desc)."""
     from mlusim import lenient
     lenient.reset()
-    monkeypatch.delenv("MLUSIM_STRICT", raising=False)
     rng = np.random.default_rng(code)
     a_values, b_values = random_values(rng, A_DIMS, code), random_values(rng, B_DIMS, code)
     a, b, c = tensor(a_values, code), tensor(b_values, code), empty(list(C_DIMS), code)
@@ -301,8 +300,7 @@ def test_an_op_tensor_descriptor_never_set_adds_as_cnnl_does(handle, code, monke
     sync(handle)
     want = reference(lambda x, y: x + y, code, a_values, b_values).astype(NUMPY[code])  # one rounding
     np.testing.assert_allclose(as_float64(c.read()), as_float64(want), rtol=1e-3 if code == cnnl.CNNL_DTYPE_HALF else 0)
-    monkeypatch.setenv("MLUSIM_STRICT", "1")
-    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_tensor_desc"):
+    with config.overridden(MLUSIM_STRICT="1"), raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_tensor_desc"):
         cnnl.opTensor(handle, unset, 1, a.desc, a.ptr, 1, b.desc, b.ptr, workspace, ws, 0, c.desc, c.ptr)
     cnnl.destroyOpTensorDescriptor(unset)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM):  # a destroyed one stays an error

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import cnnl
 import cnrt
+from mlusim import config
 
 from .helpers import DeviceTensor, raises_status, sync
 
@@ -107,8 +108,8 @@ def test_op_tensor_workspace_size_v2(handle):
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="a_desc"):  # a does not broadcast to that c
         cnnl.getOpTensorWorkspaceSize_v2(handle, op, 1, a.desc, None, 1, b.desc, None, 0, DeviceTensor((5, 4), F).desc,
                                          None)
-    with pytest.MonkeyPatch.context() as strict, raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_desc"):
-        strict.setenv("MLUSIM_STRICT", "1")  # an unset descriptor is CNNL's ADD unless strict (mlusim.lenient)
+    # an unset descriptor is CNNL's ADD unless strict (mlusim.lenient)
+    with config.overridden(MLUSIM_STRICT="1"), raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="op_desc"):
         cnnl.getOpTensorWorkspaceSize_v2(handle, cnnl.createOpTensorDescriptor(), 1, a.desc, None, 1, b.desc, None,
                                          0, c.desc, None)
     with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="a"):

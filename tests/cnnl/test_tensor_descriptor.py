@@ -48,20 +48,19 @@ def test_v2_forms_take_64_bit_dims():
 
 
 @pytest.mark.parametrize("layout,rank", sorted(LAYOUT_RANKS.items()))
-def test_a_layout_of_another_rank_is_accepted_with_a_warning_or_refused_when_strict(layout, rank, monkeypatch):
+def test_a_layout_of_another_rank_is_accepted_with_a_warning_or_refused_when_strict(layout, rank):
     """CNNL keeps a layout that does not match the rank as a tag (DIOPI sets its 1-D conv bias as NHWC): accepted
     with a LenientWarning, once per call site; MLUSIM_STRICT=1 refuses it with BAD_PARAM naming the layout."""
     from mlusim import lenient
+    from mlusim import config
     lenient.reset()
-    monkeypatch.delenv("MLUSIM_STRICT", raising=False)
     desc = cnnl.createTensorDescriptor()
     cnnl.setTensorDescriptor(desc, layout, cnnl.CNNL_DTYPE_FLOAT, [2] * rank)
     with pytest.warns(lenient.LenientWarning, match="describes .* dimensions, got"):
         for _ in range(3):  # one call site: one warning
             cnnl.setTensorDescriptor(desc, layout, cnnl.CNNL_DTYPE_FLOAT, [2] * (rank + 1))
     assert cnnl.getTensorDescriptor(desc) == (layout, cnnl.CNNL_DTYPE_FLOAT, (2,) * (rank + 1))
-    monkeypatch.setenv("MLUSIM_STRICT", "1")
-    with raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="layout"):
+    with config.overridden(MLUSIM_STRICT="1"), raises_status(cnnl.CNNL_STATUS_BAD_PARAM, arg="layout"):
         cnnl.setTensorDescriptor(desc, layout, cnnl.CNNL_DTYPE_FLOAT, [2] * (rank + 1))
 
 
