@@ -15,7 +15,7 @@ reported by the part that knows what it means.
                                   program relies on that CNRT does not promise (mlusim.ordering), become errors
 
 The features that observe the device (the sanitizer, the trace recorder) are switched on from these settings when
-the mlusim package is first imported (`switch_on_features`), not by importing their modules. The libraries above
+the mlusim package is first imported (mlusim/__init__.py), not by importing their modules. The libraries above
 read their own variables (MLUSIM_CNCL_*, MLUSIM_TORCH_*, MLUSIM_CAPI_*: docs of cncl, torch_mlu, neuware).
 """
 from __future__ import annotations
@@ -68,14 +68,3 @@ def overridden(**settings: Optional[str]) -> Iterator[Mapping[str, str]]:
 def flag(value: Optional[str]) -> bool:
     """A boolean switch: unset, "", "0", "false", "no" and "off" are off; anything else is on."""
     return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def switch_on_features() -> None:
-    """Start what the settings ask for: the sanitizer (MLUSIM_SANITIZE) and the trace recorder (MLUSIM_TRACE)."""
-    settings = environ()
-    if settings.get("MLUSIM_TRACE"):
-        from . import trace
-        trace.record_from_environment(settings)
-    if settings.get("MLUSIM_SANITIZE"):
-        from . import sanitizer
-        sanitizer.enable_from_environment(settings)
