@@ -10,7 +10,7 @@ Performance: large ops are cut into blocks and spread over the host cores (`para
 ufuncs (which release the GIL), host BLAS for products, and a handful of `nogil` numba kernels where numpy is slow
 or has the wrong semantics (16-bit float conversion, activations). Few numba kernels means little compile time.
 
-Modules: dtypes, parallel, halfbits, cast, staging, elementwise, binary, unary, activation, reduce, scan, topk,
+Modules: dtypes, parallel, cast, staging, elementwise, binary, unary, activation, reduce, scan, topk,
 movement, matmul.
 """
 import importlib as _importlib

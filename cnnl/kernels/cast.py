@@ -2,7 +2,8 @@
 
 Rules:
 - float -> float rounds to nearest, ties to even, once: float64 -> float32 by the host FPU, anything -> float16 or
-  bfloat16 through the bit kernels of `halfbits` (float64 sources via round-to-odd, so still a single rounding).
+  bfloat16 through the device's conversions (`mlusim.numerics.float16`; float64 sources via round-to-odd, so
+  still a single rounding).
   Overflow gives infinity, NaN stays NaN. Widening is exact.
 - float -> integer truncates toward zero and saturates to the target's range; NaN -> 0; +-inf -> max/min.
 - integer -> integer saturates to the target's range (e.g. int32 300 -> int8 127, int8 -1 -> uint8 0).
@@ -31,7 +32,7 @@ def readonly_flat(array):
 
 def _half_to_float32(src, into=None):
     """float16/bfloat16 `src` as float32, written into `into` when it is a C-contiguous float32 array."""
-    from .halfbits import widen_bits  # numba's import waits for the first 16-bit float (see cnnl/__init__.py)
+    from mlusim.numerics.float16 import widen_bits  # numba loads with the first 16-bit float (cnnl/__init__.py)
     result = into if into is not None and into.dtype == FLOAT32 and into.flags.c_contiguous else np.empty(src.shape, FLOAT32)
     widen_bits(readonly_flat(src.view(np.uint16)), result.reshape(-1).view(np.uint32), src.dtype == BFLOAT16)
     return result
@@ -39,7 +40,7 @@ def _half_to_float32(src, into=None):
 
 def _float32_into_half(values, dst):
     """Round float32 `values` (same shape as dst) into the float16/bfloat16 array `dst`."""
-    from .halfbits import narrow_bits
+    from mlusim.numerics.float16 import narrow_bits
     bits = readonly_flat(values).view(np.uint32)
     to_bfloat16 = dst.dtype == BFLOAT16
     if dst.flags.c_contiguous:
@@ -52,7 +53,7 @@ def _float32_into_half(values, dst):
 
 def _as_float32_for_half(src):
     """float32 values whose RNE rounding to a 16-bit float is the correct rounding of `src`."""
-    from .halfbits import float64_to_float32_round_to_odd
+    from mlusim.numerics.float16 import float64_to_float32_round_to_odd
     if src.dtype == FLOAT32:
         return src
     if is_half(src.dtype):

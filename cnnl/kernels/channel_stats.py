@@ -5,14 +5,14 @@ axis, Q of those after it (NCHW: (N, C, H*W); NHWC: (N*H*W, C, 1)). Every kernel
 p0..p1 and channels c0..c1, so the caller can share out channels (Q > 1: each block streams whole channel planes)
 or rows (channel-last memory, Q = 1: each block streams whole rows of channels) between threads. The sums write
 one float64 partial per channel of their block (the caller adds the blocks' partials); within a block they
-accumulate in float64, along contiguous runs in vector lanes of partial sums (`fastmath.acc_add`). The
+accumulate in float64, along contiguous runs in vector lanes of partial sums (`mlusim.numerics.accumulate.acc_add`). The
 elementwise maps compute in the arrays' dtype, in the operation order of the numpy expressions they replace, so
 that they round as those did.
 """
 import numpy as np
 from numba import njit
 
-from .fastmath import acc_add
+from mlusim.numerics.accumulate import acc_add
 
 
 @njit(nogil=True, cache=True)

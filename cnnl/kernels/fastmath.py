@@ -1,5 +1,5 @@
-"""Scalar float math that numba loops can vectorise: an exp without a library call, bit casts, additions that may
-be reassociated inside one reduction loop, and integer keys that order floats for NaN-aware max and min.
+"""Scalar float math that numba loops can vectorise: an exp without a library call and integer keys that order floats
+for NaN-aware max and min (bit casts and reassociable accumulation are the device's: mlusim.numerics).
 
 numba calls libm's expf one element at a time (~5 ns); numpy's exp is SIMD but costs a memory pass of its own.
 `exp32` below is plain arithmetic (Cody-Waite range reduction and a degree-6 polynomial, the exponent put in by bit
@@ -14,31 +14,13 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from mlusim.numerics.bitcast import i32_as_f32
+
 _INLINE = dict(inline="always", nogil=True, cache=True, error_model="numpy")
 #: fastmath flags for loops around exp32: a * b + c may become one FMA, which speeds its polynomial up
 #: (docs/cnnl_elementwise.md); results move by a few ulps, as between PyTorch's CPU builds with and without FMA.
 #: Inlined code takes the flags of the loop it is inlined into.
 FUSED_MULTIPLY_ADD = {"contract"}
-
-
-@intrinsic
-def i32_as_f32(typingctx, value):
-    """The float32 whose bits are the int32 `value`."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def acc_add(typingctx, acc, value):
-    """acc + value with LLVM's `reassoc` flag on this one addition: a loop summing with it is vectorised (partial
-    sums in vector lanes, as PyTorch's CPU reductions); every other operation keeps IEEE order and NaN/inf rules."""
-    if acc != value or not isinstance(acc, types.Float):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.fadd(args[0], args[1], flags=("reassoc", "nsz"))
-    return acc(acc, value), codegen
 
 
 @intrinsic

@@ -11,18 +11,11 @@ import math
 
 import numpy as np
 
-from mlusim.host.parallel import even_ranges, map_parallel, thread_count
+from mlusim.host.parallel import INLINE_DIRECT_ELEMENTS, INLINE_ELEMENTS, even_ranges, map_parallel, thread_count
 from mlusim.host.parallel import run_inline as _run_inline
 
 #: elements per block for ops that stage data through temporaries (64K floats = 256 KiB, fits in L2)
 STAGED_BLOCK = 1 << 16
-#: index spaces of at most this many elements run inline on the calling thread in one block: handing work to the
-#: pool costs tens of µs (a thread wake-up, the GIL; more on a busy host), more than a second core saves on so
-#: little data
-INLINE_ELEMENTS = 1 << 17
-#: the same for ops that stream straight into their output (`staged=False`: copies, plain ufuncs): memory-bound,
-#: so a second thread gains little below a few MiB (docs/cnnl_elementwise.md)
-INLINE_DIRECT_ELEMENTS = 1 << 20
 
 
 def align_ndim(array, ndim):

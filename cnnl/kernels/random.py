@@ -18,6 +18,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from mlusim.numerics.bitcast import f64_as_i64, i64_as_f64
+
 from .dtypes import compute_dtype
 from .parallel import INLINE_ELEMENTS, STAGED_BLOCK, map_parallel, thread_count
 from .staging import load, store
@@ -83,22 +85,6 @@ def _steps(key, ctr, step):
     return _philox2(a0, a1, a2, a3, b0, b1, b2, b3, key[0], key[1])
 
 
-@intrinsic
-def _bits_of(typingctx, x):
-    """The bit pattern of a float64 as an int64."""
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.int64(types.float64), codegen
-
-
-@intrinsic
-def _float_of(typingctx, bits):
-    """The float64 with the bit pattern of an int64."""
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.int64), codegen
-
-
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 _SQRT2 = 1.4142135623730951
@@ -108,9 +94,9 @@ _SQRT2 = 1.4142135623730951
 def _log(v):
     """log(v) for a normal positive float64 (a few ulp): v = m * 2^e with m in [sqrt(1/2), sqrt(2)),
     log m = 2 atanh((m - 1) / (m + 1)) by its series. Branch-free, so loops over it vectorise."""
-    bits = _bits_of(v)
+    bits = f64_as_i64(v)
     e = (bits >> 52) - 1023
-    m = _float_of((bits & 0xFFFFFFFFFFFFF) | 0x3FF0000000000000)
+    m = i64_as_f64((bits & 0xFFFFFFFFFFFFF) | 0x3FF0000000000000)
     big = m > _SQRT2
     m = m * 0.5 if big else m
     e = e + 1 if big else e

@@ -12,8 +12,10 @@ import functools
 import numpy as np
 from numba import njit
 
+from mlusim.numerics.accumulate import acc_add
+
 from .dtypes import FLOAT32, compute_dtype
-from .fastmath import FUSED_MULTIPLY_ADD, acc_add, exp32
+from .fastmath import FUSED_MULTIPLY_ADD, exp32
 from .parallel import run_blocked
 from .staging import blend_store, load
 

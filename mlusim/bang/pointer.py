@@ -24,8 +24,8 @@ from numba.extending import (NativeValue, box, intrinsic, make_attribute_wrapper
 
 from . import accesslog
 from .caching import jit
-from .dtypes import (ELEMENT_TYPES, ElementType, ElementTypeToken, bfloat16_to_f32, f32_to_bfloat16, f32_to_half,
-                     half_to_f32)
+from ..numerics.float16 import bfloat16_to_f32, f32_to_bfloat16, f32_to_half, half_to_f32
+from .dtypes import ELEMENT_TYPES, ElementType, ElementTypeToken
 from .cancel import poll
 from .faults import KernelTrap
 

@@ -17,6 +17,13 @@ from .threads import team as host_team
 #: how long the caller of map_parallel, its own share done, spins for the helpers' before it sleeps (an op's
 #: shares end within a few hundred us of each other, unless a helper started late)
 JOIN_SPIN_SECONDS = 0.002
+#: index spaces of at most this many elements run inline on the calling thread in one block: handing work to the
+#: team costs tens of µs (a thread wake-up, the GIL; more on a busy host), more than a second core saves on so
+#: little data (cnnl's blocked driver and torch_mlu's compiled kernels both go by it)
+INLINE_ELEMENTS = 1 << 17
+#: the same for work that streams straight into its output (copies, plain ufuncs): memory-bound, so a second
+#: thread gains little below a few MiB (measured on a 2-core host: it lost up to 2^22 elements)
+INLINE_DIRECT_ELEMENTS = 1 << 20
 
 _state = threading.local()
 

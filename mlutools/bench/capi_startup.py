@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
 
 #: what the embedded interpreter of a C program imports (to list the files a cold start reads)
 _IMPORTS = ("import _cffi_backend, neuware.runtime, neuware.bindings, cnrt, cnnl, cncl, cndev, cndrv, "
-            "cnnl.ops.binary, cnnl.kernels.halfbits, cncl.tiny, cncl.zerocopy")
+            "cnnl.ops.binary, mlusim.numerics.float16, cncl.tiny, cncl.zerocopy")
 
 _LIST_FILES = f"""
 import importlib.util, sys

@@ -72,7 +72,7 @@ def load_expr(text: str, dtype: torch.dtype) -> str:
     if dtype == torch.float16:
         return f"h.half_to_f32({text})"
     if dtype == torch.bfloat16:
-        return f"h.bf16_to_f32({text})"
+        return f"h.bfloat16_to_f32({text})"
     return text
 
 
@@ -81,7 +81,7 @@ def store_expr(value: str, dtype: torch.dtype) -> str:
     if dtype == torch.float16:
         return f"h.f32_to_half({value})"
     if dtype == torch.bfloat16:
-        return f"h.f32_to_bf16({value})"
+        return f"h.f32_to_bfloat16({value})"
     if dtype == torch.bool:
         return f"({value} != 0)"
     return f"{numba_scalar(dtype)}({value})"

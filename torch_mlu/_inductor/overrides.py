@@ -139,7 +139,7 @@ class NumbaOverrides(OpOverrides):
         if dtype == torch.float16:
             return f"h.round_half({x})"
         if dtype == torch.bfloat16:
-            return f"h.round_bf16({x})"
+            return f"h.round_bfloat16({x})"
         if not dtype.is_floating_point and src is not None and src.is_floating_point:
             # float -> integer truncates toward zero (C), through int64 so out-of-range values wrap as on hardware
             if dtype == torch.int64:
@@ -156,7 +156,7 @@ class NumbaOverrides(OpOverrides):
         if src_dtype == torch.float16:
             word = f"h.f32_to_half({x})"
         elif src_dtype == torch.bfloat16:
-            word = f"h.f32_to_bf16({x})"
+            word = f"h.f32_to_bfloat16({x})"
         elif src_dtype == torch.float32:
             word = f"h.f32_bits(np.float32({x}))"
         elif src_dtype == torch.float64:
@@ -167,7 +167,7 @@ class NumbaOverrides(OpOverrides):
         if dtype == torch.float16:
             return f"h.half_to_f32({word})"
         if dtype == torch.bfloat16:
-            return f"h.bf16_to_f32({word})"
+            return f"h.bfloat16_to_f32({word})"
         if dtype == torch.float32:
             return f"h.bits_f32(np.uint32({word}))"
         if dtype == torch.float64:

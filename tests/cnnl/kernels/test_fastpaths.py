@@ -272,31 +272,6 @@ def test_half_matmul_row_blocks_match_the_whole_product(dtype, trans_a, trans_b,
     assert np.mean(blocked.astype(np.float32) == whole.astype(np.float32)) > 0.99
 
 
-# ---- hardware float16 conversion ------------------------------------------------------------------------------------
-
-halfbits = importlib.import_module("cnnl.kernels.halfbits")
-
-
-@pytest.mark.parametrize("bfloat16", [False, True])
-def test_conversions_match_the_bit_arithmetic(bfloat16):
-    every16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)  # every 16-bit pattern, NaN payloads included
-    want, got = np.empty(every16.size, np.uint32), np.empty(every16.size, np.uint32)
-    halfbits.widen_bits_reference(every16, want, bfloat16)
-    halfbits.widen_bits(every16, got, bfloat16)
-    np.testing.assert_array_equal(got, want)
-    rng = np.random.default_rng(8)
-    edges = np.arange(0x33000000 - 3000, 0x47800000 + 3000, 61, dtype=np.uint32)  # subnormals .. overflow
-    specials = np.array([0, 0x7F800000, 0x7FC00000, 0x7F800001, 0x7FBFFFFF, 0x477FEFFF, 0x477FF000, 0x33000000,
-                         0x33000001, 0x7F7FFFFF, 0x7F7F8000, 0x3F808000, 0x3F818000], np.uint32)
-    bits = np.concatenate([rng.integers(0, 1 << 32, size=1 << 18, dtype=np.uint64).astype(np.uint32), edges,
-                           specials])
-    bits = np.concatenate([bits, bits | np.uint32(0x80000000)])
-    want16, got16 = np.empty(bits.size, np.uint16), np.empty(bits.size, np.uint16)
-    halfbits.narrow_bits_reference(bits, want16, bfloat16)
-    halfbits.narrow_bits(bits, got16, bfloat16)
-    np.testing.assert_array_equal(got16, want16)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8])
 def test_row_scan_is_numpys_cumsum_bit_for_bit(dtype):
     rng = np.random.default_rng(9)

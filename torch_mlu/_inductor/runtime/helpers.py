@@ -2,8 +2,9 @@
 NaN-propagating min/max, integer division and power with torch's semantics, reassociable accumulation, a fast
 float32 erf, erfinv, and the counter-based random numbers of `ops.rand` / `ops.randn` / `ops.randint64`.
 
-Every function is a small `nogil` numba function (LLVM inlines it into the kernel). 16-bit floats travel as uint16
-bit patterns (numba has no float16/bfloat16 arithmetic) and are computed in float32, as Inductor's GPU backends do
+Every function is a small `nogil` numba function (LLVM inlines it into the kernel). The device's numerics come from
+`mlusim.numerics` (16-bit float storage, bit casts, reassociable accumulation, erfinv), shared with BANG and cnnl:
+16-bit floats travel as uint16 bit patterns and are computed in float32, as Inductor's GPU backends do
 (`codegen_upcast_to_fp32`); narrowing rounds to nearest even.
 """
 from __future__ import annotations
@@ -11,165 +12,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import binding as _llvm
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
-from cnnl.kernels.special import _erfinv as _erfinv_float64
-
-#: The host converts float32 <-> float16 in hardware (x86 F16C); otherwise the bit arithmetic below is used.
-HARDWARE_FLOAT16 = bool(_llvm.get_host_cpu_features().get("f16c", False))
+from mlusim.numerics.accumulate import acc_add, acc_mul  # noqa: F401  (called by generated kernels as h.acc_*)
+from mlusim.numerics.bitcast import (bits_f32, f32_as_i32, f32_bits, f64_as_i64, i32_as_f32,  # noqa: F401
+                                     i64_as_f64)
+from mlusim.numerics.float16 import (bfloat16_to_f32, f32_to_bfloat16, f32_to_half, half_to_f32,  # noqa: F401
+                                     round_bfloat16, round_half)
+from mlusim.numerics.special import erfinv as _erfinv_float64
 
 _INLINE = dict(nogil=True, cache=True)
-
-
-def _bitcast_intrinsic(source, target):
-    """An intrinsic reinterpreting the bits of a `source` numba scalar as a `target` scalar of the same width."""
-
-    @intrinsic
-    def cast(typingctx, value):
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], context.get_value_type(target))
-        return target(source), codegen
-
-    return cast
-
-
-f32_bits = _bitcast_intrinsic(types.float32, types.uint32)
-bits_f32 = _bitcast_intrinsic(types.uint32, types.float32)
-f32_as_i32 = _bitcast_intrinsic(types.float32, types.int32)
-i32_as_f32 = _bitcast_intrinsic(types.int32, types.float32)
-f64_as_i64 = _bitcast_intrinsic(types.float64, types.int64)
-i64_as_f64 = _bitcast_intrinsic(types.int64, types.float64)
-
-
-@intrinsic
-def _half_bits_to_f32(typingctx, bits):
-    def codegen(context, builder, signature, args):
-        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
-    return types.float32(types.uint16), codegen
-
-
-@intrinsic
-def _f32_to_half_bits(typingctx, value):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
-    return types.uint16(types.float32), codegen
-
-
-@intrinsic
-def acc_add(typingctx, acc, value):
-    """acc + value with LLVM's `reassoc` flag on this one addition: a loop accumulating with it may be vectorised
-    (partial sums in vector lanes); every other operation of the kernel keeps IEEE order and NaN/inf semantics."""
-    if acc != value or not isinstance(acc, types.Float):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.fadd(args[0], args[1], flags=("reassoc", "nsz"))
-    return acc(acc, value), codegen
-
-
-@intrinsic
-def acc_mul(typingctx, acc, value):
-    """acc * value with the `reassoc` flag (products accumulated over a reduction loop)."""
-    if acc != value or not isinstance(acc, types.Float):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.fmul(args[0], args[1], flags=("reassoc", "nsz"))
-    return acc(acc, value), codegen
-
-
-# ---- float16 / bfloat16 storage ----------------------------------------------------------------------------------
-
-@njit(**_INLINE)
-def _f32_to_half_bits_soft(value):
-    f = f32_bits(value)
-    sign = (f >> np.uint32(16)) & np.uint32(0x8000)
-    f = f & np.uint32(0x7FFFFFFF)
-    if f >= np.uint32(0x7F800000):
-        return np.uint16(sign | (np.uint32(0x7E00) if f > np.uint32(0x7F800000) else np.uint32(0x7C00)))
-    if f >= np.uint32(0x47800000):
-        return np.uint16(sign | np.uint32(0x7C00))
-    if f >= np.uint32(0x38800000):
-        base = (f >> np.uint32(13)) - np.uint32(112 << 10)
-        rest = f & np.uint32(0x1FFF)
-        if rest > np.uint32(0x1000) or (rest == np.uint32(0x1000) and (base & np.uint32(1))):
-            base += np.uint32(1)
-        return np.uint16(sign | base)
-    if f <= np.uint32(0x33000000):
-        return np.uint16(sign)
-    exponent = f >> np.uint32(23)
-    mantissa = (f & np.uint32(0x7FFFFF)) | np.uint32(0x800000)
-    shift = np.uint32(126) - exponent
-    base = mantissa >> shift
-    rest = mantissa & ((np.uint32(1) << shift) - np.uint32(1))
-    halfway = np.uint32(1) << (shift - np.uint32(1))
-    if rest > halfway or (rest == halfway and (base & np.uint32(1))):
-        base += np.uint32(1)
-    return np.uint16(sign | base)
-
-
-@njit(**_INLINE)
-def _half_bits_to_f32_soft(bits):
-    h = np.uint32(bits)
-    sign = (h & np.uint32(0x8000)) << np.uint32(16)
-    exponent = (h >> np.uint32(10)) & np.uint32(0x1F)
-    mantissa = h & np.uint32(0x3FF)
-    if exponent == np.uint32(0x1F):
-        return bits_f32(sign | np.uint32(0x7F800000) | (mantissa << np.uint32(13)))
-    if exponent == np.uint32(0):
-        magnitude = np.float32(mantissa) * np.float32(2.0 ** -24)
-        return -magnitude if sign else magnitude
-    return bits_f32(sign | ((exponent + np.uint32(112)) << np.uint32(23)) | (mantissa << np.uint32(13)))
-
-
-if HARDWARE_FLOAT16:
-    @njit(**_INLINE)
-    def half_to_f32(bits):
-        """float16 bit pattern (uint16) -> float32 (exact)."""
-        return _half_bits_to_f32(np.uint16(bits))
-
-    @njit(**_INLINE)
-    def f32_to_half(value):
-        """float32 -> float16 bit pattern, rounded to nearest even (overflow to inf, NaN stays NaN)."""
-        return _f32_to_half_bits(np.float32(value))
-else:  # pragma: no cover - hosts without F16C
-    @njit(**_INLINE)
-    def half_to_f32(bits):
-        return _half_bits_to_f32_soft(np.uint16(bits))
-
-    @njit(**_INLINE)
-    def f32_to_half(value):
-        return _f32_to_half_bits_soft(np.float32(value))
-
-
-@njit(**_INLINE)
-def bf16_to_f32(bits):
-    """bfloat16 bit pattern (uint16) -> float32 (exact)."""
-    return bits_f32(np.uint32(bits) << np.uint32(16))
-
-
-@njit(**_INLINE)
-def f32_to_bf16(value):
-    """float32 -> bfloat16 bit pattern, rounded to nearest even; a NaN stays a quiet NaN of the same sign."""
-    f = f32_bits(np.float32(value))
-    quiet = (f >> np.uint32(16)) | np.uint32(0x40)
-    rounded = (f + np.uint32(0x7FFF) + ((f >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
-    return np.uint16(quiet if (f & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else rounded)
-
-
-@njit(**_INLINE)
-def round_half(value):
-    """A float32 value rounded to the nearest float16 (kept as float32): `x.to(torch.half)` in float32 compute."""
-    return half_to_f32(f32_to_half(value))
-
-
-@njit(**_INLINE)
-def round_bf16(value):
-    """A float32 value rounded to the nearest bfloat16 (kept as float32)."""
-    return bf16_to_f32(f32_to_bf16(value))
 
 
 # ---- arithmetic with torch's semantics ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from cnnl.kernels.parallel import INLINE_ELEMENTS, map_parallel, thread_count
+from mlusim.host.parallel import INLINE_ELEMENTS, map_parallel, thread_count
 from mlusim import cost
 from mlusim.submit import Access, Kind, Submission
 
