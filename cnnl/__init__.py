@@ -24,7 +24,7 @@ from .tensor import TensorDescriptor as cnnlTensorDescriptor_t  # noqa: F401
 #: the op modules (cnnl.ops.<name>), imported on first use; importing one registers its functions with the API
 OP_MODULES = (
     "activation", "advanced_indexing", "arithmetic", "batch_norm", "bias", "binary", "cast", "cdist", "convolution",
-    "creation", "ctc_loss", "deform_conv", "fill", "flash_attention", "frozen_batch_norm", "im2col", "indexing",
+    "creation", "ctc_loss", "deform_conv", "fill", "flash_attention", "foreach", "frozen_batch_norm", "im2col", "indexing",
     "interpolate", "layer_norm", "linalg", "losses", "matmul", "movement", "nms", "optimizers", "padding",
     "placement", "pooling", "random", "random_sampling", "reduce", "rotary", "scan", "select", "softmax", "special",
     "statistics", "sync_batch_norm", "thresholds", "topk", "trigon", "unary", "unique", "view_backward",

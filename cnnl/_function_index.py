@@ -96,6 +96,12 @@ _NAMES = {
         'getFlashAttentionGeneratedRandomNumbers setFlashAttentionBackwardDescriptor '
         'setFlashAttentionDescriptor setFlashAttentionSlidingWindowSize '
     ),
+    'foreach': (
+        'cnnlForeachBinaryOp cnnlForeachLerp cnnlForeachPointwiseOp cnnlForeachUnaryOp_v2 '
+        'cnnlGetForeachBinaryOpWorkspaceSize cnnlGetForeachLerpExtraInputSize '
+        'cnnlGetForeachUnaryOpWorkspaceSize foreachBinaryOp foreachLerp foreachPointwiseOp foreachUnaryOp_v2 '
+        'getForeachBinaryOpWorkspaceSize getForeachLerpExtraInputSize getForeachUnaryOpWorkspaceSize '
+    ),
     'frozen_batch_norm': (
         'cnnlFrozenBatchNormBackward_v2 cnnlGetFrozenBatchNormBackwardWorkspaceSize '
         'frozenBatchNormBackward_v2 getFrozenBatchNormBackwardWorkspaceSize '

@@ -87,6 +87,9 @@ def scalar(value, arg: str, default: float, dtype: int) -> float | int:
     scalars within int64 (NaN, inf and 1e30 are BAD_PARAM, not a Python error)."""
     if value is None:
         return default
+    kind = type(value)
+    if kind is float and dtype not in D.INTEGER or kind is int and -2**63 <= value < 2**63:
+        return value  # the common case (a Python number a framework passes), without the general checks
     number = as_number(value, arg)
     if dtype in D.INTEGER:
         if not integral(number):

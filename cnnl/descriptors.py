@@ -11,10 +11,13 @@ from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
 
 from .status import api
+from .validated import new_stamp
 
 
 class Descriptor:
-    """Base of the op descriptors. `c_type` is the C type name; `setter` the C function that sets it."""
+    """Base of the op descriptors. `c_type` is the C type name; `setter` the C function that sets it. Every change of
+    a field gives the descriptor a new `stamp`, so what an op validated on its old state no longer holds
+    (cnnl.validated)."""
 
     c_type = "descriptor"
     setter = ""
@@ -22,6 +25,10 @@ class Descriptor:
     def __init__(self):
         self.destroyed = False
         self.is_set = False
+
+    def __setattr__(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "stamp", new_stamp())
 
     def __repr__(self) -> str:
         state = "destroyed" if self.destroyed else ("set" if self.is_set else "unset")

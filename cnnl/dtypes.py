@@ -49,6 +49,11 @@ def name(code: int) -> str:
     return NAMES.get(code, f"<dtype {code}>")
 
 
+def compute_dtype(code: int) -> int:
+    """The data type arithmetic on `code` storage is carried out in (FLOAT for the 16-bit floats)."""
+    return E.CNNL_DTYPE_FLOAT if code in HALF_PRECISION else code
+
+
 def numpy_dtype(code: int) -> np.dtype:
     return NUMPY_DTYPES[code]
 

@@ -16,6 +16,7 @@ from mlusim.validate import as_enum, as_int
 from . import dtypes as D
 from . import enums as E
 from .status import api
+from .validated import new_stamp
 
 #: CNNL_DIM_MAX
 MAX_DIMS = 8
@@ -45,7 +46,7 @@ def dense_strides(dims: tuple[int, ...]) -> tuple[int, ...]:
 class TensorDescriptor:
     """cnnlTensorDescriptor_t."""
 
-    __slots__ = ("layout", "dtype", "dims", "strides", "onchip_dtype", "destroyed", "ident",
+    __slots__ = ("layout", "dtype", "dims", "strides", "onchip_dtype", "destroyed", "ident", "stamp",
                  "size", "itemsize", "span_elements", "is_dense", "byte_strides", "span_bytes", "read_bytes",
                  "element_layout")
 
@@ -57,6 +58,7 @@ class TensorDescriptor:
 
     def assign(self, layout: int, dtype: int, dims: tuple[int, ...], strides: tuple[int, ...]) -> None:
         """Set the fields (already validated) and the facts derived from them, which every op call reads."""
+        self.stamp = new_stamp()  # what ops validated on the old fields no longer holds (cnnl.validated)
         self.layout, self.dtype, self.dims, self.strides = layout, dtype, dims, strides
         #: number of elements
         self.size = math.prod(dims) if dims else 0
@@ -144,15 +146,16 @@ def createTensorDescriptor() -> TensorDescriptor:
 @api("cnnlDestroyTensorDescriptor")
 def destroyTensorDescriptor(desc) -> None:
     """cnnlDestroyTensorDescriptor(cnnlTensorDescriptor_t desc)."""
-    descriptor_arg(desc, "desc").destroyed = True
+    target = descriptor_arg(desc, "desc")
+    target.destroyed, target.stamp = True, new_stamp()
 
 
 @api("cnnlResetTensorDescriptor")
 def resetTensorDescriptor(desc) -> None:
     """cnnlResetTensorDescriptor(cnnlTensorDescriptor_t desc): back to the unset state."""
     target = descriptor_arg(desc, "desc")
-    target.assign(E.CNNL_LAYOUT_ARRAY, E.CNNL_DTYPE_INVALID, (), ())
     target.onchip_dtype = E.CNNL_DTYPE_INVALID
+    target.assign(E.CNNL_LAYOUT_ARRAY, E.CNNL_DTYPE_INVALID, (), ())
 
 
 @api("cnnlSetTensorDescriptor")
@@ -222,6 +225,7 @@ def setTensorDescriptorOnchipDataType(desc, onchip_dtype: int) -> None:
     simulator computes half/bfloat16 in float32 and every other type in itself."""
     target = _get(desc)
     target.onchip_dtype = as_enum(onchip_dtype, "onchip_dtype", D.ITEMSIZES, "cnnlDataType_t")
+    target.stamp = new_stamp()
 
 
 @api("cnnlGetTensorDescriptorOnchipDataType")

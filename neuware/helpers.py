@@ -117,7 +117,7 @@ class Helpers:
             "_address": _address, "_fill_struct": self._fill_struct, "_store_array": self._store_array,
             "_store_host_int": self._store_host_int, "_cstr": self._cstr, "_error_string": self._error_string,
             "_transient": self._transient, "_status": _status, "_store_text": self._store_text,
-            "_host_buffer": self._host_buffer, "_text": text,
+            "_host_buffer": self._host_buffer, "_text": text, "_scalars": self._scalars,
         }
 
     # ---- inputs ---------------------------------------------------------------------------------------------
@@ -134,6 +134,26 @@ class Helpers:
             return None
         dtype = _numpy_dtype(storage)
         return np.frombuffer(self.host_view(c, dtype.itemsize), dtype)[0].item()
+
+    def _scalars(self, c, desc, n, compute: bool, indirect: bool, param: str):
+        """`n` host scalars (None: one) of descriptor `desc`'s data type or computation type, at `c` (indirect: at
+        the address `c` points to); NULL = None, and nothing is read for a descriptor of no known type (the API
+        rejects it)."""
+        if c and indirect:
+            c = self.ffi.cast(self.namespace["_ADDRESSES"], c)[0]
+        if not c:
+            return None
+        code = getattr(desc, "dtype", None)
+        if compute:
+            storage = "float64" if code == 14 else "int32" if code in _INTEGER_DTYPES else "float32"
+        else:
+            storage = _DTYPE_STORAGE.get(code)
+            if storage is None:
+                return None
+        dtype = _numpy_dtype(storage)
+        count = 1 if n is None else _count(n, param)
+        values = [value.item() for value in np.frombuffer(self.host_view(c, dtype.itemsize * count), dtype)]
+        return values[0] if n is None else values
 
     def _host_int(self, c, size, param, size_param):
         if not c:

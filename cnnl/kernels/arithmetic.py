@@ -24,10 +24,12 @@ from .cast import readonly_flat
 from .dtypes import (BOOL, FLOAT32, FLOAT64, FLOAT_DTYPES, NUMERIC_DTYPES, check_dtype, check_same_dtype,
                      compute_dtype, is_int)
 from .elementwise import run_elementwise
-from .parallel import INLINE_ELEMENTS, apart_or_same
+from .parallel import INLINE_DIRECT_ELEMENTS, INLINE_ELEMENTS, apart_or_same
 from .staging import compute_buffer, load, store
 
 INT_OR_BOOL = tuple(d for d in NUMERIC_DTYPES if is_int(d)) + (BOOL,)
+#: storage dtypes computed in their own type: a plain op over them is one ufunc into the output
+_DIRECT = frozenset((FLOAT32, FLOAT64) + tuple(d for d in NUMERIC_DTYPES if is_int(d)))
 BITWISE_OPS = ("and", "or", "xor", "not", "left_shift", "right_shift")
 
 
@@ -232,13 +234,44 @@ def _transform_block(alpha, beta, out, x):
     kind = compute_dtype(out.dtype)
     result = compute_buffer(out)
     with np.errstate(all="ignore"):
-        np.multiply(load(x), _scalar(alpha, kind), out=result)
-        np.add(result, _scalar(beta, kind), out=result)
+        if alpha != 1:
+            np.multiply(load(x), _scalar(alpha, kind), out=result)
+            if not _adds_nothing(beta, kind):
+                np.add(result, _scalar(beta, kind), out=result)
+        elif not _adds_nothing(beta, kind):
+            np.add(load(x), _scalar(beta, kind), out=result)
+        else:
+            np.copyto(result, load(x))
     store(result, out)
 
 
+def _adds_nothing(beta, kind) -> bool:
+    """True when x + beta is x for every x of `kind`: an integer 0, or a float -0.0 (+0.0 is not: -0.0 + 0.0 is
+    +0.0)."""
+    return beta == 0 and (np.dtype(kind).kind in "iu" or bool(np.signbit(beta)))
+
+
 def transform(x, alpha, beta, out):
-    """out = alpha * x + beta (`cnnlTransform_v2`); integer tensors need integral alpha and beta."""
+    """out = alpha * x + beta (`cnnlTransform_v2`) in IEEE arithmetic of the computation type; integer tensors
+    need integral alpha and beta. 1 * x is x and x + -0.0 is x, so neither is computed: `x * number` is a
+    transform with beta -0.0 (a signed zero product keeps its sign), `x + number` one with alpha 1."""
+    dtype = out.dtype
+    if dtype in _DIRECT and x.dtype == dtype and x.shape == out.shape and out.size <= INLINE_DIRECT_ELEMENTS \
+            and apart_or_same(out, x):
+        adds = beta != 0 or not (dtype.kind in "iu" or np.signbit(beta))  # (`_adds_nothing`)
+        scalar = dtype.type if dtype.kind == "f" else functools.partial(_scalar, dtype=dtype)
+        # one ufunc on this thread (a framework's `x + 1`, `x * 0.5`); floating-point warnings are off in the
+        # queued command (cnnl.opcall.quietly), as for binary's plain ops
+        if alpha == 1 and not adds:
+            np.copyto(out, x)
+        elif not adds:
+            np.multiply(x, scalar(alpha), out=out)
+        elif alpha == 1:
+            np.add(x, scalar(beta), out=out)
+        else:
+            np.multiply(x, scalar(alpha), out=out)
+            np.add(out, scalar(beta), out=out)
+        return
     _run(functools.partial(_transform_block, alpha, beta), out, (x,))
 
 

@@ -20,6 +20,7 @@ from ..kernels import arithmetic as K
 from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
+from ..validated import ValidatedCalls
 from . import pointer_scalars as P
 
 #: modelled operations per element of the transcendental atan2
@@ -265,17 +266,33 @@ def _scalar_type(dtype: int) -> int:
     return E.CNNL_DTYPE_FLOAT if dtype in D.HALF_PRECISION else dtype
 
 
+_validated_transforms = ValidatedCalls("cnnlTransform_v2")
+
+
+def _transform_operands(input_desc, output_desc):
+    """The (input, output) descriptors of cnnlTransform_v2, validated (once per unchanged pair)."""
+    key = (input_desc, output_desc)
+    found = _validated_transforms.lookup(key, key)
+    if found is not None:
+        return found
+    x, out = tensor_arg(input_desc, "input_desc"), tensor_arg(output_desc, "output_desc")
+    checks.supported_dtype(x, "input_desc", D.NUMERIC, "cnnlTransform_v2")
+    checks.same_dtype(x, "input_desc", (out, "output_desc"))
+    checks.same_shape(x, "input_desc", (out, "output_desc"))
+    found = (x, out)
+    _validated_transforms.remember(key, key, found)
+    return found
+
+
 @api("cnnlTransform_v2")
 def transform_v2(handle, pointer_mode, alpha, input_desc, input, beta, output_desc, output) -> None:
     """cnnlTransform_v2(handle, pointer_mode, alpha, input_desc, input, beta, output_desc, output):
     output = alpha * input + beta. HOST mode: alpha and beta are Python numbers; DEVICE mode: device addresses of
-    one FLOAT (half, bfloat16, float tensors), DOUBLE or integer of the tensor's type each."""
+    one FLOAT (half, bfloat16, float tensors), DOUBLE or integer of the tensor's type each. IEEE arithmetic of the
+    computation type (-0.0 * 2 + 0.0 is +0.0; with beta -0.0 it stays -0.0)."""
     with OpCall("cnnlTransform_v2", handle) as call:
         mode = P.pointer_mode(pointer_mode)
-        x, out = tensor_arg(input_desc, "input_desc"), tensor_arg(output_desc, "output_desc")
-        checks.supported_dtype(x, "input_desc", D.NUMERIC, "cnnlTransform_v2")
-        checks.same_dtype(x, "input_desc", (out, "output_desc"))
-        checks.same_shape(x, "input_desc", (out, "output_desc"))
+        x, out = _transform_operands(input_desc, output_desc)
         kind = _scalar_type(x.dtype)
         read_alpha = P.scalar_reader(call, mode, alpha, kind, "alpha")
         read_beta = P.scalar_reader(call, mode, beta, kind, "beta")

@@ -16,6 +16,7 @@ from .. import kernels
 from ..opcall import OpCall
 from ..status import api
 from ..tensor import tensor_arg
+from ..validated import ValidatedCalls
 from ..views import pointer_value
 
 _OP_TENSOR_NAMES = {E.CNNL_OP_TENSOR_ADD: "add", E.CNNL_OP_TENSOR_SUB: "sub", E.CNNL_OP_TENSOR_MUL: "mul"}
@@ -122,22 +123,37 @@ def _check_compute_dtype(descriptor, c, arg: str) -> None:
                             f"tensors", arg)
 
 
+_validated_op_tensor = ValidatedCalls("cnnlOpTensor")
+
+
+def _op_tensor_operands(op_desc, a_desc, b_desc, c_desc):
+    """(kernel op name, a, b, c descriptors, workspace bytes needed) of cnnlOpTensor's descriptors, validated (once
+    per unchanged set of descriptor objects: cnnl.validated)."""
+    key = (op_desc, a_desc, b_desc, c_desc)
+    found = _validated_op_tensor.lookup(key, key)
+    if found is not None:
+        return found
+    ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
+    op, _ = _op_descriptor(op_desc, "op_tensor_desc", cd)
+    found = (_OP_TENSOR_NAMES[op], ad, bd, cd, _staged_workspace(ad, bd, cd))
+    _validated_op_tensor.remember(key, key, found)
+    return found
+
+
 @api("cnnlOpTensor")
 def opTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, workspace_size, beta,
              c_desc, c) -> None:
     """cnnlOpTensor(handle, op_desc, alpha1, a_desc, a, alpha2, b_desc, b, workspace, workspace_size, beta, c_desc, c):
     c = op(alpha1*a, alpha2*b) + beta*c with broadcasting of a and b to c. beta == 0 never reads c."""
     with OpCall("cnnlOpTensor", handle) as call:
-        ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
-        op, _ = _op_descriptor(op_desc, "op_tensor_desc", cd)
+        name, ad, bd, cd, needed = _op_tensor_operands(op_desc, a_desc, b_desc, c_desc)
         scale_a = checks.scalar(alpha1, "alpha1", 1, cd.dtype)
         scale_b = checks.scalar(alpha2, "alpha2", 1, cd.dtype)
         scale_c = checks.scalar(beta, "beta", 0, cd.dtype)
         a_view = call.input(ad, a, "a")
         b_view = call.input(bd, b, "b")
         c_view = call.output(cd, c, "c", read=scale_c != 0)
-        call.workspace(workspace, workspace_size, _staged_workspace(ad, bd, cd), "cnnlGetOpTensorWorkspaceSize")
-        name = _OP_TENSOR_NAMES[op]
+        call.workspace(workspace, workspace_size, needed, "cnnlGetOpTensorWorkspaceSize")
         flops = cd.size * (1 + (scale_a != 1) + (scale_b != 1) + 2 * (scale_c != 0))
         call.submit(lambda: kernels.op_tensor(name, a_view, b_view, c_view, scale_a, scale_b, scale_c),
                     flops=flops, dtype=cd.dtype)

@@ -18,6 +18,9 @@ from ..kernels.cast import cast_block
 from ..opcall import OpCall
 
 POINTER_MODES = (E.CNNL_POINTER_MODE_HOST, E.CNNL_POINTER_MODE_DEVICE)
+_WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+#: ints up to this size are exact in float32 (a larger one takes the general path's conversion through float64)
+_EXACT = 1 << 24
 
 
 def pointer_mode(value, arg: str = "pointer_mode") -> int:
@@ -42,6 +45,9 @@ def host_scalar(value, arg: str, dtype: int, fill: bool = False) -> np.ndarray:
         if value is None:
             raise ArgumentFault("NULL pointer to the scalar", arg)
         return fill_value(as_number(value, arg), dtype, arg)
+    kind = type(value)
+    if (kind is float or kind is int and -_EXACT <= value <= _EXACT) and storage in _WIDE_FLOATS:
+        return np.array(value, storage)  # one rounding to nearest even, as cast_block's: the common case, quickly
     number = host_number(value, arg, dtype)
     if storage.kind in "iu" and not np.iinfo(storage).min <= int(number) <= np.iinfo(storage).max:
         raise ArgumentFault(f"{number} does not fit {D.name(dtype)}", arg)

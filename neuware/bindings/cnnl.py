@@ -6,7 +6,7 @@ floats, except cnnlOpTensor's, which follow the operation's computation type), o
 """
 from __future__ import annotations
 
-from ..kinds import DevicePtr, FillValue, HostInt, HostScalar, OutArray, OutHostInt, Seq, Switch
+from ..kinds import DevicePtr, FillValue, HostInt, HostScalar, OutArray, OutHostInt, Scalars, Seq, Switch
 
 CNNL_DIM_MAX = 8  # the length of cnnlAdvancedIndex's index arrays
 
@@ -162,3 +162,38 @@ ANNOTATIONS.update({
 
 DESTROYS.update({f"cnnlDestroy{kind}Descriptor": "desc" for kind in (
     "Unique", "StdVarMean", "Trigon", "Interp", "DCN", "FlashAttention", "RotaryEmbedding", "Nms", "CTCLoss")})
+
+# ---- the multi-tensor (foreach) ops ---------------------------------------------------------------------------------
+
+
+def _lists(*names: str, optional=()) -> dict:
+    """Descriptor and pointer arrays of tensor_num entries each (`optional` ones may be NULL: a mode that reads
+    none)."""
+    return {name: Seq("tensor_num", optional=name in optional) for name in names}
+
+
+_BINARY_LISTS = ("input1_desc_array", "input1_ptr_array", "input2_desc_array", "input2_ptr_array",
+                 "output_desc_array", "output_ptr_array")
+ANNOTATIONS.update({
+    "cnnlGetForeachBinaryOpWorkspaceSize": _lists("input_desc_array"),
+    "cnnlGetForeachUnaryOpWorkspaceSize": _lists("input_desc_array"),
+    "cnnlGetForeachLerpExtraInputSize": _lists("input1_desc_array"),
+    "cnnlForeachBinaryOp": {**_lists(*_BINARY_LISTS, optional=("input2_desc_array", "input2_ptr_array")),
+                            "scalar": Switch("mode", {1: Scalars(dtype_of="scalar_desc"),
+                                                      2: Scalars("tensor_num", dtype_of="scalar_desc")}),
+                            "alpha": Scalars(first_of="input1_desc_array", compute=True)},
+    "cnnlForeachUnaryOp_v2": _lists("input_desc_array", "input_ptr_array", "output_desc_array", "output_ptr_array",
+                                    optional=("input_ptr_array",)),
+    "cnnlForeachPointwiseOp": {**_lists("input_desc_array", "input_ptr_array", "tensors1_desc_array",
+                                        "tensors1_ptr_array", "tensors2_desc_array", "tensors2_ptr_array",
+                                        "output_desc_array", "output_ptr_array"),
+                               "scalar": Switch("scalar_mode", {
+                                   0: Scalars(first_of="input_desc_array", compute=True),
+                                   1: Scalars("tensor_num", first_of="input_desc_array", compute=True)})},
+    "cnnlForeachLerp": {**_lists("input1_desc_array", "input1_ptr_array", "input2_desc_array", "input2_ptr_array",
+                                 "output_desc_array", "output_ptr_array"),
+                        "input3_desc_array": Seq("tensor_num", optional=True),
+                        "input3_ptr_array": Switch("mode", {1: Scalars(first_of="input1_desc_array",
+                                                                       indirect=True)},
+                                                   Seq("tensor_num", optional=True))},
+})

@@ -403,6 +403,36 @@ typedef enum {
   CNNL_TRIGON_ATANH = 11
 } cnnlTrigonFunctionMode_t;
 
+/* the multi-tensor (foreach) ops: names from Cambricon's torch_mlu, values chosen by mlusim (docs/cnnl_ext.md) */
+typedef enum {
+  CNNL_FOREACH_ADD = 0,
+  CNNL_FOREACH_SUB = 1,
+  CNNL_FOREACH_MUL = 2,
+  CNNL_FOREACH_DIV = 3,
+  CNNL_FOREACH_SQRT = 4,
+  CNNL_FOREACH_ZERO = 5,
+  CNNL_FOREACH_ADDCMUL = 6,
+  CNNL_FOREACH_ADDCDIV = 7
+} cnnlForeachOpMode_t;
+
+typedef enum {
+  FOREACH_BINARY_TENSOR_LIST = 0,
+  FOREACH_BINARY_SCALAR = 1,
+  FOREACH_BINARY_SCALAR_LIST = 2,
+  FOREACH_BINARY_SCALAR_TENSOR = 3
+} cnnlForeachBinaryMode_t;
+
+typedef enum {
+  FOREACH_POINTWISE_SCALAR = 0,
+  FOREACH_POINTWISE_SCALAR_LIST = 1
+} cnnlForeachPointWiseMode_t;
+
+typedef enum {
+  FOREACH_LERP_TENSOR_LIST = 0,
+  FOREACH_LERP_SCALAR = 1,
+  FOREACH_LERP_SCALAR_LIST = 2
+} cnnlForeachLerpMode_t;
+
 typedef enum {
   CNNL_NMS_BOX_DIAGONAL = 0,
   CNNL_NMS_BOX_CENTER = 1
@@ -1852,6 +1882,59 @@ cnnlStatus_t CNNL_WIN_API cnnlRandGenerateMultinomial_v2(cnnlHandle_t handle, cn
                                                          bool replacement, bool is_logits, void *state,
                                                          void *workspace, size_t workspace_size,
                                                          const cnnlTensorDescriptor_t y_desc, void *y);
+
+/* ---- the multi-tensor (foreach) ops: tensor_num descriptors and pointers per list; no workspace is needed ---- */
+cnnlStatus_t CNNL_WIN_API cnnlGetForeachBinaryOpWorkspaceSize(cnnlHandle_t handle, const int tensor_num,
+                                                              const cnnlTensorDescriptor_t input_desc_array[],
+                                                              size_t *size);
+/* scalar: one (SCALAR) or tensor_num (SCALAR_LIST) values of scalar_desc's type; alpha (TENSOR_LIST): one value of
+   the tensors' computation type, NULL = 1 */
+cnnlStatus_t CNNL_WIN_API cnnlForeachBinaryOp(cnnlHandle_t handle, cnnlForeachOpMode_t op_mode,
+                                              cnnlForeachBinaryMode_t mode, const int tensor_num,
+                                              const cnnlTensorDescriptor_t input1_desc_array[],
+                                              const void *const input1_ptr_array[],
+                                              const cnnlTensorDescriptor_t input2_desc_array[],
+                                              const void *const input2_ptr_array[],
+                                              const cnnlTensorDescriptor_t scalar_desc, const void *scalar,
+                                              const void *alpha, void *workspace, size_t workspace_size,
+                                              const cnnlTensorDescriptor_t output_desc_array[],
+                                              void *const output_ptr_array[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetForeachUnaryOpWorkspaceSize(cnnlHandle_t handle, const int tensor_num,
+                                                             const cnnlTensorDescriptor_t input_desc_array[],
+                                                             size_t *size);
+cnnlStatus_t CNNL_WIN_API cnnlForeachUnaryOp_v2(cnnlHandle_t handle, cnnlForeachOpMode_t mode,
+                                                cnnlComputationPreference_t prefer, const int tensor_num,
+                                                const cnnlTensorDescriptor_t input_desc_array[],
+                                                const void *const input_ptr_array[], void *workspace,
+                                                size_t workspace_size,
+                                                const cnnlTensorDescriptor_t output_desc_array[],
+                                                void *const output_ptr_array[]);
+/* scalar: one (SCALAR) or tensor_num (SCALAR_LIST) values of the tensors' computation type */
+cnnlStatus_t CNNL_WIN_API cnnlForeachPointwiseOp(cnnlHandle_t handle, cnnlForeachOpMode_t op_mode,
+                                                 cnnlForeachPointWiseMode_t scalar_mode, const int tensor_num,
+                                                 const cnnlTensorDescriptor_t input_desc_array[],
+                                                 const void *const input_ptr_array[],
+                                                 const cnnlTensorDescriptor_t tensors1_desc_array[],
+                                                 const void *const tensors1_ptr_array[],
+                                                 const cnnlTensorDescriptor_t tensors2_desc_array[],
+                                                 const void *const tensors2_ptr_array[], const void *scalar,
+                                                 const cnnlTensorDescriptor_t output_desc_array[],
+                                                 void *const output_ptr_array[]);
+cnnlStatus_t CNNL_WIN_API cnnlGetForeachLerpExtraInputSize(cnnlHandle_t handle, cnnlForeachLerpMode_t mode,
+                                                           const int tensor_num,
+                                                           const cnnlTensorDescriptor_t input1_desc_array[],
+                                                           size_t *size);
+/* input3_ptr_array: the weights (TENSOR_LIST), or an array whose first entry points to one weight of the tensors'
+   type (SCALAR; input3_desc_array is not read) */
+cnnlStatus_t CNNL_WIN_API cnnlForeachLerp(cnnlHandle_t handle, cnnlForeachLerpMode_t mode, const int tensor_num,
+                                          const cnnlTensorDescriptor_t input1_desc_array[],
+                                          const void *const input1_ptr_array[],
+                                          const cnnlTensorDescriptor_t input2_desc_array[],
+                                          const void *const input2_ptr_array[],
+                                          const cnnlTensorDescriptor_t input3_desc_array[],
+                                          const void *const input3_ptr_array[], void *workspace,
+                                          size_t workspace_size, const cnnlTensorDescriptor_t output_desc_array[],
+                                          void *const output_ptr_array[]);
 
 #ifdef __cplusplus
 }

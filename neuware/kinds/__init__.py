@@ -10,6 +10,7 @@ return value (outputs in C order = the returned tuple). The rest is annotated pe
                                   other arguments; Seq(..., optional=True): NULL is None
     HostScalar("float")           a `const void *` host scalar of a C type; HostScalar(dtype_of="desc") of the
                                   descriptor's data type; HostScalar(compute_of="desc") of its computation type
+    Scalars("n", dtype_of="desc") n host scalars of a descriptor's (or, first_of, a descriptor array's first) type
     FillValue("mode", "desc")     a host scalar of the descriptor's type, or a device pointer in device pointer mode
     Switch("op", {3: ...}, ...)   the kind another argument's value selects
     HostInt("size")               a host integer of `size` bytes (a descriptor attribute)
@@ -40,13 +41,13 @@ arrays.py (arrays, host scalars, sizes, Switch), pointers.py (host memory, callb
 from __future__ import annotations
 
 from ..cdecl import CType
-from .arrays import Bytes, FillValue, HostInt, HostScalar, Seq, Switch
+from .arrays import Bytes, FillValue, HostInt, HostScalar, Scalars, Seq, Switch
 from .base import BindingError, Count, Kind
 from .inputs import Deref, DevicePtr, HandleIn, Opaque, StructByValue, StructIn, Value
 from .outputs import Out, OutArray, OutHostInt, OutString, OutStruct, OutText
 from .pointers import AnyPointer, Callback, HostBuffer, HostPointer, Kernel, KernelArgs, MemcpySide, Text
 
-__all__ = ["AnyPointer", "BindingError", "Bytes", "Callback", "Count", "Deref", "DevicePtr", "FillValue",
+__all__ = ["AnyPointer", "BindingError", "Bytes", "Callback", "Count", "Deref", "DevicePtr", "FillValue", "Scalars",
            "HandleIn", "HostBuffer", "HostInt", "HostPointer", "HostScalar", "Kernel", "KernelArgs", "Kind",
            "MemcpySide", "Opaque", "Out", "OutArray", "OutHostInt", "OutString", "OutStruct", "OutText", "Seq",
            "StructByValue", "StructIn", "Switch", "Text", "Value", "default_kind"]

@@ -76,6 +76,33 @@ class HostScalar(Kind):
             g.pre.append(f"{g.a(param)} = _scalar_compute({c}, {g.a(self.compute_of)})")
 
 
+class Scalars(Kind):
+    """Host scalars whose C type a descriptor decides: `count` of them as a list (count None: one, the number
+    itself), NULL = None. `dtype_of` a descriptor parameter, or `first_of` a descriptor-array parameter (its first
+    descriptor); `compute`: the descriptor's computation type (float for 16/32-bit floats, double for DOUBLE,
+    int32_t for integers), else its data type. `indirect`: the parameter is an array whose first entry points to the
+    scalars (cnnlForeachLerp's `input3_ptr_array` in scalar mode)."""
+
+    def __init__(self, count: Count = None, *, dtype_of: Optional[str] = None, first_of: Optional[str] = None,
+                 compute: bool = False, indirect: bool = False):
+        if (dtype_of is None) == (first_of is None):
+            raise BindingError("Scalars takes one of dtype_of, first_of")
+        self.count, self.desc, self.first = count, dtype_of or first_of, first_of is not None
+        self.compute, self.indirect = compute, indirect
+
+    def uses(self):
+        return (self.desc,) + (count_uses(self.count) if self.count is not None else ())
+
+    def validate(self, param, ctype):
+        needs(ctype.pointers >= 1 and ctype.category == "void", param, ctype, "host scalars")
+
+    def emit(self, g, param, ctype):
+        count = "None" if self.count is None else count_expr(g, self.count)
+        desc = f"({g.a(self.desc)} or [None])[0]" if self.first else g.a(self.desc)
+        g.pre.append(f"{g.a(param)} = _scalars({g.c(param)}, {desc}, {count}, {self.compute}, {self.indirect}, "
+                     f"{param!r})")
+
+
 class Switch(Kind):
     """The kind another argument selects: `cases` maps its values to kinds, `default` is used otherwise (None: the
     argument is None, for a parameter the chosen mode does not read)."""

@@ -35,3 +35,10 @@ def test_what_cnnl_accepts_runs_with_one_warning_per_call_site_or_fails_when_str
     strict = programs.run("lenient.cpp", "strict", env=clean_environment(MLUSIM_STRICT="1"))
     assert "0 failure(s)" in strict.stdout, strict.stdout
     assert "LenientWarning" not in strict.stderr
+
+
+def test_foreach_ops_and_remembered_descriptors(programs):
+    """The foreach ops with arrays of descriptors and pointers, scalars by mode, a weight behind an array entry;
+    cnnlOpTensor again with the same descriptor handles, and after one was set again (programs/cnnl_foreach.c)."""
+    result = programs.run("cnnl_foreach.c")
+    assert "0 failure(s)" in result.stdout, result.stdout

@@ -69,11 +69,21 @@ def test_scalar_forms_alpha_and_promotion(dtype):
 SPECIALS = [0.0, -0.0, 1.0, -1.0, float("inf"), float("-inf"), float("nan"), 3e38, -1e-45, 7.0]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64, torch.int8, torch.uint8])
+def _same_bits(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Bit for bit, except the sign of a 16-bit NaN (torch's float -> bfloat16 conversion makes every NaN +0x7FC0,
+    the device keeps a NaN's sign): NaN where torch has NaN, the same bits everywhere else."""
+    if want.dtype in (torch.float16, torch.bfloat16):
+        nan = want.isnan()
+        return torch.equal(got.isnan(), nan) and torch.equal(got[~nan].view(torch.int16), want[~nan].view(torch.int16))
+    return torch.equal(got.contiguous().view(torch.uint8), want.contiguous().view(torch.uint8))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32,
+                                   torch.int64, torch.int8, torch.uint8])
 def test_tensor_and_number_are_torchs_bits_on_first_and_later_calls(dtype):
-    """add/sub/mul of a tensor and a number (Python or 0-d cpu tensor), out of place and in place: the first call
-    with a descriptor goes through the public cnnlOpTensor with a device scalar, later calls through the one-command
-    path with the number as a host operand; both give torch's CPU bits (signed zeros, NaN, inf, integer wrap)."""
+    """add/sub/mul of a tensor and a number (Python or 0-d cpu tensor), out of place and in place, alpha too: one
+    cnnlTransform_v2 with the number on the host, on the first call (cnnl validates) and the later ones (cnnl
+    remembers); each gives torch's CPU bits (signed zeros, NaN, inf, half rounding, integer wrap)."""
     if dtype.is_floating_point:
         a = torch.tensor(SPECIALS, dtype=dtype)
         numbers = [2.5, -0.0, 0.0, 1e39, -3, float("nan"), torch.tensor(0.1, dtype=torch.float64)]
@@ -88,21 +98,34 @@ def test_tensor_and_number_are_torchs_bits_on_first_and_later_calls(dtype):
                     op = getattr(torch, name)
                     want = op(a, number)
                     got = op(d, number)
-                    assert got.dtype == want.dtype and torch.equal(got.cpu().view(torch.uint8),
-                                                                   want.view(torch.uint8)), (name, number)
+                    assert got.dtype == want.dtype and _same_bits(got.cpu(), want), (name, number)
                     inplace = d.clone()
                     getattr(inplace, f"{name}_")(number)
-                    assert torch.equal(inplace.cpu().view(torch.uint8), want.view(torch.uint8)), (name, number)
+                    assert _same_bits(inplace.cpu(), want), (name, number)
                 if dtype.is_floating_point:
                     want = torch.add(a, number, alpha=-0.5)
-                    assert torch.equal(torch.add(d, number, alpha=-0.5).cpu().view(torch.uint8),
-                                       want.view(torch.uint8))
-    assert torch.equal(d.cpu().view(torch.uint8), a.view(torch.uint8))  # the operand is untouched
+                    assert _same_bits(torch.add(d, number, alpha=-0.5).cpu(), want)
+    assert _same_bits(d.cpu(), a)  # the operand is untouched
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_strided_tensors_times_a_number_are_torchs_bits(dtype):
+    """A transposed or sliced tensor and a number take the same one-command path (cnnlTransform_v2 reads the
+    strides); a 16-bit multiplier stays a float32, as torch's (half 1e-3 * 1e5 is about 100, not inf)."""
+    a = torch.randn(33, 17).to(dtype)
+    a[0, 0] = 1e-3
+    d = a.to("mlu")
+    for view, cpu_view in [(d.t(), a.t()), (d[::2, 3:], a[::2, 3:])]:
+        for number in (0.1, 1e5, -3):
+            for name in ("add", "sub", "mul"):
+                want = getattr(torch, name)(cpu_view, number)
+                assert _same_bits(getattr(torch, name)(view, number).cpu(), want), (name, number)
+    assert (d.t() * 1e5).cpu()[0, 0].item() == pytest.approx(100.0, rel=1e-2)  # not inf
 
 
 def test_a_counter_incremented_in_place_is_one_command_per_call():
-    """`num_batches_tracked += 1` (batch norm, every training step): one queued cnnlOpTensor per call once the
-    descriptor was validated, no fill of a device scalar."""
+    """`num_batches_tracked += 1` (batch norm, every training step): one queued cnnlTransform_v2 per call with the
+    number on the host, no fill of a device scalar."""
     counter = torch.zeros((), dtype=torch.int64, device="mlu")
     counter.add_(1)
     torch.mlu.synchronize()
@@ -110,7 +133,7 @@ def test_a_counter_incremented_in_place_is_one_command_per_call():
         for _ in range(5):
             counter.add_(1)
         torch.mlu.synchronize()
-    assert [command.name for _, command in recorder.commands] == ["cnnlOpTensor"] * 5
+    assert [command.name for _, command in recorder.commands] == ["cnnlTransform_v2"] * 5
     assert counter.item() == 6
 
 
@@ -348,7 +371,7 @@ def test_the_adding_an_op_example_of_the_docs_works(monkeypatch):
 
 
 def test_a_loop_of_tiny_ops_stays_right_when_shapes_strides_dtypes_and_forms_change():
-    """The dense fast path (validated once per op and descriptor), the descriptor cache and the address lookups
+    """cnnl's memory of validated descriptors, torch_mlu's descriptor cache and the address lookups
     that remember their last block carry nothing over to a call whose shape, strides or dtype differ, nor to the
     in-place and out= forms; freed outputs are reused by the next op at once."""
     with fallback.mode("error"):

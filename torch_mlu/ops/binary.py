@@ -1,22 +1,24 @@
 """add / sub / mul / div: Tensor and Scalar forms, in place (add_) and out= (add.out), with torch's type promotion and
-broadcasting, over cnnlOpTensor and cnnlDiv_v2.
+broadcasting, over cnnlOpTensor, cnnlTransform_v2 and cnnlDiv_v2.
 
 Operands are first brought to the result dtype on the device (cnnlCastDataType); a Python or 0-d cpu scalar
-becomes a one-element device tensor. The common case of a dense, same-shape, same-dtype operation with alpha 1
-takes the validated fast path of `_launch` after its first call (`_dense`).
+becomes a one-element device tensor, except in the common case of add, sub or mul of a tensor and a number that
+leaves the tensor's dtype, which is one cnnlTransform_v2 with the number as a host scalar (as Cambricon's torch_mlu
+does). The common case of dense, same-shape, same-dtype operands is one cnnlOpTensor over one cached descriptor
+(`_dense`): cnnl remembers what it validated on it (cnnl.validated), so a repeated call costs little more than its
+pointers' checks.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 import cnnl
-from cnnl import kernels
 
-from . import _launch
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from .copy import copy_into
 from ._iter import check_castable, check_no_partial_overlap
-from .fill import cast_number, device_number, host_number
+from .fill import cast_number, device_number
 from .logic import logic_op
 
 ADD, SUB, MUL = cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_OP_TENSOR_SUB, cnnl.CNNL_OP_TENSOR_MUL
@@ -64,9 +66,9 @@ def _operand(value, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
 
 
 def _number(op, self: torch.Tensor, other, alpha):
-    """The number `other` stands for, converted to self's dtype, when `self op alpha * other` takes the one-command
-    path of a tensor and a number (`_with_number`): add, sub or mul of a contiguous mlu tensor and a Python number
-    or 0-d cpu tensor that leaves self's dtype as it is; else None."""
+    """The number `other` stands for, converted (`number_operand`), when `self op alpha * other` takes the
+    one-command path of a tensor and a number (`_with_number`): add, sub or mul of an mlu tensor (any strides) and a
+    Python number or 0-d cpu tensor that leaves self's dtype as it is; else None."""
     dtype = self.dtype
     if op == DIV or dtype not in _PLAIN_DTYPES or not _plain_alpha(alpha, dtype):
         return None
@@ -78,28 +80,53 @@ def _number(op, self: torch.Tensor, other, alpha):
         value = other
     else:
         return None
-    if self.device.type != "mlu" or not self.is_contiguous() or torch.result_type(self, other) != dtype:
+    if self.device.type != "mlu" or torch.result_type(self, other) != dtype:
         return None
-    return cast_number(value, dtype)
+    return number_operand(op, value, dtype)[0]
+
+
+def number_operand(op, value, dtype: torch.dtype) -> tuple:
+    """(number, its dtype): a Python number operand of `tensor op number` converted as torch's CPU kernels convert
+    it: to the tensor's dtype (`cast_number`), except a 16-bit float tensor's multiplier, which stays a float32
+    (torch multiplies such a tensor in float32 by the float32 scalar: half(1e-3) * 1e5 is 100.06, not inf)."""
+    if op == MUL and dtype in _HALF_PRECISION:
+        return cast_number(value, torch.float32), torch.float32
+    return cast_number(value, dtype), dtype
+
+
+_HALF_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _transform_scalars(op, number, alpha, dtype: torch.dtype) -> tuple:
+    """cnnlTransform_v2's (alpha, beta) for `self op alpha * number`, `number` converted (`number_operand`): the product
+    alpha * number in the op's computation type (float32 for 16-bit floats; integers wrap), as cnnlOpTensor would
+    form it from a one-element operand, so the result is that op's bit for bit."""
+    if op == MUL:
+        return number, -0.0  # x + -0.0 is x for every x (+0.0 would turn a -0.0 product into +0.0)
+    if alpha == 1 and op == ADD:
+        return 1, number
+    compute = _COMPUTE_TYPES[dtype]
+    with np.errstate(over="ignore"):
+        scaled = np.multiply(np.array(number, compute), np.array(alpha, compute), dtype=compute)
+        if op == SUB and scaled == scaled:  # (a NaN keeps its sign: x - NaN is that NaN on the host, as x + NaN)
+            scaled = np.negative(scaled)
+    return 1, scaled.item()
+
+
+#: the numpy type cnnl computes a dtype's arithmetic in
+_COMPUTE_TYPES = {torch.float32: np.float32, torch.float16: np.float32, torch.bfloat16: np.float32,
+                  torch.float64: np.float64, torch.int8: np.int8, torch.int16: np.int16, torch.int32: np.int32,
+                  torch.int64: np.int64, torch.uint8: np.uint8}
 
 
 def _with_number(op, self: torch.Tensor, number, out: torch.Tensor | None = None, alpha=1) -> torch.Tensor:
-    """self op alpha*number into a new tensor or `out` (self itself for the in-place forms): the public cnnlOpTensor
-    with a one-element device operand on the first call with a descriptor; later, one validated command (_launch)
-    running the same kernel with the number as a 0-d host operand (no fill, no device scalar)."""
+    """self op alpha*number into a new tensor or `out` (self itself for the in-place forms): one cnnlTransform_v2
+    with the number as a host scalar (no fill, no device scalar)."""
     if out is None:
         out = torch.empty_like(self)
-    d = desc(out)
-    h = handle(out)
-    signature = ("number", op, d)
-    if _launch.validated(signature):
-        name, operand = _KERNEL_NAMES[op], host_number(number, self.dtype)
-        _launch.enqueue("cnnlOpTensor", h, ((d, self.data_ptr(), "a"),), ((d, out.data_ptr(), "c"),),
-                        lambda av, cv: kernels.op_tensor(name, av, operand, cv, 1, alpha, 0),
-                        flops=out.numel() * (1 if alpha == 1 else 2), dtype=d.dtype)
-        return out
-    _compute(op, self, device_number(number, self.dtype, self.device), out, alpha)
-    _launch.remember(signature)
+    scale, shift = _transform_scalars(op, number, alpha, self.dtype)
+    cnnl.transform_v2(handle(out), cnnl.CNNL_POINTER_MODE_HOST, scale, desc(self), self.data_ptr(), shift, desc(out),
+                      out.data_ptr())
     return out
 
 
@@ -143,23 +170,13 @@ def _compute(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha) -> 
 
 def _dense(op, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha=1) -> torch.Tensor:
     """a op alpha*b for dense operands of one shape, dtype and device, into a new tensor or `out` (a itself for the
-    in-place forms): one descriptor for all three; after the first call with a descriptor, the validated fast path
-    of _launch. An alpha other than 1 only for floating dtypes (`_plain_alpha`), where cnnl takes it as it is."""
+    in-place forms): one cnnlOpTensor with one descriptor for all three. An alpha other than 1 only for floating
+    dtypes (`_plain_alpha`), where cnnl takes it as it is."""
     if out is None:
         out = torch.empty_like(a)
     d = desc(out)
-    h = handle(out)
-    signature = (op, d)
-    if _launch.validated(signature):
-        name = _KERNEL_NAMES[op]
-        _launch.enqueue("cnnlOpTensor", h, ((d, a.data_ptr(), "a"), (d, b.data_ptr(), "b")),
-                        ((d, out.data_ptr(), "c"),),
-                        lambda av, bv, cv: kernels.op_tensor(name, av, bv, cv, 1, alpha, 0),
-                        flops=out.numel() * (1 if alpha == 1 else 2), dtype=d.dtype)
-        return out
-    cnnl.opTensor(h, _op_descriptor(op, out.dtype), 1, d, a.data_ptr(), alpha, d, b.data_ptr(), None, 0, 0, d,
-                  out.data_ptr())
-    _launch.remember(signature)
+    cnnl.opTensor(handle(out), _op_descriptor(op, out.dtype), 1, d, a.data_ptr(), alpha, d, b.data_ptr(), None, 0, 0,
+                  d, out.data_ptr())
     return out
 
 
@@ -232,7 +249,7 @@ def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
         check_no_partial_overlap(self, other)
         _dense(op, self, other, self, alpha)  # the common case (an optimizer's update, a running sum)
         return self
-    number = _number(op, self, other, alpha)
+    number = _number(op, self, other, alpha) if self.is_contiguous() else None
     if number is not None:  # a counter's += 1, an optimizer's scaling
         return _with_number(op, self, number, self, alpha)
     dtype = _result_dtype(op, self, other)

@@ -21,10 +21,8 @@ import torch
 
 import cnnl
 import cnrt
-from cnnl import kernels
 
 from .. import _state
-from . import _launch
 from ._core import TORCH_TO_CNNL, desc, handle, register
 
 
@@ -133,18 +131,9 @@ def _device_to_device(src: torch.Tensor, dst: torch.Tensor) -> None:
 
 
 def _cast(src: torch.Tensor, dst: torch.Tensor) -> None:
-    """dst = src converted (cnnlCastDataType); after the first call with a pair of descriptors, the validated fast
-    path of _launch (a dtype conversion is as common as an add: autocast, .half(), .float())."""
-    h, src_desc, dst_desc = handle(dst), desc(src), desc(dst)
-    signature = ("cast", src_desc, dst_desc)
-    if _launch.validated(signature):
-        _launch.enqueue("cnnlCastDataType", h, ((src_desc, src.data_ptr(), "input"),),
-                        ((dst_desc, dst.data_ptr(), "output"),), kernels.cast, flops=dst.numel(),
-                        dtype=dst_desc.dtype)
-        return
-    cast = getattr(cnnl, f"CNNL_CAST_{_CAST_NAMES[src.dtype]}_TO_{_CAST_NAMES[dst.dtype]}")
-    cnnl.castDataType(h, src_desc, src.data_ptr(), cast, dst_desc, dst.data_ptr())
-    _launch.remember(signature)
+    """dst = src converted (cnnlCastDataType; a conversion is as common as an add: autocast, .half(), .float())."""
+    cast = _CAST_TYPES[(src.dtype, dst.dtype)]
+    cnnl.castDataType(handle(dst), desc(src), src.data_ptr(), cast, desc(dst), dst.data_ptr())
 
 
 _SAME_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -161,6 +150,9 @@ def _as_cnnl_type(tensor: torch.Tensor) -> torch.Tensor:
 _CAST_NAMES = {torch.float32: "FLOAT", torch.float16: "HALF", torch.bfloat16: "BFLOAT16", torch.float64: "DOUBLE",
                torch.int8: "INT8", torch.int16: "INT16", torch.int32: "INT32", torch.int64: "INT64",
                torch.uint8: "UINT8", torch.bool: "BOOL"}
+#: (source dtype, target dtype) -> cnnlCastDataType_t
+_CAST_TYPES = {(source, target): getattr(cnnl, f"CNNL_CAST_{a}_TO_{b}")
+               for source, a in _CAST_NAMES.items() for target, b in _CAST_NAMES.items() if source != target}
 
 
 def _across_devices(src: torch.Tensor, dst: torch.Tensor) -> None:

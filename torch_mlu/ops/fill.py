@@ -6,7 +6,6 @@ import numpy as np
 import torch
 
 import cnnl
-from cnnl.dtypes import numpy_dtype
 
 from ._core import TORCH_TO_CNNL, aten, desc, fallback, handle, register
 
@@ -116,12 +115,6 @@ def device_scalar(value, dtype: torch.dtype, device: torch.device) -> torch.Tens
     """A 0-d mlu tensor holding `value` in `dtype` (converted as fill_ converts it), filled on the device's current
     stream (an operand of the scalar forms of ops; freed, stream-ordered, right after the op that reads it)."""
     return device_number(converted(value, dtype), dtype, device)
-
-
-def host_number(number, dtype: torch.dtype) -> np.ndarray:
-    """A number already in `dtype` (from `converted` or `cast_number`) as the 0-d host array a cnnl kernel
-    broadcasts over a tensor: what `device_number`'s one-element device tensor holds, with no fill."""
-    return np.array(number, numpy_dtype(TORCH_TO_CNNL[dtype]))
 
 
 def device_number(number, dtype: torch.dtype, device: torch.device) -> torch.Tensor:

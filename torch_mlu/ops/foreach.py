@@ -1,25 +1,22 @@
-"""The `_foreach_*` ops torch.optim's SGD, Adam and AdamW use, one cnnl command per list instead of one torch op
-per tensor: add and mul (List and Scalar operands), lerp (Scalar weight), addcmul and addcdiv (Scalar and
-ScalarList values), div (Scalar and ScalarList) and sqrt; in-place and out-of-place.
+"""The `_foreach_*` ops torch.optim's SGD, Adam and AdamW use, one cnnl call (one command) per list instead of one
+torch op per tensor: add and mul (List and Scalar operands), lerp (Scalar weight), addcmul and addcdiv (Scalar and
+ScalarList values), div (Scalar and ScalarList) and sqrt; in-place and out-of-place; over cnnlForeachBinaryOp,
+cnnlForeachLerp, cnnlForeachPointwiseOp and cnnlForeachUnaryOp_v2.
 
-Each tensor gets exactly what its single-tensor op computes: the command runs that op's cnnl kernel on each tensor
-in turn, its numbers converted as that op converts them. The native path takes lists of dense mlu tensors of one
-floating dtype on one device, the tensors at one index of one shape, and Python numbers. The first call with a set
-of descriptors runs the single-tensor ops (each through its public cnnl function, which validates every descriptor);
-later calls queue one command over the whole lists (`_launch.enqueue`). Anything else runs the per-tensor loop
-(the single-tensor mlu ops or the CPU fallback), as torch does for lists it cannot group.
+Each tensor gets exactly what its single-tensor op computes: cnnl runs that op's kernel on each tensor in turn, and
+the numbers are converted here as that op converts them. The native path takes lists of dense mlu tensors of one
+floating dtype on one device, the tensors at one index of one shape, and Python numbers. Anything else runs the
+per-tensor loop (the single-tensor mlu ops or the CPU fallback), as torch does for lists it cannot group.
 """
 from __future__ import annotations
 
 import torch
 
-from cnnl import kernels
-from cnnl.kernels import arithmetic
-from cnnl.kernels.foreach import for_each
+import cnnl
 
-from . import _launch
-from ._core import FLOATING, desc, handle, register
-from .fill import cast_number, converted, host_number
+from ._core import FLOATING, desc, desc_for, handle, register
+from .binary import ADD, MUL, number_operand
+from .fill import cast_number, converted
 
 
 def _native(*lists) -> bool:
@@ -44,43 +41,21 @@ def _numbers(*values) -> bool:
     return all(type(v) in (int, float) for v in values)
 
 
-def _apply(native: bool, key: tuple, name: str, inputs: list, inplace: bool, single, kernel, constants=None,
-           flops: int = 1):
-    """The foreach op over the tensor lists `inputs` (self first); returns None (in-place) or the results.
-
-    single(i): the single-tensor op at index i (in place, or returning its result). Off the native path, and on the
-    first native call with a set of descriptors (then remembered), the ops run one by one. Later calls queue one
-    command `name` running kernel(input views at i..., constants[i] when given, output view) for every i."""
-    self = inputs[0]
-    if native:
-        descriptors = [[desc(t) for t in listed] for listed in inputs]
-        signature = ("foreach", key, self[0].dtype, *(tuple(d) for d in descriptors))
-        if _launch.validated(signature):
-            return _enqueue(name, inputs, descriptors, inplace, kernel, constants, flops)
-    results = [single(i) for i in range(len(self))]
-    if native:
-        _launch.remember(signature)
-    return None if inplace else results
+def _lists(*lists) -> tuple:
+    """(descriptors, pointers) of each tensor list, flattened in order: d0, p0, d1, p1, ..."""
+    flat = []
+    for listed in lists:
+        flat += [[desc(t) for t in listed], [t.data_ptr() for t in listed]]
+    return tuple(flat)
 
 
-def _enqueue(name: str, inputs: list, descriptors: list, inplace: bool, kernel, constants, flops: int):
-    self = inputs[0]
-    outs = self if inplace else [torch.empty_like(t) for t in self]
-    read = 1 if inplace else 0  # in place, self is read through its output's view: one pin per tensor, not two
-    entries = [(d, t.data_ptr(), "input") for listed, ds in zip(inputs[read:], descriptors[read:])
-               for d, t in zip(ds, listed)]
-    outputs = [(d, t.data_ptr(), "output") for d, t in zip(descriptors[0], outs)]
-    count, arity = len(outs), len(inputs) - read
-    extra = [] if constants is None else [constants]
+def _outputs(self: list, inplace: bool) -> list:
+    return self if inplace else [torch.empty_like(t) for t in self]
 
-    def run(*views):
-        written = views[arity * count:]
-        lists = [views[k * count:(k + 1) * count] for k in range(arity)]
-        for_each(kernel, *([written] if inplace else []), *lists, *extra, written)
 
-    _launch.enqueue(name, handle(outs[0]), entries, outputs, run, flops=flops * sum(t.numel() for t in outs),
-                    dtype=descriptors[0][0].dtype, outputs_read=inplace)
-    return None if inplace else outs
+def _scalar_desc(dtype: torch.dtype):
+    """The descriptor naming the data type of a binary op's host scalars."""
+    return desc_for((), (), dtype)
 
 
 def _check_lengths(*lists) -> None:
@@ -90,36 +65,52 @@ def _check_lengths(*lists) -> None:
 
 
 # ---- add and mul ------------------------------------------------------------------------------------------------------
+def _binary(op_mode, self, operands, alpha, inplace, scalar=None, scalars=None, scalar_dtype=None):
+    """cnnlForeachBinaryOp over self and `operands` (a tensor list), or one number `scalar`, or `scalars` (numbers of
+    `scalar_dtype`, by default self's)."""
+    outs = _outputs(self, inplace)
+    descs, pointers = _lists(self)
+    out_descs, out_pointers = _lists(outs)
+    if operands is not None:
+        mode, other_descs, other_pointers = cnnl.FOREACH_BINARY_TENSOR_LIST, *_lists(operands)
+        scalar_desc, value = None, None
+    else:
+        mode = cnnl.FOREACH_BINARY_SCALAR if scalars is None else cnnl.FOREACH_BINARY_SCALAR_LIST
+        other_descs, other_pointers = None, None
+        scalar_desc = _scalar_desc(scalar_dtype or self[0].dtype)
+        value = scalar if scalars is None else scalars
+    cnnl.foreachBinaryOp(handle(outs[0]), op_mode, mode, descs, pointers, other_descs, other_pointers, scalar_desc,
+                         value, alpha if operands is not None else None, None, 0, out_descs, out_pointers)
+    return None if inplace else outs
+
+
 def _add_list(self, other, alpha, inplace):
     _check_lengths(self, other)
-
-    def single(i):
-        return self[i].add_(other[i], alpha=alpha) if inplace else torch.add(self[i], other[i], alpha=alpha)
-
-    return _apply(_native(self, other) and _numbers(alpha), ("add", "list"), "cnnlOpTensor", [self, other], inplace,
-                  single, lambda a, b, out: kernels.op_tensor("add", a, b, out, 1, alpha, 0))
+    if _native(self, other) and _numbers(alpha):
+        return _binary(cnnl.CNNL_FOREACH_ADD, self, other, alpha, inplace)
+    results = [self[i].add_(other[i], alpha=alpha) if inplace else torch.add(self[i], other[i], alpha=alpha)
+               for i in range(len(self))]
+    return None if inplace else results
 
 
 def _mul_list(self, other, inplace):
     _check_lengths(self, other)
-
-    def single(i):
-        return self[i].mul_(other[i]) if inplace else torch.mul(self[i], other[i])
-
-    return _apply(_native(self, other), ("mul", "list"), "cnnlOpTensor", [self, other], inplace, single,
-                  lambda a, b, out: kernels.op_tensor("mul", a, b, out))
+    if _native(self, other):
+        return _binary(cnnl.CNNL_FOREACH_MUL, self, other, 1, inplace)
+    results = [self[i].mul_(other[i]) if inplace else torch.mul(self[i], other[i]) for i in range(len(self))]
+    return None if inplace else results
 
 
 def _op_scalar(op: str, self, scalar, inplace):
     """self[i] op scalar (add or mul): the number converted as the single-tensor op's tensor-and-number path
-    converts it (cast_number)."""
-    def single(i):
-        return getattr(self[i], op + "_")(scalar) if inplace else getattr(torch, op)(self[i], scalar)
-
-    native = _native(self) and _numbers(scalar)
-    operand = host_number(cast_number(scalar, self[0].dtype), self[0].dtype) if native else None
-    return _apply(native, (op, "scalar"), "cnnlOpTensor", [self], inplace, single,
-                  lambda a, out: kernels.op_tensor(op, a, operand, out))
+    converts it (`binary.number_operand`)."""
+    if _native(self) and _numbers(scalar):
+        mode, binary_op = (cnnl.CNNL_FOREACH_ADD, ADD) if op == "add" else (cnnl.CNNL_FOREACH_MUL, MUL)
+        number, dtype = number_operand(binary_op, scalar, self[0].dtype)
+        return _binary(mode, self, None, 1, inplace, scalar=number, scalar_dtype=dtype)
+    results = [getattr(self[i], op + "_")(scalar) if inplace else getattr(torch, op)(self[i], scalar)
+               for i in range(len(self))]
+    return None if inplace else results
 
 
 @register("aten::_foreach_add_.List")
@@ -173,13 +164,11 @@ def foreach_mul_scalar(self, scalar):
 # ---- div and sqrt -----------------------------------------------------------------------------------------------------
 def _div(self, scalars: list, inplace):
     """self[i] / scalars[i]: each number converted as the single-tensor div converts it (cast_number)."""
-    def single(i):
-        return self[i].div_(scalars[i]) if inplace else torch.div(self[i], scalars[i])
-
-    native = _native(self) and _numbers(*scalars)
-    operands = [host_number(cast_number(s, self[0].dtype), self[0].dtype) for s in scalars] if native else None
-    return _apply(native, ("div", "scalars"), "cnnlDiv_v2", [self], inplace, single,
-                  lambda a, b, out: kernels.binary("div", a, b, out), operands)
+    if _native(self) and _numbers(*scalars):
+        dtype = self[0].dtype
+        return _binary(cnnl.CNNL_FOREACH_DIV, self, None, 1, inplace, scalars=[cast_number(s, dtype) for s in scalars])
+    results = [self[i].div_(scalars[i]) if inplace else torch.div(self[i], scalars[i]) for i in range(len(self))]
+    return None if inplace else results
 
 
 def _scalar_list(self, scalars) -> list:
@@ -214,11 +203,15 @@ def foreach_div_scalar_list(self, scalars):
 
 
 def _sqrt(self, inplace):
-    def single(i):
-        return self[i].sqrt_() if inplace else torch.sqrt(self[i])
-
-    return _apply(_native(self), ("sqrt",), "cnnlSqrt_v2", [self], inplace, single,
-                  lambda a, out: kernels.unary("sqrt", a, out))
+    if _native(self):
+        outs = _outputs(self, inplace)
+        descs, pointers = _lists(self)
+        out_descs, out_pointers = _lists(outs)
+        cnnl.foreachUnaryOp_v2(handle(outs[0]), cnnl.CNNL_FOREACH_SQRT, cnnl.CNNL_COMPUTATION_HIGH_PRECISION, descs,
+                               pointers, None, 0, out_descs, out_pointers)
+        return None if inplace else outs
+    results = [self[i].sqrt_() if inplace else torch.sqrt(self[i]) for i in range(len(self))]
+    return None if inplace else results
 
 
 @register("aten::_foreach_sqrt_")
@@ -238,14 +231,16 @@ def _lerp(self, ends, weight, inplace):
     """self[i] + weight * (ends[i] - self[i]): the weight converted as the single-tensor lerp's one-element device
     weight is (fill_'s conversion)."""
     _check_lengths(self, ends)
-
-    def single(i):
-        return self[i].lerp_(ends[i], weight) if inplace else torch.lerp(self[i], ends[i], weight)
-
-    native = _native(self, ends) and _numbers(weight)
-    operand = host_number(converted(weight, self[0].dtype), self[0].dtype) if native else None
-    return _apply(native, ("lerp",), "cnnlLerp", [self, ends], inplace, single,
-                  lambda a, e, out: arithmetic.lerp(a, e, operand, out), flops=4)
+    if _native(self, ends) and _numbers(weight):
+        outs = _outputs(self, inplace)
+        descs, pointers, end_descs, end_pointers = _lists(self, ends)
+        out_descs, out_pointers = _lists(outs)
+        cnnl.foreachLerp(handle(outs[0]), cnnl.FOREACH_LERP_SCALAR, descs, pointers, end_descs, end_pointers, None,
+                         converted(weight, self[0].dtype), None, 0, out_descs, out_pointers)
+        return None if inplace else outs
+    results = [self[i].lerp_(ends[i], weight) if inplace else torch.lerp(self[i], ends[i], weight)
+               for i in range(len(self))]
+    return None if inplace else results
 
 
 @register("aten::_foreach_lerp_.Scalar")
@@ -262,19 +257,23 @@ def foreach_lerp_scalar(self, tensors1, weight):
 
 
 def _addc(name: str, self, tensor1, tensor2, values: list, inplace):
-    """self[i] + values[i] * tensor1[i] (* or /) tensor2[i] (addcmul / addcdiv): each value passed to the kernel
-    as the single-tensor op passes its host value."""
+    """self[i] + values[i] * tensor1[i] (* or /) tensor2[i] (addcmul / addcdiv): each value passed to cnnl as the
+    single-tensor op passes its host value."""
     _check_lengths(self, tensor1, tensor2)
+    if _native(self, tensor1, tensor2) and _numbers(*values):
+        outs = _outputs(self, inplace)
+        lists = _lists(self, tensor1, tensor2)
+        out_descs, out_pointers = _lists(outs)
+        mode = cnnl.CNNL_FOREACH_ADDCMUL if name == "addcmul" else cnnl.CNNL_FOREACH_ADDCDIV
+        cnnl.foreachPointwiseOp(handle(outs[0]), mode, cnnl.FOREACH_POINTWISE_SCALAR_LIST, *lists, values, out_descs,
+                                out_pointers)
+        return None if inplace else outs
     method = getattr(torch.Tensor, name + "_")
-
-    def single(i):
-        if inplace:
-            return method(self[i], tensor1[i], tensor2[i], value=values[i])
-        return getattr(torch, name)(self[i], tensor1[i], tensor2[i], value=values[i])
-
-    kernel = getattr(arithmetic, name)  # kernel(x, tensor1, tensor2, value, out)
-    return _apply(_native(self, tensor1, tensor2) and _numbers(*values), (name,), f"cnnl{name.capitalize()}",
-                  [self, tensor1, tensor2], inplace, single, kernel, values, flops=3)
+    if inplace:
+        for i in range(len(self)):
+            method(self[i], tensor1[i], tensor2[i], value=values[i])
+        return None
+    return [getattr(torch, name)(self[i], tensor1[i], tensor2[i], value=values[i]) for i in range(len(self))]
 
 
 def _register_addc(name: str) -> None:
