@@ -4,7 +4,6 @@ overlap, broadcast or reach outside their elements (as_strided) behave the same 
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_map
 
 CPU = torch.device("cpu")
 
@@ -37,8 +36,3 @@ def value_on_cpu(value):
     if is_mlu_device(value):
         return CPU if isinstance(value, torch.device) else "cpu"
     return value
-
-
-def arguments_on_cpu(args, kwargs):
-    """(args, kwargs) of an op call with every tensor and device moved to the CPU."""
-    return tree_map(value_on_cpu, list(args)), {key: tree_map(value_on_cpu, value) for key, value in kwargs.items()}

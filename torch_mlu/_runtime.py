@@ -5,7 +5,7 @@ from __future__ import annotations
 import cnrt
 
 from . import _devices, fallback
-from ._allocator import CachingAllocator
+from .allocator import CachingAllocator
 from ._queues import Events, Streams, on_device
 
 

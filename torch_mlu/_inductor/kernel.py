@@ -26,7 +26,6 @@ from device memory once, as a GPU keeps a persistent reduction's row in register
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Any, Optional
 
 import sympy
@@ -40,20 +39,15 @@ from torch.utils._ordered_set import OrderedSet
 from torch.utils._sympy.symbol import SymT, free_symbol_is_type, symbol_is_type
 
 from . import dtypes as D
+from . import persistent
 from .overrides import NumbaOverrides, dtype_of
 from .printer import pexpr
+from .reductions import reduction_code
 from .unsupported import Unsupported
 
 #: Static reduction ranges up to this many elements are persistent reductions (per-row scratch for values reused
 #: across stages; 64K elements = 256-512 KiB per kept value and host thread).
 PERSISTENT_RNUMEL = 1 << 16
-
-_TMP = re.compile(r"\btmp\d+\b")
-#: a line defining temporaries: "tmp3 = ..." or "tmp3, tmp4 = ..."
-_DEFINES = re.compile(r"^\s*(tmp\d+(?:\s*,\s*tmp\d+)*)\s*=(?!=)\s*(.*)$")
-#: a constant: "np.float32(0.5)", "np.int64(-3)", "True", "np.float32(-np.inf)", "c3" (a module-level constant)
-_CONSTANT = re.compile(r"^(np\.\w+\()?(-?[\d.]+(e[-+]?\d+)?|-?np\.(inf|nan)|True|False|c\d+)\)?$")
-
 
 def _stored(value, dtype: torch.dtype) -> str:
     """The element written to a buffer of `dtype`: the value itself when it already has the buffer's type."""
@@ -233,22 +227,24 @@ class NumbaKernel(SIMDKernel):
         cache_key = (src_dtype, reduction_type, value)
         if cache_key in self.cse.reduction_cache:
             return self.cse.reduction_cache[cache_key]
-        result = self._reduction(dtype, src_dtype, reduction_type, value)
+        result = reduction_code(self, dtype, src_dtype, reduction_type, value)
         self.cse.reduction_cache[cache_key] = result
         return result
 
-    def _accumulator(self, init: str) -> str:
+    def accumulator(self, init: str) -> str:
+        """A new accumulator, set to `init` before the reduction loop."""
         name = f"acc{next(self.accumulators)}"
         self.reduction_prefix.writeline(f"{name} = {init}")
         return name
 
-    def _result(self, text: str, dtype: torch.dtype) -> CSEVariable:
+    def reduction_result(self, text: str, dtype: torch.dtype) -> CSEVariable:
+        """A variable set to `text` after the reduction loop (a reduction's result)."""
         var = self.cse.newvar(dtype=D.compute_dtype(dtype))
         self.post_loop.writeline(f"{var} = {text}")
         self.outside_loop_vars.add(var)
         return var
 
-    def _reduction_index(self) -> str:
+    def reduction_index(self) -> str:
         """The linear index within the reduction range (r0 the slowest when there are several)."""
         text = ""
         for tree in self.range_trees:
@@ -256,98 +252,6 @@ class NumbaKernel(SIMDKernel):
                 numel = self._numel_text(tree)
                 text = f"{tree.prefix}index" if not text else f"({text}) * {numel} + {tree.prefix}index"
         return text
-
-    def _reduction(self, dtype, src_dtype, reduction_type, value):
-        compute = D.compute_dtype(src_dtype)
-        scalar = D.numba_scalar(compute)
-        is_float = compute.is_floating_point
-        out = D.numba_scalar(D.compute_dtype(dtype))
-        if reduction_type in ("sum", "prod"):
-            if is_float:
-                acc = self._accumulator("np.float64(0.0)" if reduction_type == "sum" else "np.float64(1.0)")
-                combine = "h.acc_add" if reduction_type == "sum" else "h.acc_mul"
-                self.compute.writeline(f"{acc} = {combine}({acc}, np.float64({value}))")
-            else:
-                acc = self._accumulator("np.int64(0)" if reduction_type == "sum" else "np.int64(1)")
-                op = "+" if reduction_type == "sum" else "*"
-                self.compute.writeline(f"{acc} = {acc} {op} np.int64({value})")
-            return self._result(f"{out}({acc})" if dtype != torch.bool else f"({acc} != 0)", dtype)
-        if reduction_type in ("max", "min"):
-            if compute == torch.bool:
-                acc = self._accumulator("False" if reduction_type == "max" else "True")
-                op = "or" if reduction_type == "max" else "and"
-                self.compute.writeline(f"{acc} = {acc} {op} ({value} != 0)")
-            elif is_float:
-                init = "-np.inf" if reduction_type == "max" else "np.inf"
-                acc = self._accumulator(f"{scalar}({init})")
-                fn = "h.maximum" if reduction_type == "max" else "h.minimum"
-                self.compute.writeline(f"{acc} = {fn}({acc}, {scalar}({value}))")
-            else:
-                info = torch.iinfo(compute)
-                init = info.min if reduction_type == "max" else info.max
-                acc = self._accumulator(f"{scalar}({init})")
-                fn = "h.int_maximum" if reduction_type == "max" else "h.int_minimum"
-                self.compute.writeline(f"{acc} = {fn}({acc}, {scalar}({value}))")
-            return self._result(f"{out}({acc})", dtype)
-        if reduction_type == "any":
-            acc = self._accumulator("False")
-            self.compute.writeline(f"{acc} = {acc} or ({value} != 0)")
-            return self._result(f"{out}({acc})", dtype)
-        if reduction_type == "xor_sum":
-            acc = self._accumulator(f"{scalar}(0)")
-            self.compute.writeline(f"{acc} = {scalar}({acc} ^ {scalar}({value}))")
-            return self._result(f"{out}({acc})", dtype)
-        if reduction_type in ("argmax", "argmin"):
-            if isinstance(value, tuple):
-                raise Unsupported("argreduce over a logical index")
-            if compute == torch.bool:
-                scalar = "np.int64"
-            best = self._accumulator(f"{scalar}(0)")
-            where = self._accumulator("np.int64(-1)")
-            fn = "h.argmax_update" if reduction_type == "argmax" else "h.argmin_update"
-            self.compute.writeline(f"{best}, {where} = {fn}({best}, {where}, {scalar}({value}), "
-                                   f"{self._reduction_index()})")
-            return self._result(f"np.int64(max({where}, 0))", torch.int64)
-        if reduction_type == "welford_reduce":
-            return self._welford_reduce(value, compute, dtype)
-        if reduction_type == "welford_combine":
-            mean, m2, weight = value
-            acc_mean = self._accumulator("np.float64(0.0)")
-            acc_m2 = self._accumulator("np.float64(0.0)")
-            acc_weight = self._accumulator("np.float64(0.0)")
-            self.compute.writeline(f"{acc_mean}, {acc_m2}, {acc_weight} = h.welford_combine({acc_mean}, {acc_m2}, "
-                                   f"{acc_weight}, {mean}, {m2}, {weight})")
-            return (self._result(f"{out}({acc_mean})", dtype), self._result(f"{out}({acc_m2})", dtype),
-                    self._result(f"{out}({acc_weight})", dtype))
-        if reduction_type == "online_softmax_reduce":
-            acc_max = self._accumulator(f"{scalar}(-np.inf)")
-            acc_sum = self._accumulator("np.float64(0.0)")
-            self.compute.writeline(f"{acc_max}, {acc_sum} = h.online_softmax_update({acc_max}, {acc_sum}, "
-                                   f"{scalar}({value}))")
-            return self._result(f"{out}({acc_max})", dtype), self._result(f"{out}({acc_sum})", dtype)
-        raise Unsupported(f"reduction {reduction_type}")
-
-    def _welford_reduce(self, value, compute: torch.dtype, dtype: torch.dtype):
-        out = D.numba_scalar(D.compute_dtype(dtype))
-        count = self._accumulator("np.float64(0.0)")
-        if compute == torch.float64:
-            # float64 data: Welford's update keeps full precision whatever the mean
-            mean = self._accumulator("np.float64(0.0)")
-            m2 = self._accumulator("np.float64(0.0)")
-            self.compute.writeline(f"{mean}, {m2}, {count} = h.welford_update({mean}, {m2}, {count}, {value})")
-            return (self._result(f"{out}({mean})", dtype), self._result(f"{out}({m2})", dtype),
-                    self._result(f"{out}({count})", dtype))
-        # narrower data: sums in float64 are exact enough (53 bits for 24-bit values) and vectorise
-        total = self._accumulator("np.float64(0.0)")
-        squares = self._accumulator("np.float64(0.0)")
-        self.compute.writeline(f"{total} = h.acc_add({total}, np.float64({value}))")
-        self.compute.writeline(f"{squares} = h.acc_add({squares}, np.float64({value}) * np.float64({value}))")
-        self.compute.writeline(f"{count} = h.acc_add({count}, np.float64(1.0))")
-        mean = self._result(f"{out}(({total} / {count}) if {count} > 0 else np.nan)", dtype)
-        m2 = self._result(f"{out}(max({squares} - {total} * ({total} / {count}), 0.0) if {count} > 0 else 0.0)",
-                          dtype)
-        weight = self._result(f"{out}({count})", dtype)
-        return mean, m2, weight
 
     # ---- loops ---------------------------------------------------------------------------------------------------
 
@@ -377,7 +281,7 @@ class NumbaKernel(SIMDKernel):
                 for part in (self.indexing_code, self.loads, self.compute, self.stores):
                     inner.splice(part)
                 if self.persistent:
-                    self._mark_stage(inner)
+                    persistent.mark_stage(inner.getvalue(), self.stage_index, self.var_stage, self.var_constant)
                 self.body.splice(inner)
                 if not inner.getvalue().strip():
                     self.body.writeline("pass")
@@ -397,16 +301,6 @@ class NumbaKernel(SIMDKernel):
         for part in (self.indexing_code, self.loads, self.compute, self.stores, self.post_loop,
                      self.reduction_prefix):
             part.clear()
-
-    def _mark_stage(self, inner: IndentedBuffer) -> None:
-        """Record which stage defines each temporary of a reduction loop (persistent reductions)."""
-        for line in inner.getvalue().splitlines():
-            match = _DEFINES.match(line)
-            if match:
-                for name in _TMP.findall(match.group(1)):
-                    self.var_stage.setdefault(name, self.stage_index)
-                if _CONSTANT.match(match.group(2).strip()) and "," not in match.group(1):
-                    self.var_constant.setdefault(match.group(1).strip(), match.group(2).strip())
 
     # ---- the kernel source ---------------------------------------------------------------------------------------
 
@@ -438,7 +332,7 @@ class NumbaKernel(SIMDKernel):
         numels = [f"{tree.prefix}numel" for tree in self.range_trees]
         body = self.body.getvalue()
         if self.persistent:
-            body = self._keep_rows(body)
+            body, self._rows = persistent.keep_rows(body, self.var_stage, self.var_constant, self.reduction_index())
         outer_trees = [tree for tree in self.range_trees if not tree.is_reduction]
         code = IndentedBuffer()
         for text, constant in self.constants.items():
@@ -476,62 +370,6 @@ class NumbaKernel(SIMDKernel):
         var = self.cse.varname_map.get(name)
         dtype = var.dtype if var is not None and var.dtype is not None else torch.float32
         return D.numba_scalar(dtype)
-
-    def _keep_rows(self, body: str) -> str:
-        """Rewrite the loops of a persistent reduction so a temporary defined in one stage and used by a later one
-        is stored into its row array where it is defined and read back in the later stage (instead of being
-        undefined there: the temporaries of a stage live inside its loop)."""
-        lines = body.splitlines()
-        loop_starts = [i for i, line in enumerate(lines) if re.match(r"\s*for r0_index in range", line)]
-        self._rows = []
-        if not loop_starts:
-            return body
-        stage_of_line: list[int] = []
-        stage = -1
-        loop_indent = None
-        for i, line in enumerate(lines):
-            if i in loop_starts:
-                stage += 1
-                loop_indent = len(line) - len(line.lstrip())
-                stage_of_line.append(-1)
-                continue
-            indent = len(line) - len(line.lstrip())
-            inside = loop_indent is not None and line.strip() and indent > loop_indent
-            stage_of_line.append(stage if inside else -1)
-        needed: dict[int, list[str]] = {}
-        for i, line in enumerate(lines):
-            use_stage = stage_of_line[i]
-            if use_stage < 0:
-                continue
-            for name in _TMP.findall(line):
-                defined = self.var_stage.get(name)
-                if defined is not None and defined < use_stage and name not in needed.get(use_stage, []):
-                    needed.setdefault(use_stage, []).append(name)
-        rows = sorted({name for names in needed.values() for name in names if name not in self.var_constant},
-                      key=lambda n: int(n[3:]))
-        if not needed:
-            return body
-        self._rows = rows
-        index = self._reduction_index()
-        out: list[str] = []
-        for i, line in enumerate(lines):
-            out.append(line)
-            if i in loop_starts:
-                stage = loop_starts.index(i)
-                pad = " " * (len(line) - len(line.lstrip()) + 4)
-                for name in needed.get(stage, []):
-                    if name in self.var_constant:
-                        out.append(f"{pad}{name} = {self.var_constant[name]}")
-                    else:
-                        out.append(f"{pad}{name} = {name}_row[{index}]")
-                continue
-            match = _DEFINES.match(line)
-            if stage_of_line[i] >= 0 and match:
-                for name in _TMP.findall(match.group(1)):
-                    if name in rows and self.var_stage.get(name) == stage_of_line[i]:
-                        pad = line[: len(line) - len(line.lstrip())]
-                        out.append(f"{pad}{name}_row[{index}] = {name}")
-        return "\n".join(out) + "\n"
 
     # ---- launching -----------------------------------------------------------------------------------------------
 

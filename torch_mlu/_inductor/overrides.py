@@ -301,39 +301,7 @@ class NumbaOverrides(OpOverrides):
         x, y = _common(a, b)
         return f"({x} if {cond} else {y})"
 
-    # ---- math functions (numba keeps float32 in float32) -------------------------------------------------------
-
-    @staticmethod
-    def exp(x) -> str:
-        return f"math.exp({x})"
-
-    @staticmethod
-    def exp2(x) -> str:
-        return f"np.exp2({x})"
-
-    @staticmethod
-    def expm1(x) -> str:
-        return f"math.expm1({x})"
-
-    @staticmethod
-    def log(x) -> str:
-        return f"np.log({x})"
-
-    @staticmethod
-    def log2(x) -> str:
-        return f"np.log2({x})"
-
-    @staticmethod
-    def log10(x) -> str:
-        return f"np.log10({x})"
-
-    @staticmethod
-    def log1p(x) -> str:
-        return f"np.log1p({x})"
-
-    @staticmethod
-    def sqrt(x) -> str:
-        return f"np.sqrt({x})"
+    # ---- math functions beyond the tables below (numba keeps float32 in float32) ------------------------------
 
     @staticmethod
     def rsqrt(x) -> str:
@@ -341,66 +309,10 @@ class NumbaOverrides(OpOverrides):
         return f"{one} / np.sqrt({x})"
 
     @staticmethod
-    def sin(x) -> str:
-        return f"math.sin({x})"
-
-    @staticmethod
-    def cos(x) -> str:
-        return f"math.cos({x})"
-
-    @staticmethod
-    def tan(x) -> str:
-        return f"math.tan({x})"
-
-    @staticmethod
-    def asin(x) -> str:
-        return f"np.arcsin({x})"
-
-    @staticmethod
-    def acos(x) -> str:
-        return f"np.arccos({x})"
-
-    @staticmethod
-    def atan(x) -> str:
-        return f"math.atan({x})"
-
-    @staticmethod
-    def atan2(a, b) -> str:
-        return f"math.atan2({a}, {b})"
-
-    @staticmethod
-    def sinh(x) -> str:
-        return f"math.sinh({x})"
-
-    @staticmethod
-    def cosh(x) -> str:
-        return f"math.cosh({x})"
-
-    @staticmethod
-    def tanh(x) -> str:
-        return f"math.tanh({x})"
-
-    @staticmethod
-    def asinh(x) -> str:
-        return f"math.asinh({x})"
-
-    @staticmethod
-    def acosh(x) -> str:
-        return f"np.arccosh({x})"
-
-    @staticmethod
-    def atanh(x) -> str:
-        return f"np.arctanh({x})"
-
-    @staticmethod
     def erf(x) -> str:
         if dtype_of(x) == torch.float64:
             return f"math.erf({x})"
         return f"h.erf32({x})"
-
-    @staticmethod
-    def erfc(x) -> str:
-        return f"math.erfc({x})"
 
     @staticmethod
     def erfinv(x) -> str:
@@ -411,42 +323,6 @@ class NumbaOverrides(OpOverrides):
     def ndtr(x) -> str:
         scalar = D.numba_scalar(dtype_of(x) or torch.float32)
         return f"{scalar}(0.5 * math.erfc(-np.float64({x}) * {1.0 / math.sqrt(2.0)!r}))"
-
-    @staticmethod
-    def lgamma(x) -> str:
-        return f"math.lgamma({x})"
-
-    @staticmethod
-    def floor(x) -> str:
-        return f"np.floor({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def ceil(x) -> str:
-        return f"np.ceil({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def trunc(x) -> str:
-        return f"np.trunc({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def round(x) -> str:
-        return f"np.rint({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def floor_to_int(x, dtype: torch.dtype) -> str:
-        return f"{D.numba_scalar(dtype)}(np.floor({x}))"
-
-    @staticmethod
-    def ceil_to_int(x, dtype: torch.dtype) -> str:
-        return f"{D.numba_scalar(dtype)}(np.ceil({x}))"
-
-    @staticmethod
-    def trunc_to_int(x, dtype: torch.dtype) -> str:
-        return f"{D.numba_scalar(dtype)}(np.trunc({x}))"
-
-    @staticmethod
-    def round_to_int(x, dtype: torch.dtype) -> str:
-        return f"{D.numba_scalar(dtype)}(np.rint({x}))"
 
     @staticmethod
     def isinf(x) -> str:
@@ -468,37 +344,7 @@ class NumbaOverrides(OpOverrides):
         V.kernel.cse.put(cache_key, (mantissa, exponent))
         return mantissa, exponent
 
-    # ---- comparisons and logic ---------------------------------------------------------------------------------
-
-    @staticmethod
-    def eq(a, b) -> str:
-        x, y = _common(a, b)
-        return f"{x} == {y}"
-
-    @staticmethod
-    def ne(a, b) -> str:
-        x, y = _common(a, b)
-        return f"{x} != {y}"
-
-    @staticmethod
-    def lt(a, b) -> str:
-        x, y = _common(a, b)
-        return f"{x} < {y}"
-
-    @staticmethod
-    def le(a, b) -> str:
-        x, y = _common(a, b)
-        return f"{x} <= {y}"
-
-    @staticmethod
-    def gt(a, b) -> str:
-        x, y = _common(a, b)
-        return f"{x} > {y}"
-
-    @staticmethod
-    def ge(a, b) -> str:
-        x, y = _common(a, b)
-        return f"{x} >= {y}"
+    # ---- logic (comparisons and the bitwise binary ops: the tables below) ------------------------------------
 
     @staticmethod
     def logical_and(a, b) -> str:
@@ -521,26 +367,6 @@ class NumbaOverrides(OpOverrides):
         if dtype_of(x) == torch.bool:
             return f"not {_p(x)}"
         return _wrap_int(f"~{_p(x)}", x)
-
-    @staticmethod
-    def bitwise_and(a, b) -> str:
-        return _wrap_int(f"{_p(a)} & {_p(b)}", a, b)
-
-    @staticmethod
-    def bitwise_or(a, b) -> str:
-        return _wrap_int(f"{_p(a)} | {_p(b)}", a, b)
-
-    @staticmethod
-    def bitwise_xor(a, b) -> str:
-        return _wrap_int(f"{_p(a)} ^ {_p(b)}", a, b)
-
-    @staticmethod
-    def bitwise_left_shift(a, b) -> str:
-        return _wrap_int(f"{_p(a)} << {_p(b)}", a, b)
-
-    @staticmethod
-    def bitwise_right_shift(a, b) -> str:
-        return _wrap_int(f"{_p(a)} >> {_p(b)}", a, b)
 
     # ---- randomness (Philox, counter based: the same (seed, offset) always gives the same number) --------------
 
@@ -567,6 +393,52 @@ class NumbaOverrides(OpOverrides):
     def device_assert_async(cond, msg) -> None:
         V.kernel.compute.writeline(f"if not ({cond}):")
         V.kernel.compute.writeline(f"    raise AssertionError({msg!r})")
+
+
+# ---- the ops that are one function or one operator each: generated from these tables -----------------------------
+
+#: one-argument math functions: Inductor op -> the numba function it is (numba keeps float32 in float32)
+MATH_FUNCTIONS = {
+    "exp": "math.exp", "exp2": "np.exp2", "expm1": "math.expm1", "log": "np.log", "log2": "np.log2",
+    "log10": "np.log10", "log1p": "np.log1p", "sqrt": "np.sqrt", "sin": "math.sin", "cos": "math.cos",
+    "tan": "math.tan", "asin": "np.arcsin", "acos": "np.arccos", "atan": "math.atan", "sinh": "math.sinh",
+    "cosh": "math.cosh", "tanh": "math.tanh", "asinh": "math.asinh", "acosh": "np.arccosh", "atanh": "np.arctanh",
+    "erfc": "math.erfc", "lgamma": "math.lgamma",
+}
+#: comparisons of two values brought to one type (`_common`): Inductor op -> the operator
+COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+#: bitwise binary ops, wrapped back to their narrow integer type (`_wrap_int`): Inductor op -> the operator
+BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "bitwise_left_shift": "<<",
+           "bitwise_right_shift": ">>"}
+#: rounding to an integral value: Inductor op -> the numba function (integers are their own rounding); the
+#: `<op>_to_int` forms convert the rounded value to the dtype asked for
+ROUNDING = {"floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc", "round": "np.rint"}
+
+
+def _generated(name: str, text):
+    method = staticmethod(text)
+    text.__name__ = text.__qualname__ = name
+    setattr(NumbaOverrides, name, method)
+
+
+for _name, _function in MATH_FUNCTIONS.items():
+    _generated(_name, lambda x, function=_function: f"{function}({x})")
+_generated("atan2", lambda a, b: f"math.atan2({a}, {b})")
+def _comparison(operator: str):
+    def compare(a, b) -> str:
+        x, y = _common(a, b)
+        return f"{x} {operator} {y}"
+    return compare
+
+
+for _name, _operator in COMPARISONS.items():
+    _generated(_name, _comparison(_operator))
+for _name, _operator in BITWISE.items():
+    _generated(_name, lambda a, b, operator=_operator: _wrap_int(f"{_p(a)} {operator} {_p(b)}", a, b))
+for _name, _function in ROUNDING.items():
+    _generated(_name, lambda x, function=_function: f"{function}({x})" if _is_float(x) else str(x))
+    _generated(f"{_name}_to_int",
+               lambda x, dtype, function=_function: f"{D.numba_scalar(dtype)}({function}({x}))")
 
 
 def _unsupported(name: str):

@@ -155,3 +155,18 @@ class Pending(Work):
 
     def resolve(self, notifier) -> None:
         self.notifier = notifier
+
+
+class BlockingWork(Work):
+    """A Work whose wait() blocks the host (the barrier's, as NCCL's)."""
+
+    __slots__ = ()
+
+    def __init__(self, work: Work):
+        super().__init__(work.connection, work.notifier, work.outputs, work.name, work.sequence_number)
+
+    def wait(self, timeout_ms: int = 0) -> bool:
+        self._raise_if_failed()
+        if self.notifier is not None:
+            self._host_wait(timeout_ms / 1000 if timeout_ms > 0 else self.connection.timeout)
+        return True

@@ -1,11 +1,11 @@
-"""torch.mlu's memory functions over the caching allocator (torch_mlu/_allocator.py), with torch.cuda's names and
+"""torch.mlu's memory functions over the caching allocator (torch_mlu/allocator/), with torch.cuda's names and
 statistics (memory_stats keys such as "allocated_bytes.all.current")."""
 from __future__ import annotations
 
 import collections
 
 from .. import _state
-from .._allocator import POOLS, format_size
+from ..allocator import POOLS, format_size
 from ._utils import checked_index
 
 
@@ -16,7 +16,7 @@ def _allocator():
 def memory_stats_as_nested_dict(device=None) -> dict:
     """torch.mlu.memory_stats_as_nested_dict: the allocator statistics of a device as nested dicts."""
     index = checked_index(device)
-    with _allocator()._lock:
+    with _allocator().lock:
         return _allocator().stats(index).nested()
 
 

@@ -1,13 +1,14 @@
 """What every native mlu op is written with: registration, dtype mapping, cached cnnl descriptors, the cnnl handle
 of the current stream, outputs from the caching allocator, the same-device check and the CPU fallback.
 
-A native op is a Python function registered for the PrivateUse1 key (see docs/torch.md, "Adding an op"):
+A native op is a Python function registered for the PrivateUse1 key over public cnnl functions (docs/torch.md,
+"Adding an op", has the full pattern; tests/test_docs.py runs it):
 
     @register("aten::neg")
     def neg(self):
-        if not cnnl_dtype_ok(self):
+        if self.dtype not in TORCH_TO_CNNL:           # no cnnl data type: the CPU fallback
             return fallback(aten.neg.default, self)
-        out = empty_like_dense(self)
+        out = torch.empty_like(self)                  # from the caching allocator, on self's device
         cnnl.negTensor(handle(out), desc(self), self.data_ptr(), desc(out), out.data_ptr())
         return out
 """
@@ -75,16 +76,6 @@ def register(*names: str):
     return wrap
 
 
-def cnnl_dtype(dtype: torch.dtype) -> int:
-    """The cnnlDataType_t of a torch dtype (KeyError for one cnnl lacks)."""
-    return TORCH_TO_CNNL[dtype]
-
-
-def cnnl_dtype_ok(*tensors: torch.Tensor) -> bool:
-    """True when cnnl has a data type for each tensor's dtype."""
-    return all(t.dtype in TORCH_TO_CNNL for t in tensors)
-
-
 # ---- descriptors ------------------------------------------------------------------------------------------------
 _descriptors: dict[tuple, object] = {}
 _descriptor_lock = threading.Lock()
@@ -140,24 +131,10 @@ def feature_desc(tensor: torch.Tensor, channel_last: bool):
 
 
 # ---- handles and outputs ------------------------------------------------------------------------------------------
-def stream_id(device_index: int) -> int:
-    """The current stream of a device in this thread."""
-    return _state.C.current_stream_id(device_index)
-
-
 def handle(tensor: torch.Tensor):
     """The cnnl handle of the current stream of the tensor's device: ops on it run in stream order."""
     index = tensor.device.index
     return _state.runtime.streams.handle(index, _state.C.current_stream_id(index))
-
-
-def handle_of(device_index: int):
-    return _state.runtime.streams.handle(device_index, _state.C.current_stream_id(device_index))
-
-
-def empty(shape, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """A new dense tensor on `device` from the caching allocator (allocated on that device's current stream)."""
-    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def workspace(nbytes: int, device: torch.device):

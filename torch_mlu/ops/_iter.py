@@ -12,7 +12,6 @@ import warnings
 
 import torch
 
-from ._core import TORCH_TO_CNNL
 from .copy import copy_into
 from .fill import device_scalar
 
@@ -113,10 +112,6 @@ def on_device(value, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     if value.device.type == "cpu":
         return device_scalar(value.item(), dtype, device)
     return value if value.dtype == dtype else value.to(dtype)
-
-
-def cnnl_ok(*dtypes: torch.dtype) -> bool:
-    return all(dtype in TORCH_TO_CNNL for dtype in dtypes)
 
 
 class Destination:

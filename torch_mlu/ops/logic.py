@@ -1,4 +1,5 @@
-"""Comparisons (eq, ne, lt, le, gt, ge), logical and/or/xor/not (cnnlLogicOp), and where (cnnlSelectV2).
+"""Comparisons (eq, ne, lt, le, gt, ge), logical and/or/xor/not (cnnlLogicOp), where (cnnlSelectV2), and the tests
+isnan (x != x), isposinf and isneginf (x == +-inf; False for integers).
 
 Operands are compared in their promoted dtype (torch.result_type), so `int_tensor < 2.5` compares in float; the
 result is bool unless an out= tensor of another dtype asks for 0/1 in its dtype.
@@ -10,7 +11,9 @@ import torch
 import cnnl
 
 from ._core import TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
-from ._iter import Destination, check_castable, on_device
+from ._iter import Destination, check_castable, on_device, resize_out
+from .copy import copy_into
+from .fill import device_scalar
 
 _COMPARISONS = {"eq": cnnl.CNNL_LOGIC_OP_EQ, "ne": cnnl.CNNL_LOGIC_OP_NE, "lt": cnnl.CNNL_LOGIC_OP_LT,
                 "le": cnnl.CNNL_LOGIC_OP_LE, "gt": cnnl.CNNL_LOGIC_OP_GT, "ge": cnnl.CNNL_LOGIC_OP_GE}
@@ -132,3 +135,58 @@ def where_self(condition, self, other):
     dtype = torch.result_type(self, other)
     out = torch.empty(_shape(condition, self, other), dtype=dtype, device=device)
     return _where_into(condition, self, other, out)
+
+
+def _native(tensor: torch.Tensor) -> bool:
+    return tensor.device.type == "mlu" and tensor.dtype in TORCH_TO_CNNL
+
+
+# ---- isnan, isposinf, isneginf ---------------------------------------------------------------------------------------
+@register("aten::isnan")
+def isnan(self):
+    """aten::isnan(self): x != x (False for integers)."""
+    if not _native(self):
+        return fallback(aten.isnan.default, self)
+    result = torch.empty(self.shape, dtype=torch.bool, device=self.device)
+    if result.numel():
+        if self.is_floating_point():
+            logic_op(cnnl.CNNL_LOGIC_OP_NE, self, self, result)
+        else:
+            result.zero_()
+    return result
+
+
+@register("aten::isnan.out")
+def isnan_out(self, *, out):
+    """aten::isnan.out(self, *, out)."""
+    check_same_device(self, out)
+    result = isnan(self)
+    resize_out(out, result.shape)
+    return copy_into(result, out)
+
+
+def _infinity_test(name: str, sign: float, self, out):
+    check_same_device(self, out)
+    if not _native(self):
+        return fallback(getattr(aten, name).out, self, out=out)
+    target = Destination(out, self.shape, torch.bool, (self,))
+    result = target.target
+    if result.numel():
+        if self.is_floating_point():
+            logic_op(cnnl.CNNL_LOGIC_OP_EQ, self, device_scalar(sign * float("inf"), self.dtype, self.device),
+                     result)
+        else:
+            result.zero_()
+    return target.finish()
+
+
+@register("aten::isposinf.out")
+def isposinf_out(self, *, out):
+    """aten::isposinf.out(self, *, out): x == +inf."""
+    return _infinity_test("isposinf", 1.0, self, out)
+
+
+@register("aten::isneginf.out")
+def isneginf_out(self, *, out):
+    """aten::isneginf.out(self, *, out): x == -inf."""
+    return _infinity_test("isneginf", -1.0, self, out)
