@@ -136,7 +136,8 @@ def _op_tensor_operands(op_desc, a_desc, b_desc, c_desc):
     ad, bd, cd = _broadcast_operands("cnnlOpTensor", a_desc, b_desc, c_desc)
     op, _ = _op_descriptor(op_desc, "op_tensor_desc", cd)
     found = (_OP_TENSOR_NAMES[op], ad, bd, cd, _staged_workspace(ad, bd, cd))
-    _validated_op_tensor.remember(key, key, found)
+    if op_desc.is_set:  # (a never-set one is accepted only while lenient: checked on every call, MLUSIM_STRICT)
+        _validated_op_tensor.remember(key, key, found)
     return found
 
 

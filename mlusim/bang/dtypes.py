@@ -15,6 +15,10 @@ from numba.extending import NativeValue, models, register_model, typeof_impl, un
 
 import ml_dtypes
 
+# the conversions of the 16-bit element types (the device's: mlusim.numerics.float16), which code generated for BANG
+# element types imports from here
+from ..numerics.float16 import bfloat16_to_f32, f32_to_bfloat16, f32_to_half, half_to_f32  # noqa: F401
+
 
 class ElementType:
     """A BANG element type (`float`, `half`, `bfloat16`, `int32_t`, ...); pass it to bang.nram/wram/sram/gdram."""
