@@ -120,6 +120,21 @@ def add_conformance_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
+def add_cambricon_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `mlusim conformance torch_mlu PATH`."""
+    parser.add_argument("path", help="a checkout of Cambricon/torch_mlu, or its test/ folder (nothing is fetched)")
+    parser.add_argument("--folders", default="mlu,torch,storage,torch_ops",
+                        help="comma-separated folders of test/ (default: mlu,torch,storage,torch_ops)")
+    parser.add_argument("--files", help="only the files whose path under test/ contains this text")
+    parser.add_argument("--jobs", type=int, default=1, help="files run at once (default 1)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds a file may take (default 900)")
+    parser.add_argument("--case-timeout", type=float, default=300.0,
+                        help="seconds one case may take (default 300)")
+    parser.add_argument("--skips", help="a JSON file of more cases to skip: {suite id or its prefix: reason}")
+    parser.add_argument("--json", help="write every case's outcome and message to this JSON file")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="mlusim", description="A software Cambricon MLU.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -131,6 +146,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     conformance_suites = conformance_parser.add_subparsers(dest="suite", required=True)
     torch_parser = conformance_suites.add_parser("torch", help="torch's op_db on mlu against the CPU (needs torch)")
     add_conformance_arguments(torch_parser)
+    cambricon_parser = conformance_suites.add_parser(
+        "torch_mlu", help="Cambricon's torch_mlu test suite from a checkout (needs torch and pandas)")
+    add_cambricon_arguments(cambricon_parser)
     run_parser = commands.add_parser("run", help="start N ranks of a script, like torchrun")
     run_parser.add_argument("rest", nargs=argparse.REMAINDER)
     commands.add_parser("neuware", help="a Neuware-like tree (C headers, libcnrt/libcnnl/libcncl.so) or its flags",
@@ -157,6 +175,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "info":
         print("\n".join(info_lines()))
         return 0
+    if args.command == "conformance" and args.suite == "torch_mlu":
+        from torch_mlu.conformance import cambricon_cli
+        return cambricon_cli.main(args)
     if args.command == "conformance":
         try:
             from torch_mlu.conformance import cli as conformance_cli

@@ -10,4 +10,9 @@ The device-generic test machinery shipped with torch (`torch.testing._internal`:
 
 runs the whole op_db in worker processes (a crash or a hang costs one op, not the run) and prints the per-op
 table (`runner.py`, `report.py`); tests/torch_mlu/test_conformance.py runs a fast subset in the test suite.
+
+    mlusim conformance torch_mlu PATH [--folders mlu,torch,storage,torch_ops] [--files TEXT] [--json F]
+
+runs Cambricon's own torch_mlu test suite from a checkout at PATH (`cambricon.py`; the cases that need a real card
+are skipped with the reason by `hardware.py`), one pytest process per file, and prints the per-file table.
 """
