@@ -27,9 +27,8 @@ SIDE_BY_SIDE = {3, 4}
 #: The libraries' internals, which the front ends never import: they call the public functions (cnnl.opTensor),
 #: whose checks, and whose memory of what they checked (cnnl.validated), they would otherwise reach around.
 INTERNAL_MODULES = ("cnnl.kernels", "cnnl.ops", "cnnl.opcall")
-#: The front ends held to that. magicmind is not yet: its graph ops run cnnl's kernels directly (magicmind/graph/ops);
-#: its rewrite by another helper is under way, and adds it here when it lands.
-PUBLIC_API_ONLY = ("torch_mlu", "neuware")
+#: The front ends held to that (all of floor 4).
+PUBLIC_API_ONLY = ("torch_mlu", "neuware", "magicmind")
 
 
 def _imported_modules(path: Path) -> set:
