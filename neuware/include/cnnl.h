@@ -403,7 +403,7 @@ typedef enum {
   CNNL_TRIGON_ATANH = 11
 } cnnlTrigonFunctionMode_t;
 
-/* the multi-tensor (foreach) ops: names from Cambricon's torch_mlu, values chosen by mlusim (docs/cnnl_ext.md) */
+/* the multi-tensor (foreach) ops: names from Cambricon's torch_mlu, values chosen by mlusim (docs/cnnl_elementwise.md) */
 typedef enum {
   CNNL_FOREACH_ADD = 0,
   CNNL_FOREACH_SUB = 1,
