@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import cnnl
-from mlusim import queue as queues
+from mlusim.observers import CommandRecorder
 
 from .helpers import FLOATS, NUMPY, empty, raises_status, sync, tensor
 
@@ -31,16 +31,9 @@ def _bits(values):
 
 
 def _commands(run):
-    seen = []
-
-    def hook(queue, command):
-        seen.append(command.name)
-    queues.command_hooks.append(hook)
-    try:
+    with CommandRecorder() as recorder:
         run()
-    finally:
-        queues.command_hooks.remove(hook)
-    return seen
+    return [command.name for _, command in recorder.commands]
 
 
 def _op_desc(op, code):
