@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault, NotReadyFault
+from mlusim import notifier as notifiers
 from mlusim.notifier import Notifier
 from mlusim.validate import as_int
 
@@ -42,7 +43,7 @@ def notifierDestroy(notifier) -> None:
 def placeNotifier(notifier, queue) -> None:
     """cnrtPlaceNotifier(notifier, queue): the notifier completes when the queue reaches this point."""
     target = notifier_arg(notifier)
-    queue_arg(queue).place(target)
+    notifiers.place(target, queue_arg(queue))
 
 
 @api("cnrtWaitNotifier")

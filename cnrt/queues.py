@@ -5,6 +5,7 @@ import threading
 
 from mlusim import sanitizer
 from mlusim.errors import ArgumentFault, HandleFault
+from mlusim import notifier as notifiers
 from mlusim.notifier import Notifier
 from mlusim.queue import Queue
 from mlusim.submit import Kind, Submission
@@ -119,7 +120,7 @@ def queueWaitNotifier(notifier, queue, flag: int = 0) -> None:
     """cnrtQueueWaitNotifier(notifier, queue, flag): later work of `queue` waits for the notifier's last placement."""
     target_notifier = notifier_arg(notifier)
     as_enum(flag, "flag", (0,), "wait flag")
-    queue_arg(queue).wait_for(target_notifier)
+    notifiers.make_wait(queue_arg(queue), target_notifier)
 
 
 @api("cnrtInvokeHostFunc")

@@ -411,10 +411,6 @@ class AddressSpace:
         with self._lock:
             return self.capacity - self.used, self.capacity
 
-    def live_blocks(self) -> list[Block]:
-        with self._lock:
-            return [self._blocks[s] for s in self._starts]
-
     def fragments(self) -> int:
         """Number of separate free ranges (1 when nothing is fragmented)."""
         with self._lock:

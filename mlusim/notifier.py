@@ -1,11 +1,17 @@
-"""Notifiers (cnrtNotifier_t) and their placements on queues; the modelled time each host thread has seen of a
-device (its host clock)."""
+"""Notifiers (cnrtNotifier_t), their placements on queues (`place`) and queues waiting for them (`make_wait`); the
+modelled time each host thread has seen of a device (its host clock).
+
+On an idle queue both take a turn (mlusim.turn) and are done at once; otherwise they are commands of the queue.
+"""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Optional
 
+from .command import Command, Kind
 from .errors import HandleFault
+from .observers import OBSERVERS
 
 
 class Placement:
@@ -41,6 +47,41 @@ class Notifier:
     def __repr__(self) -> str:
         state = "destroyed" if self.destroyed else ("done" if self.done() else "pending")
         return f"<cnrtNotifier {id(self):#x} {state}>"
+
+
+def place(notifier: Notifier, queue) -> Placement:
+    """Place `notifier` on `queue` (cnrtPlaceNotifier): it is reached when the queue's earlier work is done."""
+    placement = Placement(queue)
+
+    def reach() -> None:
+        placement.host_time = time.perf_counter() - getattr(queue.device, "excluded_host_seconds", 0.0)
+        placement.model_time_us = queue.model_clock_us
+        for hook in OBSERVERS.notifier_placed:
+            hook(queue, placement)
+        placement.event.set()
+
+    notifier.current = placement
+    turn = queue.take_turn()
+    if turn is not None:  # an idle queue reaches the placement at once: no hand-over to its worker
+        queue.model_clock_us = max(queue.model_clock_us, queue.host_clock.us)
+        reach()
+        turn.done(queue.model_clock_us)
+        return placement
+    queue.submit(Command(Kind.NOTIFIER, "placeNotifier", reach))
+    return placement
+
+
+def make_wait(queue, notifier: Notifier) -> None:
+    """Make later work of `queue` wait until the notifier's latest placement is reached (cnrtQueueWaitNotifier)."""
+    placement = notifier.current
+    if placement is None or placement.queue is queue:
+        return  # never placed, or placed earlier on this same in-order queue
+    if placement.event.is_set():
+        turn = queue.take_turn()
+        if turn is not None:  # reached already, and this queue is idle: only the modelled clock moves
+            turn.done(max(queue.model_clock_us, placement.model_time_us, queue.host_clock.us))
+            return
+    queue.submit(Command(Kind.WAIT, "queueWaitNotifier", None, waits_for=placement))
 
 
 class HostClock(threading.local):

@@ -1,28 +1,14 @@
 """In-order queues (cnrtQueue_t): one way onto a queue (`Queue.submit`), sticky errors, syncs, the modelled clock.
 
-Every queued thing is a `Command` (mlusim.command), built by mlusim.submit.Submission: it names the device ranges it
-reads and writes, pins the blocks it uses so they cannot be freed under it, and carries its modelled duration. A
-queue runs its commands in order, one at a time (mlusim.execution): on its worker thread (mlusim.worker), on a host
-thread that syncs it (which runs what is pending instead of sleeping), in the calling thread when the queue decides
-so (below), or inline at the call in blocking mode. When a command raises, the queue keeps the first error (sticky),
-skips the commands after it, and reports it, with the number skipped, at its next sync; the device keeps it too
-until its sync.
-
-Where a command runs is the queue's decision, from facts on the command (`Queue.submit`):
-- an op moving at most SMALL_OP_BYTES is a few µs of work: on an idle queue the calling thread runs it (and the
-  small ops still pending before it), since waking the worker costs more than the op;
-- an op of any size runs in the calling thread when the host waited for the queue after each op it queued (a test,
-  a benchmark, a loop reading each result), which would wait for this one in its next call anyway;
-- everything else goes to the worker, which gathers a stream of ops into batches.
-Work that finishes in the caller's thread without being queued at all (a notifier reached on an idle queue, cncl's
-lean small collectives) takes a turn of the queue (`Queue.take_turn`, mlusim.turn): the position a queued command
-would have had. Nothing runs in the calling thread while an observer watches commands one by one (mlusim.observers).
-
-Modelled device clock (mlusim.cost gives the durations; docs/cost.md): each queue has its own clock, so work on
-different queues overlaps on the device. A command starts at the later of its queue's clock and the modelled time its
-host thread had seen of the device when it submitted the command (the device's host clock, raised by every sync):
-work the host queues after waiting for a queue cannot start before that queue's work ended. queueWaitNotifier
-carries the notifier's time over.
+Every queued thing is a `Command` (mlusim.command) built by mlusim.submit.Submission. A queue runs its commands in
+order, one at a time (mlusim.execution): on its worker thread (mlusim.worker), on a host thread that syncs it (which
+runs what is pending instead of sleeping), in the calling thread when the queue decides so (`submit`), or at the call
+in blocking mode. A command that raises becomes the queue's sticky error: the commands after it are skipped and the
+next sync reports it with their count (the device keeps it too until its sync). Work the calling thread does at a
+queue position without queueing anything takes a turn (`take_turn`, mlusim.turn). Nothing runs in the calling thread
+while an observer watches commands one by one (mlusim.observers). Each queue has its own modelled clock; a command
+starts at the later of that clock and the modelled time its host thread had seen of the device when it submitted
+it. docs/runtime.md gives the rules and the figures behind them.
 """
 from __future__ import annotations
 
@@ -38,7 +24,7 @@ from typing import Callable, Iterable, Optional
 from . import execution, worker
 from .command import Command, Kind, running_queues
 from .errors import HandleFault, IllegalStateFault, QueueFault
-from .notifier import Notifier, Placement, host_clock_of
+from .notifier import host_clock_of
 from .observers import OBSERVERS
 from .turn import Turn
 
@@ -447,41 +433,6 @@ class Queue:
                 f"{len(dropped)} command(s) queued before fork() in the parent process (pid {os.getppid()}) do not "
                 f"run in this child process"), f"{dropped[0].kind} '{dropped[0].name}'", self.name,
                 command_kind=dropped[0].kind)
-
-    # ---- notifiers ----------------------------------------------------------------------------------------------
-
-    def place(self, notifier: Notifier) -> Placement:
-        """Submit a notifier placement (cnrtPlaceNotifier)."""
-        placement = Placement(self)
-
-        def reach() -> None:
-            placement.host_time = time.perf_counter() - getattr(self.device, "excluded_host_seconds", 0.0)
-            placement.model_time_us = self.model_clock_us
-            for hook in OBSERVERS.notifier_placed:
-                hook(self, placement)
-            placement.event.set()
-
-        notifier.current = placement
-        turn = self.take_turn()
-        if turn is not None:  # an idle queue reaches the placement at once: no hand-over to its worker
-            self.model_clock_us = max(self.model_clock_us, self.host_clock.us)
-            reach()
-            turn.done(self.model_clock_us)
-            return placement
-        self._enqueue(Command(Kind.NOTIFIER, "placeNotifier", reach))
-        return placement
-
-    def wait_for(self, notifier: Notifier) -> None:
-        """Make later work of this queue wait until the notifier's latest placement is reached."""
-        placement = notifier.current
-        if placement is None or placement.queue is self:
-            return  # never placed, or placed earlier on this same in-order queue
-        if placement.event.is_set():
-            turn = self.take_turn()
-            if turn is not None:  # reached already, and this queue is idle: only the modelled clock moves
-                turn.done(max(self.model_clock_us, placement.model_time_us, self.host_clock.us))
-                return
-        self._enqueue(Command(Kind.WAIT, "queueWaitNotifier", None, waits_for=placement))
 
 
 def wait_all(queues: Iterable[Queue]) -> None:

@@ -20,16 +20,14 @@ import contextlib
 import importlib
 import sys
 import threading
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import Iterator, Optional
 
 from mlusim import config as mlusim_config
 
 from . import config
 from .config import TOOLS, parse_tools
 from .report import Access, Report, format_reports, summary
-
-if TYPE_CHECKING:
-    from .engine import Scope
+from .scope import SanitizerFault, Scope
 
 __all__ = ["TOOLS", "enable", "disable", "enabled", "scope", "reports", "clear", "check_leaks", "drain", "exempt",
            "track",
@@ -38,12 +36,6 @@ __all__ = ["TOOLS", "enable", "disable", "enabled", "scope", "reports", "clear",
 
 _switch = threading.RLock()
 _ENGINE_MODULE = __name__ + ".engine"
-
-
-def __getattr__(name: str):
-    if name in ("SanitizerFault", "Scope"):  # the engine (and the kernel machinery it needs) loads on first use
-        return getattr(importlib.import_module(_ENGINE_MODULE), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _engine(create: bool = True, **options):
@@ -100,7 +92,7 @@ def scope(tools: config.Tools = "all", *, raise_first: bool = False, leaks: bool
     chosen = parse_tools(tools)
     with _switch:
         current = _engine(log_entries=config.log_entries_from_env())
-        opened = importlib.import_module(_ENGINE_MODULE).Scope(chosen, raise_first, current.leaks.mark())
+        opened = Scope(chosen, raise_first, current.leaks.mark())
         current.scopes.append(opened)
         current.refresh()
     failed = None
@@ -123,7 +115,7 @@ def scope(tools: config.Tools = "all", *, raise_first: bool = False, leaks: bool
                 if not current.tools:
                     current.reset_state()
         if failed is None and raise_first and len(opened.errors) > raised:
-            raise importlib.import_module(_ENGINE_MODULE).SanitizerFault(opened.errors[raised])
+            raise SanitizerFault(opened.errors[raised])
 
 
 def reports() -> list[Report]:

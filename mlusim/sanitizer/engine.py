@@ -17,7 +17,6 @@ from typing import Optional
 
 from mlusim import device as devices
 from mlusim.command import Kind, current_command
-from mlusim.errors import Fault
 from mlusim.observers import COMMAND_EVENTS, OBSERVERS
 from mlusim.submit import StridedExtent
 
@@ -26,121 +25,13 @@ from .clocks import EMPTY, HostClocks, QueueClock, join
 from .extents import Span, strided_span
 from .initcheck import InitShadow
 from .racecheck import RaceShadow
-from .report import Access, Report, capture_stack, format_reports, user_frames
+from .records import CommandRecord
+from .report import Report, capture_stack, format_reports
+from .scope import SanitizerFault, Scope
 
 #: Seconds the exit summary, and the end of a scope, wait for queued work to finish.
 EXIT_DRAIN_SECONDS = 10.0
 DRAIN_SECONDS = 30.0
-
-
-class SanitizerFault(Fault):
-    """A sanitizer error raised where it was found (the "raise at the first error" mode); `.report` is the Report.
-    Raised inside queued work, it becomes the queue's sticky error like any other fault."""
-
-    kind = "sanitizer"
-
-    def __init__(self, report: Report):
-        super().__init__(report.text())
-        self.report = report
-
-
-class Scope:
-    """Reports collected while a `mlusim.sanitizer.scope()` is open (or for the whole process)."""
-
-    def __init__(self, tools: frozenset, raise_first: bool, leak_mark: int = 0):
-        self.tools = tools
-        self.raise_first = raise_first
-        self.leak_mark = leak_mark
-        self.reports: list[Report] = []
-        self._keys: dict = {}
-
-    @property
-    def errors(self) -> list[Report]:
-        return [r for r in self.reports if r.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Report]:
-        return [r for r in self.reports if r.severity != "error"]
-
-    def of(self, tool: Optional[str] = None, kind: Optional[str] = None) -> list[Report]:
-        """The reports of one tool and/or kind."""
-        return [r for r in self.reports if (tool is None or r.tool == tool) and (kind is None or r.kind == kind)]
-
-    def text(self) -> str:
-        return format_reports(self.reports)
-
-    def add(self, report: Report) -> bool:
-        """Keep `report`; False when it repeats one already kept (same kind, same lines of code), which counts it.
-        Leaks never repeat: each is one object."""
-        if report.tool == "leakcheck":
-            self.reports.append(report)
-            return True
-        key = _repeat_key(report)
-        earlier = self._keys.get(key)
-        if earlier is not None:
-            earlier.count += report.count
-            return False
-        self._keys[key] = report
-        self.reports.append(report)
-        return True
-
-    def __iter__(self):
-        return iter(self.reports)
-
-    def __len__(self) -> int:
-        return len(self.reports)
-
-    def __repr__(self) -> str:
-        return f"<sanitizer scope {sorted(self.tools)}: {len(self.errors)} errors, {len(self.warnings)} warnings>"
-
-
-def _repeat_key(report: Report) -> tuple:
-    """Reports with the same key are one error found again (a race in a loop): same kind, same lines of code."""
-    sides = tuple(sorted(((a.access, a.command, a.task if a.task is not None else -1, _user_site(a.stack) or ())
-                          for a in report.accesses), key=repr))
-    return report.tool, report.kind, report.resource, report.address if report.tool != "racecheck" else None, sides
-
-
-def _user_site(stack: tuple):
-    frames = user_frames(stack)
-    return frames[0] if frames else None
-
-
-class CommandRecord:
-    """What the sanitizer knows of one queued command (not the command itself: that holds its work's buffers)."""
-
-    __slots__ = ("queue", "name", "kind", "stack", "host_clock", "clock", "epoch", "synchronous", "touched",
-                 "parent")
-
-    def __init__(self, queue, name: str, kind: Kind, stack: tuple, host_clock: dict, synchronous: bool,
-                 parent: Optional["CommandRecord"] = None):
-        self.queue = queue
-        self.name = name
-        self.kind = kind
-        self.stack = stack
-        self.host_clock = host_clock
-        self.clock = None
-        self.epoch = None
-        self.synchronous = synchronous
-        self.touched = None   # a kernel's exact accesses [(block, Span, write)], set by the launch
-        self.parent = parent  # the command whose work queued this one (its accesses are part of that work)
-
-    @property
-    def queue_name(self) -> str:
-        return self.queue.name
-
-    def within(self, other: "CommandRecord") -> bool:
-        """Whether this command is `other` or was queued by its work (directly or not)."""
-        record = self
-        while record is not None:
-            if record is other:
-                return True
-            record = record.parent
-        return False
-
-    def access(self, write: bool) -> Access:
-        return Access("write" if write else "read", command=self.name, kind=self.kind.value, queue=self.queue.name,
-                      host=self.synchronous, stack=self.stack)
 
 
 class Engine:
@@ -473,7 +364,7 @@ class Engine:
                                     layout.union)
         if record is not None and not result.dropped:
             record.touched = result.touched
-        reports = [self._kernel_race_report(launch, record, race) for race in result.races] if self.racecheck else []
+        reports = [kernelrace.race_report(launch, record, race) for race in result.races] if self.racecheck else []
         if result.dropped:
             reports.append(Report("racecheck", "log_overflow",
                                   f"kernel '{launch.name}': {result.dropped} accesses did not fit in the access log "
@@ -482,37 +373,6 @@ class Engine:
                                   f"arguments' whole blocks", severity="warning"))
         for report in reports:
             self.deliver(report)
-
-    def _kernel_race_report(self, launch, record, race) -> Report:
-        layout = launch.layout
-        region = race.region
-        sides = []
-        for task, write in zip(race.tasks, race.writes):
-            sides.append(Access("write" if write else "read", command=launch.name, kind="kernel",
-                                queue=record.queue_name if record else "", task=task,
-                                task_ids=layout.describe(task),
-                                stack=record.stack if record else ()))
-        both = all(race.writes)
-        if region.block is not None:
-            address, device = region.block.start + race.first, region.block.device_index
-            where = "GDRAM"
-        else:
-            address, device = None, launch.device.index
-            where = f"SRAM of cluster {region.cluster} (round {region.round}), bytes [{race.first}, " \
-                    f"{race.first + race.nbytes})"
-        first, second = race.tasks
-        if not layout.union:
-            why = "Block tasks never synchronise with each other"
-        elif not (launch.kernel.uses_barriers and first // layout.group_size == second // layout.group_size):
-            why = ("the kernel has no barrier" if not launch.kernel.uses_barriers else
-                   "tasks of different union rounds never synchronise")
-        else:
-            why = "no sync_cluster or sync_all that both take part in lies between the accesses"
-        message = (f"tasks {first} and {second} of kernel '{launch.name}' touch the same {where} bytes, one "
-                   f"writing, and {why}")
-        return Report("racecheck", "kernel_race", message, address=address, size=race.nbytes, device=device,
-                      accesses=sides, hazard="write-write" if both else "read-write", task=race.tasks[0],
-                      count=race.count)
 
     def kernel_faulted(self, launch, fault) -> None:
         if not self.memcheck:

@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from .extents import span_of_runs
+from .report import Access, Report
 
 #: Races kept per launch for reporting (all are counted).
 MAX_PAIRS = 4096
@@ -197,3 +198,36 @@ def analyse(entries: np.ndarray, dropped: int, blocks, sram_ranges, rounds: bool
                 if span is not None:
                     touched.append((region.block, span, writes))
     return LaunchAccesses(races, touched, dropped)
+
+
+def race_report(launch, record, race) -> Report:
+    """The racecheck report of one race between two tasks of a launch (`record`: the command's CommandRecord)."""
+    layout = launch.layout
+    region = race.region
+    sides = []
+    for task, write in zip(race.tasks, race.writes):
+        sides.append(Access("write" if write else "read", command=launch.name, kind="kernel",
+                            queue=record.queue_name if record else "", task=task,
+                            task_ids=layout.describe(task),
+                            stack=record.stack if record else ()))
+    both = all(race.writes)
+    if region.block is not None:
+        address, device = region.block.start + race.first, region.block.device_index
+        where = "GDRAM"
+    else:
+        address, device = None, launch.device.index
+        where = f"SRAM of cluster {region.cluster} (round {region.round}), bytes [{race.first}, " \
+                f"{race.first + race.nbytes})"
+    first, second = race.tasks
+    if not layout.union:
+        why = "Block tasks never synchronise with each other"
+    elif not (launch.kernel.uses_barriers and first // layout.group_size == second // layout.group_size):
+        why = ("the kernel has no barrier" if not launch.kernel.uses_barriers else
+               "tasks of different union rounds never synchronise")
+    else:
+        why = "no sync_cluster or sync_all that both take part in lies between the accesses"
+    message = (f"tasks {first} and {second} of kernel '{launch.name}' touch the same {where} bytes, one "
+               f"writing, and {why}")
+    return Report("racecheck", "kernel_race", message, address=address, size=race.nbytes, device=device,
+                  accesses=sides, hazard="write-write" if both else "read-write", task=race.tasks[0],
+                  count=race.count)
