@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..dtypes import numpy_of
 from ..graph.network import Network
 from ..graph.program import Program, Step
-from ..status import invalid
+from ..status import Code, MagicMindError, invalid
 
 
 def lower(network: Network) -> Program:
@@ -12,6 +12,8 @@ def lower(network: Network) -> Program:
     infer or has no outputs)."""
     if not isinstance(network, Network):
         raise invalid(f"build_model: network must be a Network, not {type(network).__name__}")
+    if network.pending_reason():
+        raise MagicMindError(Code.FAILED_PRECONDITION, f"build_model: {network.pending_reason()}")
     if network.get_output_count() == 0:
         raise invalid("build_model: the network has no outputs (mark_output)")
     infos = network.infos()

@@ -54,6 +54,28 @@ class Network:
         """(op, attrs, input tensors, output tensors, name) of every node, in order."""
         return [(n.op, n.attrs, n.inputs, n.outputs, n.get_node_name()) for n in self.nodes]
 
+    def defer(self, inputs, complete, reason: str) -> None:
+        """Read the rest of the graph (`complete()`) once every one of `inputs` has dims (a parser that needs the
+        inputs' ranks: PyTorch); until then building says `reason`."""
+        self._deferred = (list(inputs), complete, reason)
+
+    def complete_deferred(self) -> None:
+        """Run the deferred reading when its inputs all have dims (MagicMindError when it fails)."""
+        deferred = getattr(self, "_deferred", None)
+        if deferred is None or any(t._dims is None for t in deferred[0]):
+            return
+        self._deferred = None
+        try:
+            deferred[1]()
+        except MagicMindError:
+            self._deferred = deferred
+            raise
+
+    def pending_reason(self):
+        """Why the network is not complete yet (a deferred reading), or None."""
+        deferred = getattr(self, "_deferred", None)
+        return deferred[2] if deferred is not None else None
+
     def infos(self) -> dict:
         """Info of every tensor for the inputs' current dims (cached until something changes)."""
         if self._infos is None:

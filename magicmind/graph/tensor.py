@@ -56,6 +56,10 @@ class ITensor:
         except MagicMindError as error:
             return error.status
         self._network.changed()
+        try:
+            self._network.complete_deferred()
+        except MagicMindError as error:
+            return error.status
         return Status()
 
     def get_data_type(self) -> DataType:

@@ -31,9 +31,10 @@ def _fail(node, message, code=Code.INVALID_ARGUMENT):
 
 
 class _Reader:
-    def __init__(self, network: Network, model):
+    def __init__(self, network: Network, model, bound=None):
         self.net = network
         self.tensors: dict = {}
+        self.bound = bound or {}
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
         if self.opset not in OPSETS:
             raise MagicMindError(Code.UNIMPLEMENTED, f"onnx: opset {self.opset} is not supported (opsets "
@@ -85,6 +86,10 @@ class _Reader:
             dims = None
             if kind.HasField("shape"):
                 dims = [d.dim_value if d.HasField("dim_value") else -1 for d in kind.shape.dim]
+            bound = self.bound.get(item.name)
+            if bound is not None:  # a network input made before the graph was read (PyTorch, deferred)
+                self.tensors[item.name] = bound
+                continue
             tensor = self.net.add_input(dtype, dims)
             tensor.set_tensor_name(item.name)
             self.tensors[item.name] = tensor
@@ -394,10 +399,10 @@ class _Reader:
         return self.add("cast", [floored], {"dtype": "int64"}, node.name).get_output(0)
 
 
-def parse(network: Network, path: str, params: dict) -> None:
-    """Read the ONNX file at `path` into `network`."""
+def parse(network: Network, path: str, params: dict, bound=None) -> None:
+    """Read the ONNX file at `path` into `network` (`bound`: graph input name -> the network input to use)."""
     try:
         model = onnx.load(path)
     except Exception as error:  # noqa: BLE001  (protobuf's errors have no common base)
         raise MagicMindError(Code.INVALID_ARGUMENT, f"onnx: {path!r} is not a readable ONNX model ({error})") from None
-    _Reader(network, model).read(model.graph)
+    _Reader(network, model, bound).read(model.graph)

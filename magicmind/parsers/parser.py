@@ -8,8 +8,8 @@ from ..enums import DataType, ModelKind, member
 from ..graph.network import Network
 from ..status import Code, MagicMindError, Status
 
-#: kind -> (module of this package, the Python package it needs)
-_FRONT_ENDS = {ModelKind.kOnnx: ("onnx_parser", "onnx"), ModelKind.kPytorch: ("torchscript", "torch")}
+#: kind -> (module of this package, the Python packages it needs)
+_FRONT_ENDS = {ModelKind.kOnnx: ("onnx_parser", ("onnx",)), ModelKind.kPytorch: ("torchscript", ("torch", "onnx"))}
 _PARAMS = {
     ModelKind.kPytorch: {"pytorch-input-dtypes"},
     ModelKind.kOnnx: set(),
@@ -50,12 +50,13 @@ class Parser:
             return Status(Code.INVALID_ARGUMENT, f"parse: model_path {model_path!r} is not a path")
         if not os.path.isfile(model_path):
             return Status(Code.NOT_FOUND, f"parse: model file {os.fspath(model_path)!r} does not exist")
-        module, package = _FRONT_ENDS[self.kind]
-        try:
-            importlib.import_module(package)
-        except ImportError:
-            return Status(Code.UNAVAILABLE, f"parse: the {self.kind.name} parser needs the Python package "
-                                            f"{package!r} (pip install {package})")
+        module, packages = _FRONT_ENDS[self.kind]
+        for package in packages:
+            try:
+                importlib.import_module(package)
+            except ImportError:
+                return Status(Code.UNAVAILABLE, f"parse: the {self.kind.name} parser needs the Python package "
+                                                f"{package!r} (pip install {package})")
         try:
             front_end = importlib.import_module(f"{__package__}.{module}")
         except ModuleNotFoundError as error:

@@ -1,4 +1,4 @@
-"""The tools: onnx_build / mm_build -> a model file -> mm_run, with the release's flags; the summary lines scripts
+"""The tools: onnx_build / mm_build / pytorch_build -> a model file -> mm_run, with the release's flags; the summary lines scripts
 parse; non-zero exit and a message naming the flag for a missing or bad file or value."""
 import json
 import subprocess
@@ -122,3 +122,18 @@ def test_runner_errors_exit_1(tmp_path, capsys):
     assert mm_run.main(["--magicmind_model", str(tmp_path / "none")]) == 1
     assert mm_build.main(["--magicmind_model", str(tmp_path / "m")]) == 1  # no model given
     assert "exactly one model" in capsys.readouterr().err
+
+
+def test_pytorch_build_reads_a_traced_module(tmp_path):
+    torch.manual_seed(0)
+    model = M.MobileNetish().eval()
+    with torch.no_grad():
+        traced = torch.jit.trace(model, (torch.randn(1, 3, 32, 32),))
+    torch.jit.save(traced, str(tmp_path / "m.pt"))
+    assert mm_build.pytorch_main(["--pytorch_pt", str(tmp_path / "m.pt"), "--pt_input_dtypes", "FLOAT",
+                                  "--input_dims", "2,3,32,32", "--dynamic_shape", "false",
+                                  "--magicmind_model", str(tmp_path / "m.mm")]) == 0
+    x = np.random.default_rng(3).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    with torch.no_grad():
+        want = model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(run_model(_load(tmp_path / "m.mm"), [x])[0], want, rtol=1e-3, atol=1e-3)
