@@ -165,7 +165,7 @@ cnrtAttrPciDomainID = 0x408
 QUEUE_PRIORITY_LEAST = 0
 QUEUE_PRIORITY_GREATEST = -4
 # Chosen limits reported by deviceGetAttribute.
-from mlusim.bang.launch import MAX_DIM  # noqa: E402  (the task model checks launches against it)
+from mlusim.launch import MAX_DIM  # noqa: E402  (the task model checks launches against it)
 MAX_QUEUES = 4096
 MAX_NOTIFIERS = 4096
 

@@ -1,5 +1,5 @@
 """Kernel launch: cnrtInvokeKernel (v6) and the v4 params-buffer form. Every form goes through the one launch path,
-mlusim.bang.launch.submit, which checks dim and ktype against the board, prepares the kernel (argument checks,
+mlusim.launch.submit, which checks dim and ktype against the board, prepares the kernel (argument checks,
 compilation) at the call and queues the launch.
 
 A kernel is a BANG kernel of `mlusim.bang`, a kernel exported to C (neuware) or any other Python callable, which is
@@ -7,7 +7,7 @@ called once as `kernel(*args)` on the queue.
 """
 from __future__ import annotations
 
-from mlusim.bang import launch
+from mlusim import launch
 from mlusim.errors import ArgumentFault
 
 from .errors import api

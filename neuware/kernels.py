@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlusim import handles
-from mlusim.bang import launch
+from mlusim import launch
 
 #: C argument types a kernel may declare -> numpy storage; every pointer type is a 64-bit device address.
 _ARGUMENT_TYPES = {

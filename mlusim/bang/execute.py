@@ -36,7 +36,7 @@ from .context import (ADDRESS_ALIGN, BARRIER_KEY, CAPACITY, LENGTH_ALIGN, LIMITS
 from .faults import KernelTrap
 from .dma import sync
 from .pointer import GDRAM, NRAM, SRAM, WRAM, Ptr
-from .taskmodel import TaskLayout, layout
+from mlusim.taskmodel import TaskLayout, layout
 from .work import WorkCounts, counts_from_state, modelled_us
 
 #: A first task faster than this runs the whole launch on the calling thread (threads would cost more).

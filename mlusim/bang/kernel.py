@@ -36,9 +36,9 @@ from . import watchdog
 from .caching import jit
 from .context import Ctx
 from .dtypes import ElementType
-from . import launch
+from mlusim import launch
 from .execute import HOST_WORKERS, Launch, board_limits, gdram_pointer
-from .taskmodel import TaskLayout
+from mlusim.taskmodel import TaskLayout
 from .pointer import GDRAM, INT64_MAX, INT64_MIN, Ptr
 
 log = logging.getLogger("mlusim.bang")
@@ -340,7 +340,7 @@ class Kernel(launch.Program):
         return tuple(sample)
 
     def prepare(self, device, layout: TaskLayout, args: tuple, queue) -> None:
-        """At the launch call, before the launch is queued (mlusim.bang.launch): check the arguments and compile the
+        """At the launch call, before the launch is queued (mlusim.launch): check the arguments and compile the
         body for their types, so that a wrong argument, a missing intrinsic or a typing error fails at the launch
         (naming the kernel), not at the next sync. Compile time spent while the queue had nothing else to do is
         kept out of its notifiers' host times (cnrtNotifierElapsedTime)."""
@@ -421,7 +421,7 @@ class Kernel(launch.Program):
     # ---- launching -----------------------------------------------------------------------------------------------
 
     def run(self, device, layout: TaskLayout, args: tuple) -> launch.LaunchResult:
-        """Run one launch on `device` (on its queue, mlusim.bang.launch): its modelled device µs and work counts."""
+        """Run one launch on `device` (on its queue, mlusim.launch): its modelled device µs and work counts."""
         started = time.perf_counter()
         running = Launch(self, device, layout, tuple(args))
         debug = self.debug
@@ -441,7 +441,7 @@ class Kernel(launch.Program):
 
     def __getitem__(self, config):
         """`kernel[dim, ktype, queue](*args)` is `kernel<<<dim, ktype, queue>>>(args...)`: queued on `queue` (a
-        cnrt queue), or on the current device's default queue when it is omitted (mlusim.bang.launch)."""
+        cnrt queue), or on the current device's default queue when it is omitted (mlusim.launch)."""
         if not isinstance(config, tuple) or len(config) not in (2, 3):
             raise TypeError("use kernel[dim, ktype] or kernel[dim, ktype, queue]")
         dim, ktype = config[0], config[1]

@@ -28,7 +28,7 @@ from mlusim.bang.cancel import _TABLE as STOP_TABLE, TaskStopped
 from mlusim.bang.faults import KernelAssert, KernelTrap, KernelUserTrap
 from mlusim.bang.kernel import DEFAULT_BARRIER_TIMEOUT, LaunchRecord
 from mlusim.apicall import reported_as
-from mlusim.bang import launch
+from mlusim import launch
 from mlusim.bang.execute import HOST_WORKERS, Launch
 from mlusim.errors import ArgumentFault, Fault, KernelFault
 
@@ -199,7 +199,7 @@ class BangCKernel(launch.Program):
     def last_launch(self):
         return self.launches[-1] if self.launches else None
 
-    # ---- the launch protocol (mlusim.bang.launch.Program) --------------------------------------------------
+    # ---- the launch protocol (mlusim.launch.Program) --------------------------------------------------
     def prepare(self, device, layout, args, queue) -> None:
         """At the launch call: the arguments against the kernel's parameters, the architecture it was built for."""
         where = f"kernel '{self.__name__}'"
@@ -246,7 +246,7 @@ class BangCKernel(launch.Program):
             raise _FAULTS.get(kind, KernelTrap)(message)
 
     def run(self, device, layout, args) -> launch.LaunchResult:
-        """Run one launch on `device` (on its queue, mlusim.bang.launch): its modelled device µs and work counts."""
+        """Run one launch on `device` (on its queue, mlusim.launch): its modelled device µs and work counts."""
         started = time.perf_counter()
         running = Launch(self, device, layout, tuple(args))
         record = LaunchRecord(self.__name__, layout.dim, layout.ktype, None, 0.0, 0.0, running.schedule, False)

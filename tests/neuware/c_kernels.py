@@ -6,7 +6,7 @@ kernel shared with the bang tests (module level there, so numba's disk cache ser
 import numpy as np
 
 import cnrt
-from tests.bang.kernels import scalar_at  # noqa: F401  (x[index] = 1.0)
+from tests.mlusim.bang.kernels import scalar_at  # noqa: F401  (x[index] = 1.0)
 
 SCALE_ADD_TYPES = ("float *", "float *", "float", "int")
 SCALAR_AT_TYPES = ("float *", "int")

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import cnrt
 from mlusim import bang
 
-from .conftest import from_device, to_device
+from ..conftest import from_device, to_device
 
 from cnrt.samples import sram_reduction, tiled_matmul, vector_add
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import cnrt
 from mlusim.host import sharedmem
 
-from .conftest import from_device, to_device
+from ..conftest import from_device, to_device
 from .robust_kernels import TILE, bounce, matmul_of, nram_of, poke, scatter_segments, transpose_of
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1

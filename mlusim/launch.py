@@ -13,7 +13,7 @@ kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from mlusim import cost
 from mlusim import device as devices
@@ -23,7 +23,9 @@ from mlusim.submit import Submission
 from mlusim.validate import as_enum, as_int, is_address
 
 from .taskmodel import TaskLayout, layout
-from .work import WorkCounts
+
+if TYPE_CHECKING:  # the BANG work counts need numba, which a C program's first cnrt call must not load
+    from mlusim.bang.work import WorkCounts
 
 #: The largest taskDimX, taskDimY, taskDimZ (cnrtDim3_t).
 MAX_DIM = (2**31 - 1, 65535, 65535)

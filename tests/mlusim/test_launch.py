@@ -1,4 +1,4 @@
-"""mlusim.bang.launch, the one launch path: each launch's command carries the work counts of that launch."""
+"""mlusim.launch, the one launch path: each launch's command carries the work counts of that launch."""
 import threading
 
 import numpy as np
@@ -7,7 +7,7 @@ import cnrt
 from mlusim.observers import CommandRecorder
 
 from .conftest import to_device
-from .kernels import load_at
+from .bang.kernels import load_at
 
 
 def test_two_launches_of_one_kernel_on_two_queues_at_once_keep_their_own_counts(board):

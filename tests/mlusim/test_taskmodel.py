@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 import cnrt
-from mlusim.bang.taskmodel import layout
+from mlusim.taskmodel import layout
 
 from .conftest import from_device
-from .kernels import record_ids
+from .bang.kernels import record_ids
 
 FIELDS = ("taskIdX", "taskIdY", "taskIdZ", "taskDimX", "taskDimY", "taskDimZ", "taskId", "taskDim",
           "clusterId", "clusterDim", "coreId", "coreDim")

@@ -12,7 +12,7 @@ import pytest
 
 import cnrt
 
-from .conftest import from_device
+from ..conftest import from_device
 from .robust_kernels import endless_arithmetic, endless_copies, sleepy
 
 
@@ -64,7 +64,7 @@ import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import cnrt
 from mlusim import device as devices
-from tests.bang.robust_kernels import endless_copies, endless_in_plain_numba
+from tests.mlusim.bang.robust_kernels import endless_copies, endless_in_plain_numba
 
 def attempt(label, call):
     began = time.monotonic()
@@ -100,7 +100,7 @@ usable("queued", queue, pointer)
 # 2. Ctrl-C while the main thread runs the kernel itself (blocking mode), compiled before the interrupt
 devices.configure(blocking=True)
 queue, pointer = cnrt.queueCreate(), cnrt.malloc(1024)
-from mlusim.bang import launch
+from mlusim import launch
 endless_copies.prepare(devices.get(0), launch.task_layout(launch.dims(dim), 4, devices.get(0).spec), (pointer, 1), queue)
 print("ready blocking", flush=True)
 attempt("blocking", lambda: endless_copies[dim, cnrt.cnrtFuncTypeUnion1, queue](pointer, 1))

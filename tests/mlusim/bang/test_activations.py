@@ -11,7 +11,7 @@ from mlusim import bang
 from mlusim.bang import activations as A
 from mlusim.bang.pointer import NRAM, Ptr
 
-from .conftest import from_device, to_device
+from ..conftest import from_device, to_device
 from .robust_kernels import every_activation, named_recip, reference
 
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 88.0], np.float32)

@@ -6,7 +6,7 @@ import cnrt
 import mlusim.device
 from mlusim import bang
 
-from .conftest import from_device, to_device
+from ..conftest import from_device, to_device
 from .kernels import (async_then_read, crossed_barriers, debug_probe, last_writer, skips_barrier, sram_exchange,
                       sram_peek, sync_in_block)
 

@@ -5,7 +5,7 @@ import pytest
 import cnrt
 from mlusim import bang
 
-from .conftest import from_device, to_device
+from ..conftest import from_device, to_device
 from .kernels import (add_on_gdram, asserting, copy_with_direction, load_at, misaligned_add, nram_hog, scalar_at,
                       sram_hog, trapping, wram_hog)
 
