@@ -13,17 +13,12 @@ changed header or another Python builds anew and a test suite builds each librar
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import os
-import shutil
-import site
 import subprocess
 import sys
-import sysconfig
-import tempfile
 from pathlib import Path
+
+from mlusim.host import cembed
 
 from . import cdecl
 from .cdecl import CALLBACK_PREFIX
@@ -32,7 +27,6 @@ LIBRARY_NAMES = ("cnrt", "cnnl", "cncl", "cndev", "cndrv")
 #: libraries real back ends link that have no function of their own here (see cnnl_extra.h, cnmlrt.h): each is a
 #: shared library with no symbols that depends on the library whose functions its header brings in
 COMPANIONS = {"cnnl_extra": "cnnl", "cnmlrt": "cnrt"}
-CACHE_ENV = "MLUSIM_CAPI_CACHE"
 
 #: C added to every library: fork handlers that make fork() from C safe for the embedded interpreter. A fork by
 #: Python code (os.fork) holds the GIL and already runs Python's own fork protocol; a fork by a C thread outside
@@ -110,24 +104,6 @@ def package_root() -> str:
     return str(Path(__file__).resolve().parents[1])
 
 
-def site_directories() -> list:
-    """This Python's site-packages directories (with their .pth files: editable installs, the venv's view of the
-    system packages), for the embedded interpreter of a C program, which starts without this venv."""
-    directories = []
-    for path in list(site.getsitepackages()) + [site.getusersitepackages()]:
-        if path and os.path.isdir(path) and os.path.abspath(path) not in directories:
-            directories.append(os.path.abspath(path))
-    return directories
-
-
-def cache_root() -> Path:
-    configured = os.environ.get(CACHE_ENV)
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mlusim" / "capi"
-
-
 def _module_name(library: str) -> str:
     return f"_mlusim_capi_{library}"
 
@@ -177,69 +153,30 @@ def cffi_declarations(parsed: cdecl.Library) -> str:
 
 def _init_code(library: str, parsed: cdecl.Library) -> str:
     functions = tuple(f.as_tuple() for f in parsed.functions)
-    return _INIT_CODE.format(site_dirs=site_directories(), root=package_root(), module=_module_name(library),
+    return _INIT_CODE.format(site_dirs=cembed.site_directories(), root=package_root(), module=_module_name(library),
                              library=library, functions=functions)
 
 
 def build_key() -> str:
     """The cache key of this build: headers, build code, cffi, Python and the recorded site directories."""
-    import cffi
     digest = hashlib.sha256()
     for header in sorted(cdecl.INCLUDE_DIR.glob("*.h")):
         digest.update(header.name.encode() + header.read_bytes())
     for module in ("build.py", "cdecl.py"):  # the C the library is made of
         digest.update((Path(__file__).parent / module).read_bytes())
-    digest.update(repr((cffi.__version__, sys.version, sysconfig.get_config_var("SOABI"), site_directories(),
-                        package_root(), sys.executable)).encode())
+    cembed.add_build_environment(digest, package_root())
     return digest.hexdigest()[:16]
 
 
 def library_dir() -> Path:
-    return cache_root() / f"py{sys.version_info.major}{sys.version_info.minor}-{build_key()}"
+    return cembed.cache_root() / f"py{sys.version_info.major}{sys.version_info.minor}-{build_key()}"
 
 
 def _compile(library: str, out_dir: Path) -> Path:
     """Build one library into out_dir (in this process: cffi's compile changes the working directory)."""
-    import cffi
     parsed = cdecl.read_library(library)
-    ffi = cffi.FFI()
-    ffi.embedding_api("")  # the exports are our shims: cffi only embeds the interpreter
-    ffi.cdef(cffi_declarations(parsed))
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
-    link = [f"-Wl,-rpath,{libdir}"] if libdir else []
-    ffi.set_source(_module_name(library), c_source(parsed), include_dirs=[str(cdecl.INCLUDE_DIR)],
-                   extra_link_args=link, extra_compile_args=["-O1"])
-    ffi.embedding_init_code(_init_code(library, parsed))
-    with tempfile.TemporaryDirectory(prefix=f"mlusim-capi-{library}-") as tmp:
-        built = Path(ffi.compile(tmpdir=tmp, target=f"lib{library}.so", verbose=False))
-        target = out_dir / f"lib{library}.so"
-        partial = out_dir / f".lib{library}.so.{os.getpid()}"
-        shutil.copyfile(built, partial)
-        os.replace(partial, target)
-    return target
-
-
-@contextlib.contextmanager
-def _locked(directory: Path):
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def _link_companion(name: str, depends: str, out_dir: Path) -> None:
-    """lib<name>.so: no code of its own, DT_NEEDED on lib<depends>.so (found next to it through $ORIGIN)."""
-    partial = out_dir / f".lib{name}.so.{os.getpid()}"
-    command = [os.environ.get("CC") or "gcc", "-shared", "-x", "c", os.devnull, "-o", str(partial),
-               f"-L{out_dir}", "-Wl,--no-as-needed", f"-l{depends}", "-Wl,-rpath,$ORIGIN",
-               f"-Wl,-soname,lib{name}.so"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    if result.returncode != 0:
-        raise RuntimeError(f"linking lib{name}.so failed:\n{' '.join(command)}\n{result.stdout}{result.stderr}")
-    os.replace(partial, out_dir / f"lib{name}.so")
+    return cembed.compile_embedded(_module_name(library), library, cffi_declarations(parsed), c_source(parsed),
+                                   cdecl.INCLUDE_DIR, _init_code(library, parsed), out_dir)
 
 
 def all_library_names() -> tuple:
@@ -253,7 +190,7 @@ def build_libraries(timeout: float = 600) -> Path:
     directory = library_dir()
     if all((directory / f"lib{name}.so").exists() for name in all_library_names()):
         return directory
-    with _locked(directory):
+    with cembed.locked(directory):
         missing = [name for name in LIBRARY_NAMES if not (directory / f"lib{name}.so").exists()]
         processes = [subprocess.Popen([sys.executable, "-m", "neuware.build", "--one", name, str(directory)],
                                       cwd=package_root(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -268,7 +205,7 @@ def build_libraries(timeout: float = 600) -> Path:
             raise RuntimeError("building the mlusim C libraries failed:\n" + "\n".join(failures))
         for name, depends in COMPANIONS.items():
             if not (directory / f"lib{name}.so").exists():
-                _link_companion(name, depends, directory)
+                cembed.link_companion(name, depends, directory)
     return directory
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..graph.program import Program, Step
 from ..kernels.codegen import ExpressionBuilder, compute_type
-from ..graph.ops.elementwise import BINARY, LOGIC, UNARY
+from ..kernels.functions import BINARY, LOGIC, UNARY
 
 ELEMENTWISE = frozenset({"binary", "unary", "logic", "where", "cast"})
 FLOATS = frozenset({"float16", "float32", "float64"})

@@ -11,25 +11,19 @@ header, this module, the bindings, cffi's and Python's versions and those site d
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import os
 import re
-import shutil
-import site
 import subprocess
 import sys
-import sysconfig
-import tempfile
 from pathlib import Path
+
+from mlusim.host import cembed
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 HEADER = INCLUDE_DIR / "mm_capi.h"
 MODULE = "_mlusim_magicmind_capi"
 LIBRARY = "magicmind_runtime"
 COMPANION = "magicmind"
-CACHE_ENV = "MLUSIM_CAPI_CACHE"
 
 _INIT_CODE = """\
 import site as _site
@@ -47,14 +41,6 @@ _bindings.install(ffi, lib)
 
 def package_root() -> str:
     return str(Path(__file__).resolve().parents[2])
-
-
-def site_directories() -> list:
-    directories = []
-    for path in list(site.getsitepackages()) + [site.getusersitepackages()]:
-        if path and os.path.isdir(path) and os.path.abspath(path) not in directories:
-            directories.append(os.path.abspath(path))
-    return directories
 
 
 def _declarations() -> tuple:
@@ -102,60 +88,24 @@ def _shim(result: str, name: str, params: list) -> str:
 
 
 def build_key() -> str:
-    import cffi
     digest = hashlib.sha256()
     for path in (HEADER, Path(__file__), Path(__file__).parent / "bindings.py"):
         digest.update(path.read_bytes())
-    digest.update(repr((cffi.__version__, sys.version, sysconfig.get_config_var("SOABI"), site_directories(),
-                        package_root(), sys.executable)).encode())
+    cembed.add_build_environment(digest, package_root())
     return digest.hexdigest()[:16]
 
 
 def library_dir() -> Path:
-    base = os.environ.get(CACHE_ENV) or os.path.join(os.environ.get("XDG_CACHE_HOME") or
-                                                      os.path.join(os.path.expanduser("~"), ".cache"), "mlusim", "capi")
-    return Path(base) / f"magicmind-py{sys.version_info.major}{sys.version_info.minor}-{build_key()}"
+    return cembed.cache_root() / f"magicmind-py{sys.version_info.major}{sys.version_info.minor}-{build_key()}"
 
 
 def _compile(out_dir: Path) -> None:
-    import cffi
     typedefs, functions = _declarations()
-    ffi = cffi.FFI()
-    ffi.embedding_api("")  # the exports are the shims
-    ffi.cdef("\n".join(typedefs) + '\nextern "Python" {\n' +
-             "\n".join(_callback(*f) + ";" for f in functions) + "\n}\n")
+    cdef = "\n".join(typedefs) + '\nextern "Python" {\n' + "\n".join(_callback(*f) + ";" for f in functions) + "\n}\n"
     source = ['#include "mm_capi.h"'] + [f"static {_callback(*f)};" for f in functions] + \
         [_shim(*f) for f in functions]
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
-    ffi.set_source(MODULE, "\n".join(source) + "\n", include_dirs=[str(INCLUDE_DIR)],
-                   extra_link_args=[f"-Wl,-rpath,{libdir}"] if libdir else [], extra_compile_args=["-O1"])
-    ffi.embedding_init_code(_INIT_CODE.format(site_dirs=site_directories(), root=package_root(), module=MODULE))
-    with tempfile.TemporaryDirectory(prefix="mlusim-magicmind-capi-") as tmp:
-        built = Path(ffi.compile(tmpdir=tmp, target=f"lib{LIBRARY}.so", verbose=False))
-        partial = out_dir / f".lib{LIBRARY}.so.{os.getpid()}"
-        shutil.copyfile(built, partial)
-        os.replace(partial, out_dir / f"lib{LIBRARY}.so")
-
-
-def _link_companion(out_dir: Path) -> None:
-    partial = out_dir / f".lib{COMPANION}.so.{os.getpid()}"
-    command = [os.environ.get("CC") or "gcc", "-shared", "-x", "c", os.devnull, "-o", str(partial), f"-L{out_dir}",
-               "-Wl,--no-as-needed", f"-l{LIBRARY}", "-Wl,-rpath,$ORIGIN", f"-Wl,-soname,lib{COMPANION}.so"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    if done.returncode:
-        raise RuntimeError(f"linking lib{COMPANION}.so failed:\n{' '.join(command)}\n{done.stdout}{done.stderr}")
-    os.replace(partial, out_dir / f"lib{COMPANION}.so")
-
-
-@contextlib.contextmanager
-def _locked(directory: Path):
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    init = _INIT_CODE.format(site_dirs=cembed.site_directories(), root=package_root(), module=MODULE)
+    cembed.compile_embedded(MODULE, LIBRARY, cdef, "\n".join(source) + "\n", INCLUDE_DIR, init, out_dir)
 
 
 def build_libraries(timeout: float = 600) -> Path:
@@ -165,14 +115,14 @@ def build_libraries(timeout: float = 600) -> Path:
     names = (LIBRARY, COMPANION)
     if all((directory / f"lib{n}.so").exists() for n in names):
         return directory
-    with _locked(directory):
+    with cembed.locked(directory):
         if not (directory / f"lib{LIBRARY}.so").exists():
             done = subprocess.run([sys.executable, "-m", "magicmind.capi.build", "--one", str(directory)],
                                   cwd=package_root(), capture_output=True, text=True, timeout=timeout)
             if done.returncode:
                 raise RuntimeError(f"building lib{LIBRARY}.so failed:\n{done.stdout}{done.stderr}")
         if not (directory / f"lib{COMPANION}.so").exists():
-            _link_companion(directory)
+            cembed.link_companion(COMPANION, LIBRARY, directory)
     return directory
 
 

@@ -8,7 +8,7 @@ step's attrs, so it serializes with the model):
                {"op": "binary", "fn": "add", "args": [0, 1], "dtype": "float32"},
                {"op": "unary", "fn": "relu", "params": {}, "args": [2], "dtype": "float32"}]}
 
-(the last node is the output). The scalar form of each function is the one `graph/ops/elementwise.py` gives next to
+(the last node is the output). The scalar form of each function is the one `functions.py` gives next to
 its numpy form. A kernel is generated per expression and broadcast *pattern*: the output's axes are collapsed
 (axes of extent 1 dropped, neighbours merged where every input is either full on both or broadcast on both), each
 input is full ('f') or broadcast ('b') on each collapsed axis, and the innermost index of each input is therefore
@@ -32,6 +32,8 @@ import numpy as np
 
 from mlusim.host import jitcache
 from mlusim.host.parallel import even_ranges, map_parallel, thread_count
+
+from .functions import BINARY, LOGIC, UNARY
 
 
 AREA = "magicmind"
@@ -93,7 +95,6 @@ def collapse(out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]):
 # ---- source ------------------------------------------------------------------------------------------------------
 
 def _scalar(node: dict) -> str:
-    from ..graph.ops.elementwise import BINARY, LOGIC, UNARY  # (the op set imports the kernels)
     op, fn = node["op"], node.get("fn")
     if op == "binary":
         return BINARY[fn][1]

@@ -61,34 +61,6 @@ def as_3d(values: Sequence[int], fill: int) -> tuple:
 
 
 @numba.njit(nogil=True, cache=True)
-def _gather(x, p0, p1, g0, cg, od_n, oh_n, ow_n, kd_n, kh_n, kw_n, sd, sh, sw, pd, ph, pw, dd, dh, dw, cols):
-    """cols[r, (kd, kh, kw, c)] = x[n, id, ih, iw, g0 + c] for the output positions p0 + r (0 outside x)."""
-    depth, height, width = x.shape[1], x.shape[2], x.shape[3]
-    for r in range(p1 - p0):
-        p = p0 + r
-        ow = p % ow_n
-        t = p // ow_n
-        oh = t % oh_n
-        t = t // oh_n
-        od = t % od_n
-        n = t // od_n
-        col = 0
-        for kd in range(kd_n):
-            i_d = od * sd - pd + kd * dd
-            for kh in range(kh_n):
-                ih = oh * sh - ph + kh * dh
-                for kw in range(kw_n):
-                    iw = ow * sw - pw + kw * dw
-                    if 0 <= i_d < depth and 0 <= ih < height and 0 <= iw < width:
-                        for c in range(cg):
-                            cols[r, col + c] = x[n, i_d, ih, iw, g0 + c]
-                    else:
-                        for c in range(cg):
-                            cols[r, col + c] = 0
-                    col += cg
-
-
-@numba.njit(nogil=True, cache=True)
 def _quantize(value, inverse, zero, qmin, qmax):
     q = np.rint(value * inverse) + zero
     if q < qmin:
@@ -99,9 +71,10 @@ def _quantize(value, inverse, zero, qmin, qmax):
 
 
 @numba.njit(nogil=True, cache=True)
-def _gather_quantized(x, p0, p1, g0, cg, od_n, oh_n, ow_n, kd_n, kh_n, kw_n, sd, sh, sw, pd, ph, pw, dd, dh, dw,
-                      inverse, zero, qmin, qmax, cols):
-    """_gather of quantized values (q - zero, exact integers; padding is a real 0, so q - zero = 0)."""
+def _gather(x, p0, p1, g0, cg, od_n, oh_n, ow_n, kd_n, kh_n, kw_n, sd, sh, sw, pd, ph, pw, dd, dh, dw,
+            quantized, inverse, zero, qmin, qmax, cols):
+    """cols[r, (kd, kh, kw, c)] = x[n, id, ih, iw, g0 + c] for the output positions p0 + r (0 outside x); quantized,
+    the values are q - zero (exact integers; padding is a real 0, so q - zero = 0)."""
     depth, height, width = x.shape[1], x.shape[2], x.shape[3]
     for r in range(p1 - p0):
         p = p0 + r
@@ -119,9 +92,13 @@ def _gather_quantized(x, p0, p1, g0, cg, od_n, oh_n, ow_n, kd_n, kh_n, kw_n, sd,
                 for kw in range(kw_n):
                     iw = ow * sw - pw + kw * dw
                     if 0 <= i_d < depth and 0 <= ih < height and 0 <= iw < width:
-                        for c in range(cg):
-                            cols[r, col + c] = _quantize(np.float64(x[n, i_d, ih, iw, g0 + c]), inverse, zero,
-                                                         qmin, qmax)
+                        if quantized:
+                            for c in range(cg):
+                                cols[r, col + c] = _quantize(np.float64(x[n, i_d, ih, iw, g0 + c]), inverse, zero,
+                                                             qmin, qmax)
+                        else:
+                            for c in range(cg):
+                                cols[r, col + c] = x[n, i_d, ih, iw, g0 + c]
                     else:
                         for c in range(cg):
                             cols[r, col + c] = 0
@@ -361,14 +338,12 @@ class Conv:
 
     def _gather(self, x5, p0, p1, g, geometry, cols, parallel) -> None:
         quant = self.quant
+        scale = (1.0, 0.0, 0.0, 0.0) if quant is None else \
+            (float(quant.inverse), float(quant.zero), float(quant.qmin), float(quant.qmax))
 
         def rows(bounds):
             a, b = bounds
-            if quant is None:
-                _gather(x5, p0 + a, p0 + b, g * self.cg, self.cg, *geometry, cols[a:b])
-            else:
-                _gather_quantized(x5, p0 + a, p0 + b, g * self.cg, self.cg, *geometry, quant.inverse, quant.zero,
-                                  quant.qmin, quant.qmax, cols[a:b])
+            _gather(x5, p0 + a, p0 + b, g * self.cg, self.cg, *geometry, quant is not None, *scale, cols[a:b])
 
         count = p1 - p0
         if parallel and count >= 2 * MIN_BLOCK_ROWS:

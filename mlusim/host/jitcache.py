@@ -47,17 +47,23 @@ def _write_once(path: Path, source: str) -> None:
         raise
 
 
-def load(source: str, area: str) -> ModuleType:
-    """The module of `source` (written to `area`'s cache directory once, imported once per process)."""
+def path_in(directory: Path, source: str) -> Path:
+    """The file `source` is (or will be) written to under `directory`: named by its hash, in a folder of 256."""
     digest = source_hash(source)
-    path = cache_root(area) / digest[:2] / f"k{digest}.py"
+    return directory / digest[:2] / f"k{digest}.py"
+
+
+def load_from(directory: Path, source: str, prefix: str) -> ModuleType:
+    """The module of `source`, written under `directory` once and imported once per process as `prefix_<hash>`.
+    Modules are kept per file: another directory (another cache setting) gets its own file and numba cache."""
+    path = path_in(directory, source)
     key = str(path)
     with _lock:
         module = _modules.get(key)
         if module is not None:
             return module
         _write_once(path, source)
-        name = f"mlusim_generated_{area}_{digest}"
+        name = f"{prefix}_{source_hash(source)}"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -68,3 +74,8 @@ def load(source: str, area: str) -> ModuleType:
             raise
         _modules[key] = module
         return module
+
+
+def load(source: str, area: str) -> ModuleType:
+    """The module of `source` (written to `area`'s cache directory once, imported once per process)."""
+    return load_from(cache_root(area), source, f"mlusim_generated_{area}")

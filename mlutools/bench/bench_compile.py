@@ -12,17 +12,15 @@ Run: python benchmarks/bench_compile.py [--quick]   or   mlusim bench compile
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from mlutools.bench.common import format_rows, paired_median_ms, row
+from mlutools.bench.common import format_rows, paired_median_ms, row, run_main
 
 CHAIN_SIZE = 4096
 CHAIN_TARGET = 2.0
@@ -229,15 +227,7 @@ def run(report=print, quick: bool = False) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (checks that the benchmark runs)")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    rows = run(quick=args.quick)
-    failed = [r["name"] for r in rows if r["pass"] is False]
-    print(f"{len(rows)} measurements in {time.perf_counter() - started:.0f} s"
-          + (f", below target: {', '.join(failed)}" if failed else ""))
-    return 0
+    return run_main(run, __doc__.split("\n\n")[0], "smaller sizes (checks that the benchmark runs)", argv)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Run: python benchmarks/bench_magicmind.py [--quick]   or   mlusim bench magicmin
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -35,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from mlutools.bench.common import format_rows, paired_best_ms, row
+from mlutools.bench.common import format_rows, paired_best_ms, row, run_main
 
 PUBLISHED_RATIO = 6.0
 RATIO_RANGE = (4.0, 8.0)
@@ -294,15 +293,7 @@ def run(report=print, quick: bool = False) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="batch 1 only, no build-time or calibration rows")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    rows = run(quick=args.quick)
-    failed = [r["name"] for r in rows if r["pass"] is False]
-    print(f"{len(rows)} measurements in {time.perf_counter() - started:.0f} s"
-          + (f", below target: {', '.join(failed)}" if failed else ""))
-    return 0
+    return run_main(run, __doc__.split("\n\n")[0], "batch 1 only, no build-time or calibration rows", argv)
 
 
 if __name__ == "__main__":

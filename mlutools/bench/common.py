@@ -130,3 +130,18 @@ class Progress:
         if self.live:
             self.stream.write("\r" + " " * 120 + "\r")
             self.stream.flush()
+
+
+def run_main(run: Callable[..., list], description: str, quick_help: str, argv=None) -> int:
+    """The command line of a benchmark with rows of targets (`python -m mlutools.bench.bench_X [--quick]`): runs
+    it, then prints how many measurements it made, in how long, and which fell below their target."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    rows = run(quick=args.quick)
+    failed = [r["name"] for r in rows if r["pass"] is False]
+    print(f"{len(rows)} measurements in {time.perf_counter() - started:.0f} s"
+          + (f", below target: {', '.join(failed)}" if failed else ""))
+    return 0

@@ -313,6 +313,7 @@ def test_with_the_sanitizer_on_every_call_is_a_queued_command(pair):
 def test_with_tracing_on_every_call_is_a_queued_command(pair):
     calls = Calls(pair, 2, cncl.cnclFloat, cncl.cnclSum, [np.ones(2, np.float32)] * 2)
     calls.round()
+    watched_before = OBSERVERS.watching_commands  # (the sanitizer, when it is on, watches too)
     recorder = Recorder().start()
     try:
         before = _stats()
@@ -322,7 +323,7 @@ def test_with_tracing_on_every_call_is_a_queued_command(pair):
         recorder.stop()
     assert _delta(before) == {"inline": 0, "handed_over": 0, "declined": 6}
     assert sum(1 for record in recorder.records if record.name == "cnclAllReduce") == 6
-    assert not OBSERVERS.watching_commands
+    assert OBSERVERS.watching_commands == watched_before  # the recorder unregistered
 
 
 def test_rank_processes_run_back_to_back_calls_inline_and_get_past_a_late_peer():

@@ -30,9 +30,12 @@ def _bits(values):
     return values.view(np.dtype(f"u{values.dtype.itemsize}"))
 
 
-def _commands(run):
+def _commands(handle, run):
+    """The names of the commands `run` queued on the handle's queue (waited for: a command the queue hands to its
+    worker, as it does with the sanitizer on, finishes after the call)."""
     with CommandRecorder() as recorder:
         run()
+        sync(handle)
     return [command.name for _, command in recorder.commands]
 
 
@@ -57,7 +60,7 @@ def test_binary_tensor_lists_are_op_tensor_per_tensor(handle, code, op_mode, sin
     a, b = _lists(code, 1), _lists(code, 2)
     alpha = 1 if op_mode == cnnl.CNNL_FOREACH_MUL else -0.75
     got, want = _outs(code), _outs(code)
-    names = _commands(lambda: cnnl.foreachBinaryOp(
+    names = _commands(handle, lambda: cnnl.foreachBinaryOp(
         handle, op_mode, cnnl.FOREACH_BINARY_TENSOR_LIST, *_descs(a), *_descs(b), None, None, alpha, None, 0,
         *_descs(got)))
     assert names == ["cnnlForeachBinaryOp"]
@@ -201,5 +204,5 @@ def test_bad_lists_modes_and_scalars_name_their_argument(handle):
     assert cnnl.getForeachBinaryOpWorkspaceSize(handle, _descs(a)[0]) == 0
     assert cnnl.getForeachUnaryOpWorkspaceSize(handle, _descs(a)[0]) == 0
     assert cnnl.getForeachLerpExtraInputSize(handle, cnnl.FOREACH_LERP_SCALAR, _descs(a)[0]) == 0
-    assert _commands(lambda: call(handle, cnnl.CNNL_FOREACH_ADD, cnnl.FOREACH_BINARY_TENSOR_LIST, [], [], [], [],
+    assert _commands(handle, lambda: call(handle, cnnl.CNNL_FOREACH_ADD, cnnl.FOREACH_BINARY_TENSOR_LIST, [], [], [], [],
                                   None, None, 1, None, 0, [], [])) == []  # an empty list queues nothing

@@ -33,7 +33,6 @@ def test_an_overflowing_op_gives_inf_whatever_the_callers_error_state_and_leaves
     assert np.isposinf(c.read()).all()
 
 
-@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 class _ThreadOf:
     """Observer: the thread each finished command of `queue` ran on."""
 
@@ -45,6 +44,7 @@ class _ThreadOf:
             self.ran_on.append(threading.current_thread())
 
 
+@pytest.mark.mlusim_sanitize("off")  # the sanitizer sees every command queued: it turns this path off
 def test_an_op_moving_at_most_the_small_limit_runs_in_its_call_on_an_idle_queue(handle, request):
     """Every op moving at most mlusim.queue.SMALL_OP_BYTES is a few µs of work: on an idle queue the calling
     thread runs it in the call (its first public call too, so a stream of tiny ops after it stays on that path);

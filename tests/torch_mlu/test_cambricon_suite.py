@@ -77,7 +77,7 @@ def test_every_case_is_counted_and_every_skip_has_its_reason(suite):
 
 def test_a_file_that_hangs_ends_at_its_limit_and_the_command_fails(suite, tmp_path, capsys):
     status = cli.main(["conformance", "torch_mlu", str(suite / "test"), "--folders", "mlu", "--timeout", "600",
-                       "--case-timeout", "20", "--quiet", "--json", str(tmp_path / "out.json")])
+                       "--case-timeout", "3", "--quiet", "--json", str(tmp_path / "out.json")])
     out = capsys.readouterr().out
     assert status == 1
     row = next(line for line in out.splitlines() if line.startswith("mlu/test_hang.py"))

@@ -109,6 +109,16 @@ def _common(*values) -> tuple[str, ...]:
     return tuple(_p(v) if d == common else f"{scalar}({v})" for v, d in zip(values, dtypes))
 
 
+def _float_or_int(float_form: str, int_helper: str) -> staticmethod:
+    """A binary op whose float form is the expression `float_form` over {a} and {b} and whose integer form calls
+    `int_helper(a, b)` (its result cast back to the operands' narrow integer type)."""
+    def op(a, b) -> str:
+        if _is_float(a, b):
+            return float_form.format(a=_p(a), b=_p(b))
+        return _wrap_int(f"{int_helper}({a}, {b})", a, b)
+    return staticmethod(op)
+
+
 class NumbaOverrides(OpOverrides):
     """Pointwise ops as numba scalar expressions."""
 
@@ -210,39 +220,13 @@ class NumbaOverrides(OpOverrides):
     def mul_rn(a, b) -> str:
         return f"{_p(a)} * {_p(b)}"
 
-    @staticmethod
-    def floordiv(a, b) -> str:
-        if _is_float(a, b):
-            return f"np.floor({_p(a)} / {_p(b)})"
-        return _wrap_int(f"h.floordiv({a}, {b})", a, b)
-
-    @staticmethod
-    def truncdiv(a, b) -> str:
-        if _is_float(a, b):
-            return f"np.trunc({_p(a)} / {_p(b)})"
-        return _wrap_int(f"h.truncdiv({a}, {b})", a, b)
-
-    @staticmethod
-    def mod(a, b) -> str:
-        if _is_float(a, b):
-            return f"np.fmod({a}, {b})"
-        return _wrap_int(f"h.int_fmod({a}, {b})", a, b)
-
-    @staticmethod
-    def fmod(a, b) -> str:
-        return NumbaOverrides.mod(a, b)
-
-    @staticmethod
-    def remainder(a, b) -> str:
-        if _is_float(a, b):
-            return f"h.float_remainder({a}, {b})"
-        return _wrap_int(f"h.int_remainder({a}, {b})", a, b)
-
-    @staticmethod
-    def pow(a, b) -> str:
-        if _is_float(a, b):
-            return f"math.pow({a}, {b})"
-        return _wrap_int(f"h.int_pow({a}, {b})", a, b)
+    # floats by a numpy/math expression, integers by a helper of runtime/helpers.py (cast back to a narrow type)
+    floordiv = _float_or_int("np.floor({a} / {b})", "h.floordiv")
+    truncdiv = _float_or_int("np.trunc({a} / {b})", "h.truncdiv")
+    mod = _float_or_int("np.fmod({a}, {b})", "h.int_fmod")
+    fmod = mod
+    remainder = _float_or_int("h.float_remainder({a}, {b})", "h.int_remainder")
+    pow = _float_or_int("math.pow({a}, {b})", "h.int_pow")
 
     @staticmethod
     def fma(x, y, z) -> str:

@@ -49,8 +49,22 @@ def reshape_target(in_shape, target, allowzero=False, node="reshape"):
     return tuple(out)
 
 
+class Movement(Op):
+    """An op that only moves, views or reads the shape of elements: the cost model counts no arithmetic for it."""
+
+    def flops(self, attrs, in_shapes, out_shapes):
+        return 0.0
+
+
+class Reshaping(Movement):
+    """A movement whose output holds the input's elements in row-major order, in another shape."""
+
+    def run(self, attrs, ins, outs):
+        outs[0][...] = ins[0].reshape(outs[0].shape)
+
+
 @register
-class Reshape(Op):
+class Reshape(Reshaping):
     """reshape(x, shape[, allowzero])."""
 
     name = "reshape"
@@ -64,15 +78,9 @@ class Reshape(Op):
             return [(None if rank is None or rank < 0 else (-1,) * rank, x.dtype)]
         return [(reshape_target(x.shape, ints(shape.value), bool(attrs.get("allowzero"))), x.dtype)]
 
-    def run(self, attrs, ins, outs):
-        outs[0][...] = ins[0].reshape(outs[0].shape)
-
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Flatten(Op):
+class Flatten(Reshaping):
     """flatten(x, axis): (prod(dims[:axis]), prod(dims[axis:]))."""
 
     name = "flatten"
@@ -88,12 +96,6 @@ class Flatten(Op):
         axis %= rank + 1 if axis < 0 else rank + 1
         axis = axis if axis >= 0 else axis + rank
         return [((product(x.shape[:axis]), product(x.shape[axis:])), x.dtype)]
-
-    def run(self, attrs, ins, outs):
-        outs[0][...] = ins[0].reshape(outs[0].shape)
-
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
 
 
 def _perm(attrs, ins, rank):
@@ -111,7 +113,7 @@ def _perm(attrs, ins, rank):
 
 
 @register
-class Permute(Op):
+class Permute(Movement):
     """permute(x[, perm_tensor], perm=): the axes reordered (ONNX Transpose; no perm reverses them)."""
 
     name = "permute"
@@ -130,12 +132,9 @@ class Permute(Op):
         perm = _perm(attrs, [Info(a.shape, a.dtype, a) for a in ins], ins[0].ndim)
         outs[0][...] = ins[0].transpose(perm)
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Concat(Op):
+class Concat(Movement):
     """concat(*xs, axis)."""
 
     name = "concat"
@@ -168,12 +167,9 @@ class Concat(Op):
     def run(self, attrs, ins, outs):
         np.concatenate(ins, axis=axis_of(attrs.get("axis", 0), ins[0].ndim, "concat"), out=outs[0])
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Split(Op):
+class Split(Movement):
     """split(x, axis, split=[sizes] or num_outputs): several outputs."""
 
     name = "split"
@@ -216,9 +212,6 @@ class Split(Op):
             out[...] = x[tuple(index)]
             start += size
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 def slice_bounds(extent, start, end, step):
     """(start, stop, step, count) of ONNX Slice on one axis (clamped as ONNX: numpy's rules)."""
@@ -246,7 +239,7 @@ def _clamp(v):
 
 
 @register
-class Slice(Op):
+class Slice(Movement):
     """slice(x, starts, ends[, axes[, steps]]): ONNX Slice (bounds clamped, negative from the end)."""
 
     name = "slice"
@@ -284,12 +277,9 @@ class Slice(Op):
             index[a] = slice(begin, stop if stop >= 0 else None, stride)
         outs[0][...] = x[tuple(index)]
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Gather(Op):
+class Gather(Movement):
     """gather(x, indices, axis): ONNX Gather (negative indices from the end; an index out of range is an error
     of the run, never a read outside x)."""
 
@@ -319,9 +309,6 @@ class Gather(Op):
             raise IndexError(f"gather: an index lies outside [-{extent}, {extent}) on axis {axis}")
         outs[0][...] = np.take(x, np.where(index < 0, index + extent, index), axis=axis)
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 def _axes_value(attrs, ins, node):
     if len(ins) > 1:
@@ -333,7 +320,7 @@ def _axes_value(attrs, ins, node):
 
 
 @register
-class Squeeze(Op):
+class Squeeze(Reshaping):
     """squeeze(x[, axes]): drop the given extent-1 axes (all of them when none are given)."""
 
     name = "squeeze"
@@ -357,15 +344,9 @@ class Squeeze(Op):
                 raise invalid(f"squeeze: axis {a} of {list(x.shape)} is not 1")
         return [(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)]
 
-    def run(self, attrs, ins, outs):
-        outs[0][...] = ins[0].reshape(outs[0].shape)
-
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Unsqueeze(Op):
+class Unsqueeze(Reshaping):
     """unsqueeze(x[, axes]): insert extent-1 axes at the given positions of the output."""
 
     name = "unsqueeze"
@@ -388,15 +369,9 @@ class Unsqueeze(Op):
             dims.insert(p, 1)
         return [(tuple(dims), x.dtype)]
 
-    def run(self, attrs, ins, outs):
-        outs[0][...] = ins[0].reshape(outs[0].shape)
-
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Expand(Op):
+class Expand(Movement):
     """expand(x, shape): broadcast x to shape (ONNX Expand: the result is the broadcast of both)."""
 
     name = "expand"
@@ -415,12 +390,9 @@ class Expand(Op):
     def run(self, attrs, ins, outs):
         outs[0][...] = np.broadcast_to(ins[0], outs[0].shape)
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Tile(Op):
+class Tile(Movement):
     """tile(x, repeats)."""
 
     name = "tile"
@@ -441,12 +413,9 @@ class Tile(Op):
     def run(self, attrs, ins, outs):
         outs[0][...] = np.tile(ins[0], ints(ins[1]))
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class ShapeOf(Op):
+class ShapeOf(Movement):
     """shape(x[, start, end]) -> int64 extents (ONNX Shape): known on the host once x's shape is."""
 
     name = "shape"
@@ -465,12 +434,9 @@ class ShapeOf(Op):
     def run(self, attrs, ins, outs):
         outs[0][...] = np.asarray(ins[0].shape[slice(attrs.get("start", 0), attrs.get("end"))], np.int64)
 
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0
-
 
 @register
-class Identity(Op):
+class Identity(Movement):
     """identity(x): a copy."""
 
     name = "identity"
@@ -480,6 +446,3 @@ class Identity(Op):
 
     def run(self, attrs, ins, outs):
         outs[0][...] = ins[0]
-
-    def flops(self, attrs, in_shapes, out_shapes):
-        return 0.0

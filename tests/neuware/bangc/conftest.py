@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mlusim import device as devices
+
 SOURCES = Path(__file__).parent / "sources"
 SAMPLES = Path(__file__).resolve().parents[3] / "neuware" / "bangc" / "samples"
 
@@ -34,3 +36,12 @@ def built(tmp_path_factory, library_dir) -> Path:
 def kernels(built):
     from neuware import bangc
     return bangc.load(built)
+
+
+@pytest.fixture(autouse=True)
+def fresh_machine():
+    """Each kernel test gets a fresh simulated machine, and leaves none behind: what a trapped launch left allocated
+    goes with it (as a process that died holds no device memory)."""
+    devices.configure()
+    yield
+    devices.configure()
