@@ -95,12 +95,3 @@ class MagicMindError(Exception):
 def invalid(message: str) -> MagicMindError:
     """An INVALID_ARGUMENT error."""
     return MagicMindError(Code.INVALID_ARGUMENT, message)
-
-
-def status_of(call, *args, **kwargs) -> Status:
-    """Run `call`; a MagicMindError becomes its Status (the calls that return a Status never raise one)."""
-    try:
-        call(*args, **kwargs)
-    except MagicMindError as error:
-        return error.status
-    return Status()

@@ -83,8 +83,3 @@ def release(address: int) -> None:
         _destroyed[address] = obj
         while len(_destroyed) > DESTROYED_KEPT:
             _destroyed.popitem(last=False)
-
-
-def live_count() -> int:
-    """How many handles C currently holds (for leak checks)."""
-    return len(_live)

@@ -32,10 +32,28 @@ def _corners(h, w, height, width):
     return int(h_low), int(w_low), h - h_low, w - w_low, inside
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _sampling_point(offset, mask, o, p, k, g, geometry, height, width):
+    """Where tap k of deformable group g samples for the output position (o, p), as both passes need it: (its
+    modulation m, whether it is inside the image, the fractions lh and lw, whether the top / bottom rows and left /
+    right columns of its four neighbours lie in the image, and their clamped rows a, a1 and columns b, b1)."""
+    kh, kw, sh, sw, ph, pw, dh, dw, _ = geometry
+    taps = kh * kw
+    i, j = k // kw, k % kw
+    h = o * sh - ph + i * dh + offset[o, p, g * 2 * taps + 2 * k]
+    w = p * sw - pw + j * dw + offset[o, p, g * 2 * taps + 2 * k + 1]
+    h_low, w_low, lh, lw, inside = _corners(h, w, height, width)
+    top, bottom = h_low >= 0, h_low + 1 <= height - 1
+    left, right = w_low >= 0, w_low + 1 <= width - 1
+    a, b = max(h_low, 0), max(w_low, 0)
+    a1, b1 = min(h_low + 1, height - 1), min(w_low + 1, width - 1)
+    return mask[o, p, g * taps + k], inside, lh, lw, top, bottom, left, right, a, b, a1, b1
+
+
 @njit(nogil=True, cache=True)
 def _columns(x, offset, mask, geometry, cols):
     """cols (Ho * Wo, K, C) = the modulated bilinear samples of one image x (H, W, C)."""
-    kh, kw, sh, sw, ph, pw, dh, dw, groups = geometry
+    kh, kw, groups = geometry[0], geometry[1], geometry[8]
     height, width, channels = x.shape
     out_w = offset.shape[1]
     taps = kh * kw
@@ -43,26 +61,19 @@ def _columns(x, offset, mask, geometry, cols):
     for row in range(cols.shape[0]):
         o, p = row // out_w, row % out_w
         for k in range(taps):
-            i, j = k // kw, k % kw
             for g in range(groups):
-                h = o * sh - ph + i * dh + offset[o, p, g * 2 * taps + 2 * k]
-                w = p * sw - pw + j * dw + offset[o, p, g * 2 * taps + 2 * k + 1]
-                m = mask[o, p, g * taps + k]
+                m, inside, lh, lw, top, bottom, left, right, a, b, a1, b1 = _sampling_point(
+                    offset, mask, o, p, k, g, geometry, height, width)
                 c0 = g * per_group
-                h_low, w_low, lh, lw, inside = _corners(h, w, height, width)
                 if not inside:
                     for c in range(c0, c0 + per_group):
                         cols[row, k, c] = 0.0
                     continue
                 hh, hw = 1 - lh, 1 - lw
-                top, bottom = h_low >= 0, h_low + 1 <= height - 1
-                left, right = w_low >= 0, w_low + 1 <= width - 1
                 w1 = hh * hw * m if top and left else 0.0
                 w2 = hh * lw * m if top and right else 0.0
                 w3 = lh * hw * m if bottom and left else 0.0
                 w4 = lh * lw * m if bottom and right else 0.0
-                a, b = max(h_low, 0), max(w_low, 0)
-                a1, b1 = min(h_low + 1, height - 1), min(w_low + 1, width - 1)
                 for c in range(c0, c0 + per_group):
                     cols[row, k, c] = w1 * x[a, b, c] + w2 * x[a, b1, c] + w3 * x[a1, b, c] + w4 * x[a1, b1, c]
 
@@ -70,7 +81,7 @@ def _columns(x, offset, mask, geometry, cols):
 @njit(nogil=True, cache=True)
 def _columns_backward(x, offset, mask, geometry, dcols, dx, doffset, dmask):
     """dx (H, W, C), doffset, dmask of one image from the gradient dcols (Ho * Wo, K, C) of its columns."""
-    kh, kw, sh, sw, ph, pw, dh, dw, groups = geometry
+    kh, kw, groups = geometry[0], geometry[1], geometry[8]
     height, width, channels = x.shape
     out_w = offset.shape[1]
     taps = kh * kw
@@ -78,23 +89,16 @@ def _columns_backward(x, offset, mask, geometry, dcols, dx, doffset, dmask):
     for row in range(dcols.shape[0]):
         o, p = row // out_w, row % out_w
         for k in range(taps):
-            i, j = k // kw, k % kw
             for g in range(groups):
-                h = o * sh - ph + i * dh + offset[o, p, g * 2 * taps + 2 * k]
-                w = p * sw - pw + j * dw + offset[o, p, g * 2 * taps + 2 * k + 1]
-                m = mask[o, p, g * taps + k]
+                m, inside, lh, lw, top, bottom, left, right, a, b, a1, b1 = _sampling_point(
+                    offset, mask, o, p, k, g, geometry, height, width)
                 c0 = g * per_group
-                h_low, w_low, lh, lw, inside = _corners(h, w, height, width)
                 if not inside:
                     doffset[o, p, g * 2 * taps + 2 * k] = 0.0
                     doffset[o, p, g * 2 * taps + 2 * k + 1] = 0.0
                     dmask[o, p, g * taps + k] = 0.0
                     continue
                 hh, hw = 1 - lh, 1 - lw
-                top, bottom = h_low >= 0, h_low + 1 <= height - 1
-                left, right = w_low >= 0, w_low + 1 <= width - 1
-                a, b = max(h_low, 0), max(w_low, 0)
-                a1, b1 = min(h_low + 1, height - 1), min(w_low + 1, width - 1)
                 grad_h = grad_w = grad_m = 0.0
                 for c in range(c0, c0 + per_group):
                     g_col = dcols[row, k, c]

@@ -80,12 +80,3 @@ STORAGE = {kind: t.storage for kind, t in ELEMENT_TYPES.items()}
 
 def by_kind(kind: str) -> ElementType:
     return ELEMENT_TYPES[kind]
-
-
-def of_host_dtype(dtype) -> ElementType:
-    """The ElementType whose host (numpy / ml_dtypes) dtype is `dtype`."""
-    dtype = np.dtype(dtype)
-    for t in ELEMENT_TYPES.values():
-        if t.host_dtype == dtype:
-            return t
-    raise TypeError(f"no BANG element type for numpy dtype {dtype}")

@@ -31,6 +31,15 @@ def _line_runs(strides, in_shape, out_shape, kernel, steps, pads):
             and out_shape[2] == in_shape[2])
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _line_input_row(line, out_h, kd, kh, steps, pads, dilations):
+    """(d, h): the input depth and row that window position (kd, kh) reads for output line `line` (a line: one
+    index of the first two output spatial axes)."""
+    od = line // out_h
+    oh = line - od * out_h
+    return od * steps[0] - pads[0] + kd * dilations[0], oh * steps[1] - pads[1] + kh * dilations[1]
+
+
 @njit(nogil=True, cache=True)
 def _inside_lines(first_row, height, line0, line1):
     """[a, b): the lines of line0..line1 whose input row line + first_row lies in [0, height)."""
@@ -108,11 +117,8 @@ def gather_columns(src, src_strides, in_shape, channel0, channels, out_shape, ke
                                     kh * dilations[1] - pads[1], lo, hi, cols, row)
                         continue
                     for line in range(line0, line1):
-                        od = line // out_h
-                        oh = line - od * out_h
                         first = (line - line0) * out_w
-                        d = od * steps[0] - pads[0] + kd * dilations[0]
-                        h = oh * steps[1] - pads[1] + kh * dilations[1]
+                        d, h = _line_input_row(line, out_h, kd, kh, steps, pads, dilations)
                         if not (0 <= d < depth and 0 <= h < height):
                             for o in range(out_w):
                                 cols[row, first + o] = 0
@@ -168,11 +174,8 @@ def scatter_columns(cols, dst, dst_strides, in_shape, channel0, channels, out_sh
                                      kh * dilations[1] - pads[1], lo, hi)
                         continue
                     for line in range(out_shape[0] * out_h):
-                        od = line // out_h
-                        oh = line - od * out_h
                         first = line * out_w
-                        d = od * steps[0] - pads[0] + kd * dilations[0]
-                        h = oh * steps[1] - pads[1] + kh * dilations[1]
+                        d, h = _line_input_row(line, out_h, kd, kh, steps, pads, dilations)
                         if not (0 <= d < depth and 0 <= h < height):
                             continue
                         at = base + d * sd + h * sh + c * sc + offset * sw
