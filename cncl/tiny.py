@@ -26,8 +26,7 @@ from .fabric import MESSAGE_HEADER_BYTES, SLEEPERS_OFFSET, SPIN_ROUNDS
 from .reduction import Scratch, reduce_ordered
 
 #: All-reduces of at most this many bytes (and at most a slot) take this path: what it saves is per message, not
-#: per byte (measured with 2 rank processes on a loaded 2-core host, calls back to back, this path and the general
-#: one in alternation: 8 B 41 vs 44 us per call, 1 KiB 40 vs 54; from 4 KiB no difference beyond the noise).
+#: per byte (measurements: docs/cncl.md, "Thresholds").
 MAX_BYTES = 2 * 1024
 SUM, PROD, MAX, MIN = 0, 1, 2, 3  # cnclSum, cnclProd, cnclMax, cnclMin
 _HEADER_WORDS = MESSAGE_HEADER_BYTES // 8

@@ -32,15 +32,13 @@ from .linereduce import copy_bytes, fence, reduce_range, store_fence, streamable
 from .reduction import reduce_ordered
 
 #: Collectives of at least this many bytes (the call's total) go zero-copy when they can. Below, the copy path's
-#: single exchange beats the two synchronisations zero-copy needs (measured: 2 ranks, 256 KiB ~100 µs copied vs
-#: ~120 µs zero-copy; 512 KiB ~200 µs vs ~140 µs).
+#: single exchange beats the two synchronisations zero-copy needs (measurements: docs/cncl.md, "Thresholds").
 DEFAULT_MIN_BYTES = 512 * 1024
 #: Units of work are multiples of this many elements (the same on every rank).
 GRAIN = 4096
 #: Output buffers of at least this many bytes are written with streaming stores (linereduce.py); smaller ones
-#: through the caches, where whoever reads them next finds them. Measured, allReduce with 2 ranks on this
-#: project's 2-core host: 512 KiB 127-148 us per call cached vs 151-159 streamed; 1 MiB 222-252 vs 178-212;
-#: 2 MiB 413-425 vs 333-382.
+#: through the caches, where whoever reads them next finds them (where streaming starts to win: docs/cncl.md,
+#: "Thresholds").
 DEFAULT_STREAMING_BYTES = 1024 * 1024
 #: int64 words between the work counters of the ranks' ranges (one cache line each).
 COUNTER_STRIDE = 8

@@ -62,8 +62,7 @@ def reset_all_after_fork() -> None:
 
 #: host alignment of a private block's bytes: a cache line, the width of an AVX-512 load (as torch's CPU allocator
 #: aligns). numpy aligns to 16 bytes (a large array starts 16 bytes past a page), so vector loads split across cache
-#: lines: measured in alternation, 16 against 64 bytes cost 7% on a 3x3 convolution (streaming elementwise ops,
-#: memory-bound, showed no difference either way)
+#: lines (what that costs: docs/runtime.md, "Host alignment")
 BACKING_ALIGNMENT = 64
 
 

@@ -22,7 +22,7 @@ JOIN_SPIN_SECONDS = 0.002
 #: little data (cnnl's blocked driver and torch_mlu's compiled kernels both go by it)
 INLINE_ELEMENTS = 1 << 17
 #: the same for work that streams straight into its output (copies, plain ufuncs): memory-bound, so a second
-#: thread gains little below a few MiB (measured on a 2-core host: it lost up to 2^22 elements)
+#: thread gains little below a few MiB (docs/cnnl.md, "How an op call works", has the measurement)
 INLINE_DIRECT_ELEMENTS = 1 << 20
 
 _state = threading.local()
