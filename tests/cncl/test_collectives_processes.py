@@ -4,6 +4,8 @@ import pytest
 
 from tests.cncl.ranks import ProcessClique, shm_entries
 
+pytestmark = pytest.mark.child_processes  # rank processes
+
 COUNTS = [0, 1, 7, 2053]
 
 

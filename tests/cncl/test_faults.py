@@ -12,6 +12,8 @@ import cnrt
 from mlusim import device as devices
 from tests.cncl.ranks import ProcessClique, shm_entries
 
+pytestmark = pytest.mark.child_processes  # rank processes
+
 FAULT_ENV = {"MLUSIM_CNCL_TIMEOUT": "3"}
 
 

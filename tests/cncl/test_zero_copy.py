@@ -12,7 +12,8 @@ import pytest
 from mlusim.host import sharedmem
 from tests.cncl.ranks import ProcessClique, ThreadClique, shm_entries
 
-pytestmark = pytest.mark.skipif(not sharedmem._SUPPORTED, reason="shareable device memory needs Linux memfd")
+pytestmark = [pytest.mark.skipif(not sharedmem._SUPPORTED, reason="shareable device memory needs Linux memfd"),
+              pytest.mark.child_processes]  # rank processes
 
 #: Every call of at least 1 byte may go zero-copy; blocks of 64 KiB and more are shareable, so the counts below
 #: (at least 65537 elements) make every buffer shareable, odd counts make uneven chunks.

@@ -8,6 +8,8 @@ import pytest
 
 from tests.cncl.ranks import shm_entries
 
+pytestmark = pytest.mark.child_processes  # rank processes
+
 SCRIPT = textwrap.dedent("""
     import os, signal, sys
     import numpy as np

@@ -9,6 +9,8 @@ import pytest
 from mlutools import cli
 from torch_mlu.conformance import cambricon, hardware
 
+pytestmark = pytest.mark.child_processes  # the suite runs in pytest processes
+
 COMMON = """
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests

@@ -19,6 +19,8 @@ from mlutools import cli  # noqa: E402
 from .. import onnx_models as M  # noqa: E402
 from ..helpers import build, run  # noqa: E402
 
+pytestmark = pytest.mark.child_processes  # C++ programs
+
 PROJECT = Path(__file__).parent / "project"
 
 

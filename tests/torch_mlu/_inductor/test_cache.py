@@ -4,8 +4,11 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 from torch._dynamo.utils import counters
+
+pytestmark = pytest.mark.child_processes  # a second process
 
 SCRIPT = '''
 import json, sys

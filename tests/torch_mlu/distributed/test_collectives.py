@@ -2,6 +2,8 @@
 tensors through gloo (or the rank-order reduction of the gloo-gathered inputs), with 2 and 4 rank processes."""
 import pytest
 
+pytestmark = pytest.mark.child_processes  # rank processes
+
 
 @pytest.fixture(params=["two", "four"], ids=["2ranks", "4ranks"])
 def ranks(request):

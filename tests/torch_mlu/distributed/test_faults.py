@@ -5,8 +5,12 @@ import glob
 import multiprocessing
 import secrets
 
+import pytest
+
 from tests.torch_mlu.distributed import jobs
 from tests.torch_mlu.distributed.ranks import ENV, free_port
+
+pytestmark = pytest.mark.child_processes  # rank processes
 
 
 def _start(target, world: int, env: dict):

@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.child_processes  # rank processes
+
 SCRIPT = Path(__file__).with_name("jobs.py")
 ROOT = Path(__file__).parents[3]
 
