@@ -220,43 +220,15 @@ class CompileRecord:
     from_cache: bool
 
 
-class Kernel(launch.Program):
-    """A BANG kernel (`__mlu_global__ void name(...)`); launch with cnrt.invokeKernel or kernel[dim, ktype, queue]."""
+class TaskKernel(launch.Program):
+    """What every kernel that runs as tasks on the simulated cores shares, the DSL's (`Kernel`) and cncc's
+    (neuware.bangc.program.BangCKernel): the watchdog's time limit and the record of its recent launches."""
 
-    def __init__(self, fn, barriers: bool | None = None, debug: bool | None = None, workers: int | None = None,
-                 barrier_timeout: float | None = None, time_limit: float | str | None = "default"):
-        self.py_func = fn
-        self.__name__ = self.name = fn.__name__
-        self.__qualname__ = fn.__qualname__
-        self.__doc__ = fn.__doc__
-        self.params = self._parameters(fn)
-        self.uses_barriers = _reaches_barrier(fn, set()) if barriers is None else bool(barriers)
-        self.may_not_poll = _may_not_poll(fn)
-        self.debug = _env_flag("MLUSIM_BANG_DEBUG") if debug is None else bool(debug)
-        self.workers = workers
-        self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT if barrier_timeout is None else float(barrier_timeout)
+    debug = False
+
+    def __init__(self, time_limit: float | str | None = "default"):
         self._time_limit = time_limit
-        self.jitted = jit(fn, salt=_device_function_code(fn), polls=True)
-        self._python_body = None
-        self._entries: dict = {}
-        #: argument type keys already compiled for at a launch call; the static part of each parameter's key
-        self._prepared: set = set()
-        self._static_keys = tuple(("ptr", a.etype.kind) if isinstance(a, GdramParam) else
-                                  (int if a is int else float if a is float else None) for _, a in self.params)
-        self.compiles: list[CompileRecord] = []
         self.launches: deque[LaunchRecord] = deque(maxlen=64)
-
-    def __repr__(self) -> str:
-        return f"<bang kernel {self.__name__}>"
-
-    @staticmethod
-    def _parameters(fn) -> list[tuple[str, object]]:
-        signature = inspect.signature(fn)
-        names = list(signature.parameters)
-        if not names:
-            raise TypeError(f"kernel {fn.__name__} must take the task context as its first parameter")
-        annotations = inspect.get_annotations(fn, eval_str=True)
-        return [(name, annotations.get(name)) for name in names[1:]]
 
     @property
     def time_limit(self) -> float | None:
@@ -275,6 +247,44 @@ class Kernel(launch.Program):
     def last_launch(self) -> LaunchRecord | None:
         """The most recent completed launch (its work counts, modelled time and schedule)."""
         return self.launches[-1] if self.launches else None
+
+
+class Kernel(TaskKernel):
+    """A BANG kernel (`__mlu_global__ void name(...)`); launch with cnrt.invokeKernel or kernel[dim, ktype, queue]."""
+
+    def __init__(self, fn, barriers: bool | None = None, debug: bool | None = None, workers: int | None = None,
+                 barrier_timeout: float | None = None, time_limit: float | str | None = "default"):
+        super().__init__(time_limit)
+        self.py_func = fn
+        self.__name__ = self.name = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__doc__ = fn.__doc__
+        self.params = self._parameters(fn)
+        self.uses_barriers = _reaches_barrier(fn, set()) if barriers is None else bool(barriers)
+        self.may_not_poll = _may_not_poll(fn)
+        self.debug = _env_flag("MLUSIM_BANG_DEBUG") if debug is None else bool(debug)
+        self.workers = workers
+        self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT if barrier_timeout is None else float(barrier_timeout)
+        self.jitted = jit(fn, salt=_device_function_code(fn), polls=True)
+        self._python_body = None
+        self._entries: dict = {}
+        #: argument type keys already compiled for at a launch call; the static part of each parameter's key
+        self._prepared: set = set()
+        self._static_keys = tuple(("ptr", a.etype.kind) if isinstance(a, GdramParam) else
+                                  (int if a is int else float if a is float else None) for _, a in self.params)
+        self.compiles: list[CompileRecord] = []
+
+    def __repr__(self) -> str:
+        return f"<bang kernel {self.__name__}>"
+
+    @staticmethod
+    def _parameters(fn) -> list[tuple[str, object]]:
+        signature = inspect.signature(fn)
+        names = list(signature.parameters)
+        if not names:
+            raise TypeError(f"kernel {fn.__name__} must take the task context as its first parameter")
+        annotations = inspect.get_annotations(fn, eval_str=True)
+        return [(name, annotations.get(name)) for name in names[1:]]
 
     # ---- arguments -----------------------------------------------------------------------------------------------
 

@@ -17,16 +17,15 @@ import ctypes
 import itertools
 import threading
 import time
-from collections import deque
 
 import numpy as np
 
 from mlusim import device as devices
-from mlusim.bang import barriers, watchdog
+from mlusim.bang import barriers
 from mlusim.bang.arenas import aligned_bytes
 from mlusim.bang.cancel import _TABLE as STOP_TABLE, TaskStopped
 from mlusim.bang.faults import KernelAssert, KernelTrap, KernelUserTrap
-from mlusim.bang.kernel import DEFAULT_BARRIER_TIMEOUT, LaunchRecord
+from mlusim.bang.kernel import DEFAULT_BARRIER_TIMEOUT, LaunchRecord, TaskKernel
 from mlusim.apicall import reported_as
 from mlusim import launch
 from mlusim.bang.execute import HOST_WORKERS, Launch
@@ -159,22 +158,20 @@ def _raw_bytes(kind: str, size: int, value) -> bytes:
     return np.array(value).astype(dtype).tobytes()
 
 
-class BangCKernel(launch.Program):
+class BangCKernel(TaskKernel):
     """A `__mlu_global__` function of a cncc-built object; launch with cnrt.invokeKernel or kernel[dim, ktype, queue].
     """
 
-    debug = False
     may_not_poll = False
 
     def __init__(self, info: KernelInfo):
+        super().__init__()
         self.info = info
         self.__name__ = self.name = info.name
         self.entry = _ENTRY(info.entry)
         self.uses_barriers = info.uses_barriers
         self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT
         self.workers = HOST_WORKERS
-        self._time_limit = "default"
-        self.launches: deque = deque(maxlen=64)
         self.argtypes = tuple(_C_TYPES.get(p, f"struct of {p[1]} bytes") for p in info.params)
 
     def __repr__(self) -> str:
@@ -182,22 +179,6 @@ class BangCKernel(launch.Program):
 
     def param_name(self, index: int) -> str:
         return f"args[{index}] ({self.argtypes[index]})"
-
-    @property
-    def time_limit(self):
-        if self._time_limit == "default":
-            return watchdog.default_time_limit(False)
-        return watchdog.time_limit_from(self._time_limit)
-
-    @time_limit.setter
-    def time_limit(self, value) -> None:
-        if value != "default":
-            watchdog.time_limit_from(value)
-        self._time_limit = value
-
-    @property
-    def last_launch(self):
-        return self.launches[-1] if self.launches else None
 
     # ---- the launch protocol (mlusim.launch.Program) --------------------------------------------------
     def prepare(self, device, layout, args, queue) -> None:
