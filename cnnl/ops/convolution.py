@@ -204,19 +204,10 @@ def convolutionBackwardData(handle, alpha, w_desc, w, dy_desc, dy, conv_desc, al
                             beta, dx_desc, dx) -> None:
     """cnnlConvolutionBackwardData(handle, alpha, w_desc, w, dy_desc, dy, conv_desc, algo, workspace,
     workspace_size, beta, dx_desc, dx): dx = alpha * (gradient of the convolution w.r.t. x) + beta * dx."""
-    with OpCall("cnnlConvolutionBackwardData", handle) as call:
-        _algo(algo)
-        geo = _data_geometry(conv_desc, w_desc, dy_desc, dx_desc)
-        scale, accumulate = checks.scalar(alpha, "alpha", 1, geo.x.dtype), checks.scalar(beta, "beta", 0, geo.x.dtype)
-        wv, dyv = call.input(geo.w, w, "w"), call.input(geo.y, dy, "dy")
-        dxv = call.output(geo.x, dx, "dx", read=accumulate != 0)
-        call.workspace(workspace, workspace_size, W.float32_accumulator(geo.x, geo.x.dtype),
-                       "cnnlGetConvolutionBackwardDataWorkspaceSize")
-        conv = geo.conv
-        args = (N.channel_last(dyv, geo.y.layout), N.channel_last(wv, geo.w.layout),
-                N.channel_last(dxv, geo.x.layout))
-        call.submit(lambda: conv_backward_data(*args, conv.pads, conv.strides, conv.dilations, conv.groups, scale,
-                                               accumulate), flops=geo.flops, dtype=geo.x.dtype)
+    _backward("cnnlConvolutionBackwardData", handle, algo,
+              lambda: _data_geometry(conv_desc, w_desc, dy_desc, dx_desc), alpha, beta,
+              (("w", w, "w"), ("y", dy, "dy")), ("x", dx, "dx"), workspace, workspace_size,
+              lambda wv, dyv, dxv, *rest: conv_backward_data(dyv, wv, dxv, *rest))  # w is checked first
 
 
 # ---- backward filter ----------------------------------------------------------------------------------------------
@@ -246,16 +237,26 @@ def convolutionBackwardFilter(handle, alpha, x_desc, x, dy_desc, dy, conv_desc, 
                               beta, dw_desc, dw) -> None:
     """cnnlConvolutionBackwardFilter(handle, alpha, x_desc, x, dy_desc, dy, conv_desc, algo, workspace,
     workspace_size, beta, dw_desc, dw): dw = alpha * (gradient of the convolution w.r.t. w) + beta * dw."""
-    with OpCall("cnnlConvolutionBackwardFilter", handle) as call:
+    _backward("cnnlConvolutionBackwardFilter", handle, algo,
+              lambda: _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc), alpha, beta,
+              (("x", x, "x"), ("y", dy, "dy")), ("w", dw, "dw"), workspace, workspace_size, conv_backward_filter)
+
+
+def _backward(name, handle, algo, geometry, alpha, beta, inputs, output, workspace, workspace_size, kernel) -> None:
+    """The two backward passes: check the call and queue kernel(first, second, out, pads, strides, dilations,
+    groups, alpha, beta). `geometry()` checks the descriptors; `inputs` and `output` name which of the geometry's
+    x, w and y each (pointer, argument name) is; the workspace is a float32 accumulator of the output."""
+    with OpCall(name, handle) as call:
         _algo(algo)
-        geo = _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc)
+        geo = geometry()
         scale, accumulate = checks.scalar(alpha, "alpha", 1, geo.x.dtype), checks.scalar(beta, "beta", 0, geo.x.dtype)
-        xv, dyv = call.input(geo.x, x, "x"), call.input(geo.y, dy, "dy")
-        dwv = call.output(geo.w, dw, "dw", read=accumulate != 0)
-        call.workspace(workspace, workspace_size, W.float32_accumulator(geo.w, geo.x.dtype),
-                       "cnnlGetConvolutionBackwardFilterWorkspaceSize")
+        views = [call.input(getattr(geo, part), pointer, arg) for part, pointer, arg in inputs]
+        part, pointer, arg = output
+        views.append(call.output(getattr(geo, part), pointer, arg, read=accumulate != 0))
+        call.workspace(workspace, workspace_size, W.float32_accumulator(getattr(geo, part), geo.x.dtype),
+                       name.replace("cnnl", "cnnlGet", 1) + "WorkspaceSize")
         conv = geo.conv
-        args = (N.channel_last(xv, geo.x.layout), N.channel_last(dyv, geo.y.layout),
-                N.channel_last(dwv, geo.w.layout))
-        call.submit(lambda: conv_backward_filter(*args, conv.pads, conv.strides, conv.dilations, conv.groups,
-                                                 scale, accumulate), flops=geo.flops, dtype=geo.x.dtype)
+        args = tuple(N.channel_last(view, getattr(geo, part).layout)
+                     for view, (part, _, _) in zip(views, (*inputs, output)))
+        call.submit(lambda: kernel(*args, conv.pads, conv.strides, conv.dilations, conv.groups, scale, accumulate),
+                    flops=geo.flops, dtype=geo.x.dtype)
