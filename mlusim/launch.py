@@ -12,6 +12,7 @@ kernel.
 """
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
@@ -44,7 +45,7 @@ class LaunchResult:
     counts: Optional[WorkCounts] = None
 
 
-class Program:
+class Program(abc.ABC):
     """What a launch runs. `name` names the kernel (errors, traces); subclasses define `run` and, when they need
     them, `decode` and `prepare`."""
 
@@ -58,9 +59,9 @@ class Program:
         """At the call, before the launch is queued: check the arguments, compile once, so that a bad argument or a
         kernel that does not compile fails at the launch (naming the kernel), not at the next sync."""
 
+    @abc.abstractmethod
     def run(self, device, layout: TaskLayout, args: tuple) -> LaunchResult:
         """On the queue: run every task; the modelled µs and the work counts."""
-        raise NotImplementedError
 
 
 class HostCallable(Program):

@@ -24,6 +24,7 @@ from mlusim.host.threads import host_cores, pool
 from mlusim.errors import Fault, KernelFault
 from mlusim.command import running_queue
 from mlusim.observers import OBSERVERS
+from mlusim.taskmodel import TaskLayout, layout
 
 from . import accesslog
 from . import barriers as barrier_registry
@@ -36,7 +37,6 @@ from .context import (ADDRESS_ALIGN, BARRIER_KEY, CAPACITY, LENGTH_ALIGN, LIMITS
 from .faults import KernelTrap
 from .dma import sync
 from .pointer import GDRAM, NRAM, SRAM, WRAM, Ptr
-from mlusim.taskmodel import TaskLayout, layout
 from .work import WorkCounts, counts_from_state, modelled_us
 
 #: A first task faster than this runs the whole launch on the calling thread (threads would cost more).

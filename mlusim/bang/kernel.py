@@ -29,16 +29,16 @@ from numba.core.registry import CPUDispatcher
 
 from mlusim import config
 from mlusim import device as devices
+from mlusim import launch
 from mlusim.apicall import reported_as
 from mlusim.errors import ArgumentFault, Fault, KernelFault, MemoryFault
+from mlusim.taskmodel import TaskLayout
 
 from . import watchdog
 from .caching import jit
 from .context import Ctx
 from .dtypes import ElementType
-from mlusim import launch
 from .execute import HOST_WORKERS, Launch, board_limits, gdram_pointer
-from mlusim.taskmodel import TaskLayout
 from .pointer import GDRAM, INT64_MAX, INT64_MIN, Ptr
 
 log = logging.getLogger("mlusim.bang")

@@ -8,6 +8,7 @@ runs. Ops the engine runs through CNNL's public API (`magicmind/runtime/library.
 """
 from __future__ import annotations
 
+import abc
 from typing import Optional, Sequence
 
 import numpy as np
@@ -40,8 +41,9 @@ class Info:
         return f"Info({self.shape}, {self.dtype}{', value' if self.value is not None else ''})"
 
 
-class Op:
-    """One node type. Subclasses set `name` and implement `infer` and `run`."""
+class Op(abc.ABC):
+    """One node type. Subclasses set `name` and implement `infer` (a class without one cannot be registered) and,
+    unless the engine runs them through CNNL (`host_evaluable` False), `run`."""
 
     name = ""
     #: mlusim.cost.TENSOR for matmul-like work, else VECTOR
@@ -63,13 +65,14 @@ class Op:
             expected = f"{low}" if low == high else f"{low} to {high if high is not None else 'any number of'}"
             raise invalid(f"{node}: {self.name} takes {expected} inputs, got {count}")
 
+    @abc.abstractmethod
     def infer(self, attrs: dict, ins: Sequence[Info]) -> list:
         """[(shape, dtype), ...] of the outputs; raise MagicMindError for inputs the op cannot take."""
-        raise NotImplementedError
 
     def run(self, attrs: dict, ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
-        """Compute the outputs into `outs` (arrays of the inferred shapes and dtypes)."""
-        raise NotImplementedError
+        """Compute the outputs into `outs` (arrays of the inferred shapes and dtypes). An op without a host kernel
+        keeps this one, which refuses."""
+        raise _no_host_kernel(self.name)
 
     def prepare(self, attrs: dict, ins: Sequence[Info], outs: Sequence[Info]):
         """The kernel for these input and output infos: a function (input arrays, output arrays) -> None. Ops
@@ -100,11 +103,15 @@ def get(name: str) -> Op:
     return found
 
 
+def _no_host_kernel(op_name: str) -> MagicMindError:
+    return MagicMindError(13, f"{op_name} has no host kernel (the engine runs it through CNNL)")
+
+
 def evaluate(op_name: str, attrs: dict, values: Sequence[np.ndarray]) -> list:
     """Run an op on host arrays (constant folding, shape values): the outputs as new arrays."""
     op = get(op_name)
     if not op.host_evaluable:
-        raise MagicMindError(13, f"{op_name} has no host kernel (the engine runs it through CNNL)")
+        raise _no_host_kernel(op_name)
     infos = [Info(v.shape, v.dtype, v) for v in values]
     outs = [np.empty(shape, dtype) for shape, dtype in op.infer(attrs, infos)]
     with np.errstate(all="ignore"):

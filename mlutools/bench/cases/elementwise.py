@@ -1,6 +1,6 @@
 """Cases of the elementwise family (docs/cnnl_elementwise.md): unary and binary math, arithmetic, special functions,
-activations and thresholds, casts, select, bias, optimizer steps, the foreach lists. References: the numpy ufunc doing the same work
-(in float32 for 16-bit types where numpy has no half kernel)."""
+activations and thresholds, casts, select, bias, optimizer steps, the foreach lists. References: the numpy ufunc
+doing the same work (in float32 for 16-bit types where numpy has no half kernel)."""
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -317,7 +317,8 @@ FOREACH_TENSORS = 8
 
 def _foreach_lists(arena, shape, dtype, count: int, positive: bool = False):
     """`count` lists of FOREACH_TENSORS tensors splitting `shape`'s rows (an optimizer's parameter list), their
-    host copies, and one list of outputs: ((descs, pointers, host arrays) per list, (descs, pointers))."""
+    host copies, one list of outputs and the reference's host outputs: ((descs, pointers, host arrays) per list,
+    (descs, pointers), host outputs)."""
     rows = max(shape[0] // FOREACH_TENSORS, 1)
     part = (rows,) + tuple(shape[1:])
     lists = []
@@ -325,42 +326,65 @@ def _foreach_lists(arena, shape, dtype, count: int, positive: bool = False):
         made = [arena.random(part, dtype, positive) for _ in range(FOREACH_TENSORS)]
         lists.append(([t.desc for t, _ in made], [t.ptr for t, _ in made], [f32(v) for _, v in made]))
     outs = [arena.empty(part, dtype) for _ in range(FOREACH_TENSORS)]
-    return lists, ([t.desc for t in outs], [t.ptr for t in outs])
+    return lists, ([t.desc for t in outs], [t.ptr for t in outs]), [np.empty_like(v) for v in lists[0][2]]
+
+
+def _each(step, *lists):
+    """The reference: `step(*arrays)` for each position of the lists."""
+    def run():
+        for arrays in zip(*lists):
+            step(*arrays)
+    return run
 
 
 def foreach_binary(arena, shape, dtype):
     """cnnlForeachBinaryOp: a + alpha * b over two lists (torch's _foreach_add(list, list, alpha))."""
-    ((ad, ap, av), (bd, bp, bv)), (od, op) = _foreach_lists(arena, shape, dtype, 2)
+    ((ad, ap, av), (bd, bp, bv)), (od, op), host = _foreach_lists(arena, shape, dtype, 2)
     workspace, size = arena.workspace(cnnl.getForeachBinaryOpWorkspaceSize(arena.handle, ad))
+
+    def step(a, b, o):
+        np.multiply(b, 0.5, out=o)
+        np.add(a, o, out=o)
     return (lambda: cnnl.foreachBinaryOp(arena.handle, cnnl.CNNL_FOREACH_ADD, cnnl.FOREACH_BINARY_TENSOR_LIST, ad, ap,
                                          bd, bp, None, None, 0.5, workspace, size, od, op),
-            lambda: [a + 0.5 * b for a, b in zip(av, bv)])
+            _each(step, av, bv, host))
 
 
 def foreach_sqrt(arena, shape, dtype):
     """cnnlForeachUnaryOp_v2 (sqrt) over a list."""
-    ((xd, xp, xv),), (od, op) = _foreach_lists(arena, shape, dtype, 1, positive=True)
+    ((xd, xp, xv),), (od, op), host = _foreach_lists(arena, shape, dtype, 1, positive=True)
     workspace, size = arena.workspace(cnnl.getForeachUnaryOpWorkspaceSize(arena.handle, xd))
     return (lambda: cnnl.foreachUnaryOp_v2(arena.handle, cnnl.CNNL_FOREACH_SQRT, HIGH, xd, xp, workspace, size,
                                            od, op),
-            lambda: [np.sqrt(x) for x in xv])
+            _each(lambda x, o: np.sqrt(x, out=o), xv, host))
 
 
 def foreach_addcdiv(arena, shape, dtype):
     """cnnlForeachPointwiseOp (addcdiv with one value): Adam's update step over a parameter list."""
-    ((xd, xp, xv), (ad, ap, av), (bd, bp, bv)), (od, op) = _foreach_lists(arena, shape, dtype, 3, positive=True)
+    ((xd, xp, xv), (ad, ap, av), (bd, bp, bv)), (od, op), host = _foreach_lists(arena, shape, dtype, 3,
+                                                                               positive=True)
+
+    def step(x, a, b, o):
+        np.divide(a, b, out=o)
+        np.multiply(o, -0.01, out=o)
+        np.add(x, o, out=o)
     return (lambda: cnnl.foreachPointwiseOp(arena.handle, cnnl.CNNL_FOREACH_ADDCDIV, cnnl.FOREACH_POINTWISE_SCALAR,
                                             xd, xp, ad, ap, bd, bp, -0.01, od, op),
-            lambda: [x - 0.01 * a / b for x, a, b in zip(xv, av, bv)])
+            _each(step, xv, av, bv, host))
 
 
 def foreach_lerp(arena, shape, dtype):
     """cnnlForeachLerp with one weight (an exponential moving average of a list)."""
-    ((xd, xp, xv), (ed, ep, ev)), (od, op) = _foreach_lists(arena, shape, dtype, 2)
+    ((xd, xp, xv), (ed, ep, ev)), (od, op), host = _foreach_lists(arena, shape, dtype, 2)
     workspace, size = arena.workspace(cnnl.getForeachLerpExtraInputSize(arena.handle, cnnl.FOREACH_LERP_SCALAR, xd))
+
+    def step(x, e, o):
+        np.subtract(e, x, out=o)
+        np.multiply(o, 0.1, out=o)
+        np.add(x, o, out=o)
     return (lambda: cnnl.foreachLerp(arena.handle, cnnl.FOREACH_LERP_SCALAR, xd, xp, ed, ep, None, 0.1, workspace,
                                      size, od, op),
-            lambda: [x + 0.1 * (e - x) for x, e in zip(xv, ev)])
+            _each(step, xv, ev, host))
 
 
 #: the cases of this family, in the order the table lists them
