@@ -68,10 +68,11 @@ def setConvolutionDescriptor(conv_desc, dimNb, pad, stride, dilation, group_coun
 
 
 class _Geometry:
-    """A validated convolution problem: channel-last dims of x, w, y and the op's flops."""
+    """A validated convolution problem: channel-last dims of x, w, y, the op's flops and its workspace (a float32
+    accumulator of the op's `output`, one of "x", "w", "y")."""
 
     def __init__(self, op: str, conv: ConvolutionDescriptor, x: TensorDescriptor, w: TensorDescriptor,
-                 y: TensorDescriptor, names=("x_desc", "w_desc", "y_desc")):
+                 y: TensorDescriptor, names=("x_desc", "w_desc", "y_desc"), output="y"):
         x_arg, w_arg, y_arg = names
         for desc, arg in ((x, x_arg), (w, w_arg), (y, y_arg)):
             N.float_tensor(desc, arg, op)
@@ -98,7 +99,7 @@ class _Geometry:
                                 y_arg)
         self.conv, self.x, self.w, self.y = conv, x, w, y
         self.flops = 2 * math.prod(yd) * math.prod(wd[1:])
-        self.workspace = W.float32_accumulator(y, x.dtype)
+        self.workspace = W.float32_accumulator(getattr(self, output), x.dtype)
 
 
 def _conv(conv_desc) -> ConvolutionDescriptor:
@@ -120,12 +121,29 @@ def _forward_geometry(conv_desc, x_desc, w_desc, y_desc) -> _Geometry:
 
 def _data_geometry(conv_desc, w_desc, dy_desc, dx_desc) -> _Geometry:
     return _Geometry("cnnlConvolutionBackwardData", _conv(conv_desc), tensor_arg(dx_desc, "dx_desc"),
-                     tensor_arg(w_desc, "w_desc"), tensor_arg(dy_desc, "dy_desc"), ("dx_desc", "w_desc", "dy_desc"))
+                     tensor_arg(w_desc, "w_desc"), tensor_arg(dy_desc, "dy_desc"), ("dx_desc", "w_desc", "dy_desc"),
+                     "x")
 
 
 def _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc) -> _Geometry:
     return _Geometry("cnnlConvolutionBackwardFilter", _conv(conv_desc), tensor_arg(x_desc, "x_desc"),
-                     tensor_arg(dw_desc, "dw_desc"), tensor_arg(dy_desc, "dy_desc"), ("x_desc", "dw_desc", "dy_desc"))
+                     tensor_arg(dw_desc, "dw_desc"), tensor_arg(dy_desc, "dy_desc"), ("x_desc", "dw_desc", "dy_desc"),
+                     "w")
+
+
+def _algorithm_query(handle, preference, geometry) -> int:
+    """The algorithm queries: the call checked as its op checks it (`geometry()`); every problem has one algorithm."""
+    handle_arg(handle)
+    _preference(preference)
+    geometry()
+    return ALGORITHM
+
+
+def _workspace_query(handle, algo, geometry) -> int:
+    """The workspace queries: the call checked as its op checks it; the size of the problem's workspace."""
+    handle_arg(handle)
+    _algo(algo)
+    return geometry().workspace
 
 
 # ---- forward ------------------------------------------------------------------------------------------------------
@@ -133,19 +151,14 @@ def _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc) -> _Geometry:
 @api("cnnlGetConvolutionForwardAlgorithm")
 def getConvolutionForwardAlgorithm(handle, conv_desc, x_desc, w_desc, y_desc, preference) -> int:
     """cnnlGetConvolutionForwardAlgorithm(handle, conv_desc, x_desc, w_desc, y_desc, preference, &algo) -> algo."""
-    handle_arg(handle)
-    _preference(preference)
-    _forward_geometry(conv_desc, x_desc, w_desc, y_desc)
-    return ALGORITHM
+    return _algorithm_query(handle, preference, lambda: _forward_geometry(conv_desc, x_desc, w_desc, y_desc))
 
 
 @api("cnnlGetConvolutionForwardWorkspaceSize")
 def getConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, y_desc, bias_desc, conv_desc, algo) -> int:
     """cnnlGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, y_desc, bias_desc, conv_desc, algo, &size)
     -> size (a float32 accumulator of y for HALF/BFLOAT16, else 0)."""
-    handle_arg(handle)
-    _algo(algo)
-    return _forward_geometry(conv_desc, x_desc, w_desc, y_desc).workspace
+    return _workspace_query(handle, algo, lambda: _forward_geometry(conv_desc, x_desc, w_desc, y_desc))
 
 
 def _bias(bias_desc, geometry: _Geometry):
@@ -183,20 +196,14 @@ def convolutionForward(handle, conv_desc, algo, alpha, x_desc, x, w_desc, w, bia
 def getConvolutionBackwardDataAlgorithm(handle, w_desc, dy_desc, conv_desc, dx_desc, preference) -> int:
     """cnnlGetConvolutionBackwardDataAlgorithm(handle, w_desc, dy_desc, conv_desc, dx_desc, preference, &algo)
     -> algo."""
-    handle_arg(handle)
-    _preference(preference)
-    _data_geometry(conv_desc, w_desc, dy_desc, dx_desc)
-    return ALGORITHM
+    return _algorithm_query(handle, preference, lambda: _data_geometry(conv_desc, w_desc, dy_desc, dx_desc))
 
 
 @api("cnnlGetConvolutionBackwardDataWorkspaceSize")
 def getConvolutionBackwardDataWorkspaceSize(handle, w_desc, dy_desc, conv_desc, dx_desc, algo) -> int:
     """cnnlGetConvolutionBackwardDataWorkspaceSize(handle, w_desc, dy_desc, conv_desc, dx_desc, algo, &size)
     -> size (a float32 accumulator of dx for HALF/BFLOAT16, else 0)."""
-    handle_arg(handle)
-    _algo(algo)
-    geo = _data_geometry(conv_desc, w_desc, dy_desc, dx_desc)
-    return W.float32_accumulator(geo.x, geo.x.dtype)
+    return _workspace_query(handle, algo, lambda: _data_geometry(conv_desc, w_desc, dy_desc, dx_desc))
 
 
 @api("cnnlConvolutionBackwardData")
@@ -216,20 +223,14 @@ def convolutionBackwardData(handle, alpha, w_desc, w, dy_desc, dy, conv_desc, al
 def getConvolutionBackwardFilterAlgorithm(handle, conv_desc, x_desc, dy_desc, dw_desc, preference) -> int:
     """cnnlGetConvolutionBackwardFilterAlgorithm(handle, conv_desc, x_desc, dy_desc, dw_desc, preference, &algo)
     -> algo."""
-    handle_arg(handle)
-    _preference(preference)
-    _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc)
-    return ALGORITHM
+    return _algorithm_query(handle, preference, lambda: _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc))
 
 
 @api("cnnlGetConvolutionBackwardFilterWorkspaceSize")
 def getConvolutionBackwardFilterWorkspaceSize(handle, x_desc, dy_desc, dw_desc, conv_desc, algo) -> int:
     """cnnlGetConvolutionBackwardFilterWorkspaceSize(handle, x_desc, dy_desc, dw_desc, conv_desc, algo, &size)
     -> size (a float32 accumulator of dw for HALF/BFLOAT16, else 0)."""
-    handle_arg(handle)
-    _algo(algo)
-    geo = _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc)
-    return W.float32_accumulator(geo.w, geo.x.dtype)
+    return _workspace_query(handle, algo, lambda: _filter_geometry(conv_desc, x_desc, dy_desc, dw_desc))
 
 
 @api("cnnlConvolutionBackwardFilter")
@@ -253,8 +254,7 @@ def _backward(name, handle, algo, geometry, alpha, beta, inputs, output, workspa
         views = [call.input(getattr(geo, part), pointer, arg) for part, pointer, arg in inputs]
         part, pointer, arg = output
         views.append(call.output(getattr(geo, part), pointer, arg, read=accumulate != 0))
-        call.workspace(workspace, workspace_size, W.float32_accumulator(getattr(geo, part), geo.x.dtype),
-                       name.replace("cnnl", "cnnlGet", 1) + "WorkspaceSize")
+        call.workspace(workspace, workspace_size, geo.workspace, name.replace("cnnl", "cnnlGet", 1) + "WorkspaceSize")
         conv = geo.conv
         args = tuple(N.channel_last(view, getattr(geo, part).layout)
                      for view, (part, _, _) in zip(views, (*inputs, output)))

@@ -103,6 +103,11 @@ class _Problem:
             raise ArgumentFault(f"dims (N, H, W, C) {list(N.channel_last_dims(target))}; expected {list(dims)}", arg)
         return target
 
+    def sampling_views(self, call, input, offset, mask) -> tuple:  # noqa: A002
+        """The channel-last views of the three inputs every DCN function reads (mask None when it is NULL)."""
+        return (self.view(call, self.x, input, "input"), self.view(call, self.offset, offset, "offset"),
+                self.view(call, self.mask, mask, "mask"))
+
     def view(self, call, desc, pointer, arg, output=False):
         if desc is None:
             return None
@@ -134,18 +139,27 @@ def _workspace_bytes(problem: _Problem) -> int:
     return 4 * problem.columns
 
 
+def _checked(op, dcn_desc, input_desc, offset_desc, mask_desc, filter_desc, filter_arg, out_desc, out_arg,
+             bias_desc=None, bias_arg=None):
+    """(problem, filter, bias or None): the descriptors of one DCN call (and of its workspace query), checked in
+    the order every DCN function checks them."""
+    dcn = ready(dcn_desc, DCNDescriptor, "dcn_desc")
+    x = _map(input_desc, "input_desc", op)
+    w = _filter(op, filter_desc, filter_arg, x)
+    problem = _Problem(op, dcn, input_desc, offset_desc, mask_desc, N.channel_last_dims(w), filter_arg, out_desc,
+                       out_arg)
+    bias = None if bias_arg is None else _bias(bias_desc, bias_arg, x, N.channel_last_dims(w)[0])
+    return problem, w, bias
+
+
 @api("cnnlGetDCNForwardWorkspaceSize")
 def getDCNForwardWorkspaceSize(handle, dcn_desc, input_desc, offset_desc, mask_desc, filter_desc, bias_desc,
                                output_desc) -> int:
     """cnnlGetDCNForwardWorkspaceSize(handle, dcn_desc, input_desc, offset_desc, mask_desc, filter_desc, bias_desc,
     output_desc, &size) -> size: the float32 columns of one im2col step."""
     handle_arg(handle)
-    dcn = ready(dcn_desc, DCNDescriptor, "dcn_desc")
-    x = _map(input_desc, "input_desc", "cnnlDCNForward")
-    w = _filter("cnnlDCNForward", filter_desc, "filter_desc", x)
-    problem = _Problem("cnnlDCNForward", dcn, input_desc, offset_desc, mask_desc, N.channel_last_dims(w),
-                       "filter_desc", output_desc, "output_desc")
-    _bias(bias_desc, "bias_desc", x, N.channel_last_dims(w)[0])
+    problem, _, _ = _checked("cnnlDCNForward", dcn_desc, input_desc, offset_desc, mask_desc, filter_desc,
+                             "filter_desc", output_desc, "output_desc", bias_desc, "bias_desc")
     return _workspace_bytes(problem)
 
 
@@ -157,21 +171,16 @@ def dCNForward(handle, dcn_desc, input_desc, input, offset_desc, offset, mask_de
     convolution of input."""
     op = "cnnlDCNForward"
     with OpCall(op, handle) as call:
-        dcn = ready(dcn_desc, DCNDescriptor, "dcn_desc")
-        x = _map(input_desc, "input_desc", op)
-        wd = _filter(op, filter_desc, "filter_desc", x)
-        problem = _Problem(op, dcn, input_desc, offset_desc, mask_desc, N.channel_last_dims(wd), "filter_desc",
-                           output_desc, "output_desc")
-        bd = _bias(bias_desc, "bias_desc", x, N.channel_last_dims(wd)[0])
-        xv = problem.view(call, problem.x, input, "input")
-        ov, mv = problem.view(call, problem.offset, offset, "offset"), problem.view(call, problem.mask, mask, "mask")
+        problem, wd, bd = _checked(op, dcn_desc, input_desc, offset_desc, mask_desc, filter_desc, "filter_desc",
+                                   output_desc, "output_desc", bias_desc, "bias_desc")
+        xv, ov, mv = problem.sampling_views(call, input, offset, mask)
         wv = N.channel_last(call.input(wd, filter, "filter"), wd.layout)
         bv = call.input(bd, bias, "bias") if bd is not None else None
         yv = problem.view(call, problem.out, output, "output", output=True)
         call.workspace(workspace, workspace_size, _workspace_bytes(problem), "cnnlGetDCNForwardWorkspaceSize")
         geometry = problem.geometry
-        call.submit(lambda: K.dcn_forward(xv, ov, mv, wv, bv, yv, geometry), flops=problem.flops, dtype=x.dtype,
-                    unit=cost.TENSOR)
+        call.submit(lambda: K.dcn_forward(xv, ov, mv, wv, bv, yv, geometry), flops=problem.flops,
+                    dtype=problem.x.dtype, unit=cost.TENSOR)
 
 
 @api("cnnlGetDCNBakcwardDataWorkspaceSize")
@@ -181,11 +190,9 @@ def getDCNBakcwardDataWorkspaceSize(handle, dcn_desc, input_desc, offset_desc, m
     grad_output_desc, grad_input_desc, grad_offset_desc, grad_mask_desc, &size) -> size (CNNL spells it
     "Bakcward"): the float32 column gradients of one im2col step."""
     handle_arg(handle)
-    dcn = ready(dcn_desc, DCNDescriptor, "dcn_desc")
-    x = _map(input_desc, "input_desc", "cnnlDCNBackwardData")
-    w = _filter("cnnlDCNBackwardData", filter_desc, "filter_desc", x)
-    return _workspace_bytes(_Problem("cnnlDCNBackwardData", dcn, input_desc, offset_desc, mask_desc,
-                                     N.channel_last_dims(w), "filter_desc", grad_output_desc, "grad_output_desc"))
+    problem, _, _ = _checked("cnnlDCNBackwardData", dcn_desc, input_desc, offset_desc, mask_desc, filter_desc,
+                             "filter_desc", grad_output_desc, "grad_output_desc")
+    return _workspace_bytes(problem)
 
 
 @api("cnnlDCNBackwardData")
@@ -198,20 +205,16 @@ def dCNBackwardData(handle, dcn_desc, input_desc, input, offset_desc, offset, ma
     mask (grad_mask NULL when mask is)."""
     op = "cnnlDCNBackwardData"
     with OpCall(op, handle) as call:
-        dcn = ready(dcn_desc, DCNDescriptor, "dcn_desc")
-        x = _map(input_desc, "input_desc", op)
-        wd = _filter(op, filter_desc, "filter_desc", x)
-        problem = _Problem(op, dcn, input_desc, offset_desc, mask_desc, N.channel_last_dims(wd), "filter_desc",
-                           grad_output_desc, "grad_output_desc")
-        gx = problem._match(op, grad_input_desc, "grad_input_desc", N.channel_last_dims(x))
+        problem, wd, _ = _checked(op, dcn_desc, input_desc, offset_desc, mask_desc, filter_desc, "filter_desc",
+                                  grad_output_desc, "grad_output_desc")
+        gx = problem._match(op, grad_input_desc, "grad_input_desc", N.channel_last_dims(problem.x))
         go = problem._match(op, grad_offset_desc, "grad_offset_desc", N.channel_last_dims(problem.offset))
         gm = None
         if grad_mask_desc is not None:
             if problem.mask is None:
                 raise ArgumentFault("grad_mask is given but mask is NULL", "grad_mask_desc")
             gm = problem._match(op, grad_mask_desc, "grad_mask_desc", N.channel_last_dims(problem.mask))
-        xv = problem.view(call, problem.x, input, "input")
-        ov, mv = problem.view(call, problem.offset, offset, "offset"), problem.view(call, problem.mask, mask, "mask")
+        xv, ov, mv = problem.sampling_views(call, input, offset, mask)
         wv = N.channel_last(call.input(wd, filter, "filter"), wd.layout)
         dyv = problem.view(call, problem.out, grad_output, "grad_output")
         outs = [problem.view(call, d, p, a, output=True) for d, p, a in ((gx, grad_input, "grad_input"),
@@ -220,7 +223,7 @@ def dCNBackwardData(handle, dcn_desc, input_desc, input, offset_desc, offset, ma
         call.workspace(workspace, workspace_size, _workspace_bytes(problem), "cnnlGetDCNBakcwardDataWorkspaceSize")
         geometry = problem.geometry
         call.submit(lambda: K.dcn_backward_data(xv, ov, mv, wv, dyv, *outs, geometry), flops=2 * problem.flops,
-                    dtype=x.dtype, unit=cost.TENSOR)
+                    dtype=problem.x.dtype, unit=cost.TENSOR)
 
 
 @api("cnnlGetDCNBackwardWeightWorkspaceSize")
@@ -229,12 +232,8 @@ def getDCNBackwardWeightWorkspaceSize(handle, dcn_desc, input_desc, offset_desc,
     """cnnlGetDCNBackwardWeightWorkspaceSize(handle, dcn_desc, input_desc, offset_desc, mask_desc,
     grad_output_desc, grad_filter_desc, grad_bias_desc, &size) -> size: the float32 columns of one im2col step."""
     handle_arg(handle)
-    dcn = ready(dcn_desc, DCNDescriptor, "dcn_desc")
-    x = _map(input_desc, "input_desc", "cnnlDCNBackwardWeight")
-    w = _filter("cnnlDCNBackwardWeight", grad_filter_desc, "grad_filter_desc", x)
-    problem = _Problem("cnnlDCNBackwardWeight", dcn, input_desc, offset_desc, mask_desc, N.channel_last_dims(w),
-                       "grad_filter_desc", grad_output_desc, "grad_output_desc")
-    _bias(grad_bias_desc, "grad_bias_desc", x, N.channel_last_dims(w)[0])
+    problem, _, _ = _checked("cnnlDCNBackwardWeight", dcn_desc, input_desc, offset_desc, mask_desc, grad_filter_desc,
+                             "grad_filter_desc", grad_output_desc, "grad_output_desc", grad_bias_desc, "grad_bias_desc")
     return _workspace_bytes(problem)
 
 
@@ -247,18 +246,14 @@ def dCNBackwardWeight(handle, dcn_desc, input_desc, input, offset_desc, offset, 
     grad_bias): the gradients with respect to the filter and the bias (grad_bias may be NULL)."""
     op = "cnnlDCNBackwardWeight"
     with OpCall(op, handle) as call:
-        dcn = ready(dcn_desc, DCNDescriptor, "dcn_desc")
-        x = _map(input_desc, "input_desc", op)
-        wd = _filter(op, grad_filter_desc, "grad_filter_desc", x)
-        problem = _Problem(op, dcn, input_desc, offset_desc, mask_desc, N.channel_last_dims(wd), "grad_filter_desc",
-                           grad_output_desc, "grad_output_desc")
-        bd = _bias(grad_bias_desc, "grad_bias_desc", x, N.channel_last_dims(wd)[0])
-        xv = problem.view(call, problem.x, input, "input")
-        ov, mv = problem.view(call, problem.offset, offset, "offset"), problem.view(call, problem.mask, mask, "mask")
+        problem, wd, bd = _checked(op, dcn_desc, input_desc, offset_desc, mask_desc, grad_filter_desc,
+                                   "grad_filter_desc", grad_output_desc, "grad_output_desc", grad_bias_desc,
+                                   "grad_bias_desc")
+        xv, ov, mv = problem.sampling_views(call, input, offset, mask)
         dyv = problem.view(call, problem.out, grad_output, "grad_output")
         dwv = N.channel_last(call.output(wd, grad_filter, "grad_filter"), wd.layout)
         dbv = call.output(bd, grad_bias, "grad_bias") if bd is not None else None
         call.workspace(workspace, workspace_size, _workspace_bytes(problem), "cnnlGetDCNBackwardWeightWorkspaceSize")
         geometry = problem.geometry
         call.submit(lambda: K.dcn_backward_weight(xv, ov, mv, dyv, dwv, dbv, geometry), flops=problem.flops,
-                    dtype=x.dtype, unit=cost.TENSOR)
+                    dtype=problem.x.dtype, unit=cost.TENSOR)

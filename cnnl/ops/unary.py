@@ -35,40 +35,46 @@ def _unary(c_name: str, kernel_op: str, handle, x_desc, x, y_desc, y, *, float_o
                     dtype=yd.dtype)
 
 
-@api("cnnlAbs")
-def abs(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlAbs(handle, x_desc, x, y_desc, y): y = |x| (integers wrap: abs(INT_MIN) = INT_MIN)."""
-    _unary("cnnlAbs", "abs", handle, x_desc, x, y_desc, y, float_only=False)
+def _function(c_name: str, kernel_op: str, meaning: str, *, prefer: bool, float_only: bool,
+              flops_per_element: int = 1):
+    """The cnnl function `c_name`, applying kernel `kernel_op`; with `prefer`, its first argument after the
+    handle is the checked cnnlComputationPreference_t of the _v2 forms."""
+    if prefer:
+        def function(handle, prefer, x_desc, x, y_desc, y) -> None:
+            checks.preference(prefer)
+            _unary(c_name, kernel_op, handle, x_desc, x, y_desc, y, float_only=float_only,
+                   flops_per_element=flops_per_element)
+        signature = "handle, prefer, x_desc, x, y_desc, y"
+    else:
+        def function(handle, x_desc, x, y_desc, y) -> None:
+            _unary(c_name, kernel_op, handle, x_desc, x, y_desc, y, float_only=float_only,
+                   flops_per_element=flops_per_element)
+        signature = "handle, x_desc, x, y_desc, y"
+    function.__name__ = function.__qualname__ = api.python_name(c_name)
+    function.__doc__ = f"{c_name}({signature}): {meaning}"
+    return api(c_name)(function)
 
 
-@api("cnnlNegTensor")
-def negTensor(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlNegTensor(handle, x_desc, x, y_desc, y): y = -x."""
-    _unary("cnnlNegTensor", "neg", handle, x_desc, x, y_desc, y, float_only=False)
-
-
-@api("cnnlExp_v2")
-def exp_v2(handle, prefer, x_desc, x, y_desc, y) -> None:
-    """cnnlExp_v2(handle, prefer, x_desc, x, y_desc, y): y = e**x."""
-    checks.preference(prefer)
-    _unary("cnnlExp_v2", "exp", handle, x_desc, x, y_desc, y, float_only=True,
-           flops_per_element=_TRANSCENDENTAL_FLOPS)
-
-
-@api("cnnlExpm1")
-def expm1(handle, prefer, x_desc, x, y_desc, y) -> None:
-    """cnnlExpm1(handle, prefer, x_desc, x, y_desc, y): y = e**x - 1, exact for small x."""
-    checks.preference(prefer)
-    _unary("cnnlExpm1", "expm1", handle, x_desc, x, y_desc, y, float_only=True,
-           flops_per_element=_TRANSCENDENTAL_FLOPS)
-
-
-@api("cnnlLog1p")
-def log1p(handle, prefer, x_desc, x, y_desc, y) -> None:
-    """cnnlLog1p(handle, prefer, x_desc, x, y_desc, y): y = log(1 + x), exact for small x."""
-    checks.preference(prefer)
-    _unary("cnnlLog1p", "log1p", handle, x_desc, x, y_desc, y, float_only=True,
-           flops_per_element=_TRANSCENDENTAL_FLOPS)
+_T = _TRANSCENDENTAL_FLOPS
+abs = _function("cnnlAbs", "abs", "y = |x| (integers wrap: abs(INT_MIN) = INT_MIN).", prefer=False, float_only=False)
+negTensor = _function("cnnlNegTensor", "neg", "y = -x.", prefer=False, float_only=False)
+exp_v2 = _function("cnnlExp_v2", "exp", "y = e**x.", prefer=True, float_only=True, flops_per_element=_T)
+expm1 = _function("cnnlExpm1", "expm1", "y = e**x - 1, exact for small x.", prefer=True, float_only=True,
+                  flops_per_element=_T)
+log1p = _function("cnnlLog1p", "log1p", "y = log(1 + x), exact for small x.", prefer=True, float_only=True,
+                  flops_per_element=_T)
+sqrt_v2 = _function("cnnlSqrt_v2", "sqrt", "y = sqrt(x) (NaN below 0).", prefer=True, float_only=True)
+rsqrt_v2 = _function("cnnlRsqrt_v2", "rsqrt", "y = 1 / sqrt(x).", prefer=True, float_only=True, flops_per_element=2)
+square = _function("cnnlSquare", "square", "y = x * x.", prefer=False, float_only=False)
+reciprocal = _function("cnnlReciprocal", "reciprocal", "y = 1 / x.", prefer=False, float_only=True)
+sin_v2 = _function("cnnlSin_v2", "sin", "y = sin(x).", prefer=True, float_only=True, flops_per_element=_T)
+cos_v2 = _function("cnnlCos_v2", "cos", "y = cos(x).", prefer=True, float_only=True, flops_per_element=_T)
+floor = _function("cnnlFloor", "floor", "y = floor(x) (the identity on integers).", prefer=False, float_only=False)
+ceil = _function("cnnlCeil", "ceil", "y = ceil(x) (the identity on integers).", prefer=False, float_only=False)
+round = _function("cnnlRound", "round", "y = x rounded to the nearest integer, ties to even.", prefer=False,
+                  float_only=False)
+sign = _function("cnnlSign", "sign", "y = -1, 0 or 1 by the sign of x (NaN stays NaN).", prefer=False,
+                 float_only=False)
 
 
 @api("cnnlLog_v2")
@@ -77,69 +83,3 @@ def log_v2(handle, prefer, base, x_desc, x, y_desc, y) -> None:
     checks.preference(prefer)
     op = _LOG_BASES[as_enum(base, "base", _LOG_BASES, "cnnlLogBase_t")]
     _unary("cnnlLog_v2", op, handle, x_desc, x, y_desc, y, float_only=True, flops_per_element=_TRANSCENDENTAL_FLOPS)
-
-
-@api("cnnlSqrt_v2")
-def sqrt_v2(handle, prefer, x_desc, x, y_desc, y) -> None:
-    """cnnlSqrt_v2(handle, prefer, x_desc, x, y_desc, y): y = sqrt(x) (NaN below 0)."""
-    checks.preference(prefer)
-    _unary("cnnlSqrt_v2", "sqrt", handle, x_desc, x, y_desc, y, float_only=True)
-
-
-@api("cnnlRsqrt_v2")
-def rsqrt_v2(handle, prefer, x_desc, x, y_desc, y) -> None:
-    """cnnlRsqrt_v2(handle, prefer, x_desc, x, y_desc, y): y = 1 / sqrt(x)."""
-    checks.preference(prefer)
-    _unary("cnnlRsqrt_v2", "rsqrt", handle, x_desc, x, y_desc, y, float_only=True, flops_per_element=2)
-
-
-@api("cnnlSquare")
-def square(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlSquare(handle, x_desc, x, y_desc, y): y = x * x."""
-    _unary("cnnlSquare", "square", handle, x_desc, x, y_desc, y, float_only=False)
-
-
-@api("cnnlReciprocal")
-def reciprocal(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlReciprocal(handle, x_desc, x, y_desc, y): y = 1 / x."""
-    _unary("cnnlReciprocal", "reciprocal", handle, x_desc, x, y_desc, y, float_only=True)
-
-
-@api("cnnlSin_v2")
-def sin_v2(handle, prefer, x_desc, x, y_desc, y) -> None:
-    """cnnlSin_v2(handle, prefer, x_desc, x, y_desc, y): y = sin(x)."""
-    checks.preference(prefer)
-    _unary("cnnlSin_v2", "sin", handle, x_desc, x, y_desc, y, float_only=True,
-           flops_per_element=_TRANSCENDENTAL_FLOPS)
-
-
-@api("cnnlCos_v2")
-def cos_v2(handle, prefer, x_desc, x, y_desc, y) -> None:
-    """cnnlCos_v2(handle, prefer, x_desc, x, y_desc, y): y = cos(x)."""
-    checks.preference(prefer)
-    _unary("cnnlCos_v2", "cos", handle, x_desc, x, y_desc, y, float_only=True,
-           flops_per_element=_TRANSCENDENTAL_FLOPS)
-
-
-@api("cnnlFloor")
-def floor(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlFloor(handle, x_desc, x, y_desc, y): y = floor(x) (the identity on integers)."""
-    _unary("cnnlFloor", "floor", handle, x_desc, x, y_desc, y, float_only=False)
-
-
-@api("cnnlCeil")
-def ceil(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlCeil(handle, x_desc, x, y_desc, y): y = ceil(x) (the identity on integers)."""
-    _unary("cnnlCeil", "ceil", handle, x_desc, x, y_desc, y, float_only=False)
-
-
-@api("cnnlRound")
-def round(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlRound(handle, x_desc, x, y_desc, y): y = x rounded to the nearest integer, ties to even."""
-    _unary("cnnlRound", "round", handle, x_desc, x, y_desc, y, float_only=False)
-
-
-@api("cnnlSign")
-def sign(handle, x_desc, x, y_desc, y) -> None:
-    """cnnlSign(handle, x_desc, x, y_desc, y): y = -1, 0 or 1 by the sign of x (NaN stays NaN)."""
-    _unary("cnnlSign", "sign", handle, x_desc, x, y_desc, y, float_only=False)

@@ -7,6 +7,8 @@ the data (a data-dependent shape).
 """
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from ...status import invalid
@@ -319,55 +321,58 @@ def _axes_value(attrs, ins, node):
     return None if axes is None else [int(a) for a in axes]
 
 
+class _AxesReshaping(Reshaping):
+    """A reshaping whose axes come from the attribute `axes` or a constant second input (ONNX opset 13 on)."""
+
+    value_inputs = (1,)
+    arity = (1, 2)
+
+    def infer(self, attrs, ins):
+        x = ins[0]
+        if x.shape is None:
+            return [(None, x.dtype)]
+        return [(self.reshaped(x.shape, _axes_value(attrs, ins, self.name)), x.dtype)]
+
+    @abc.abstractmethod
+    def reshaped(self, shape: tuple, axes) -> tuple:
+        """The output shape for input `shape` and `axes` (None when none were given)."""
+
+
 @register
-class Squeeze(Reshaping):
+class Squeeze(_AxesReshaping):
     """squeeze(x[, axes]): drop the given extent-1 axes (all of them when none are given)."""
 
     name = "squeeze"
-    value_inputs = (1,)
-    arity = (1, 2)
 
-    def infer(self, attrs, ins):
-        x = ins[0]
-        if x.shape is None:
-            return [(None, x.dtype)]
-        axes = _axes_value(attrs, ins, "squeeze")
-        rank = len(x.shape)
+    def reshaped(self, shape, axes):
         if axes is None:
-            if -1 in x.shape:
+            if -1 in shape:
                 raise invalid("squeeze: without axes x needs a known shape")
-            keep = [d for d in x.shape if d != 1]
-            return [(tuple(keep), x.dtype)]
-        axes = {axis_of(a, rank, "squeeze", "axes") for a in axes}
+            return tuple(d for d in shape if d != 1)
+        axes = {axis_of(a, len(shape), "squeeze", "axes") for a in axes}
         for a in axes:
-            if x.shape[a] not in (1, -1):
-                raise invalid(f"squeeze: axis {a} of {list(x.shape)} is not 1")
-        return [(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)]
+            if shape[a] not in (1, -1):
+                raise invalid(f"squeeze: axis {a} of {list(shape)} is not 1")
+        return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
 @register
-class Unsqueeze(Reshaping):
+class Unsqueeze(_AxesReshaping):
     """unsqueeze(x[, axes]): insert extent-1 axes at the given positions of the output."""
 
     name = "unsqueeze"
-    value_inputs = (1,)
-    arity = (1, 2)
 
-    def infer(self, attrs, ins):
-        x = ins[0]
-        if x.shape is None:
-            return [(None, x.dtype)]
-        axes = _axes_value(attrs, ins, "unsqueeze")
+    def reshaped(self, shape, axes):
         if not axes:
             raise invalid("unsqueeze: axes are required")
-        rank = len(x.shape) + len(axes)
+        rank = len(shape) + len(axes)
         positions = sorted({axis_of(a, rank, "unsqueeze", "axes") for a in axes})
         if len(positions) != len(axes):
             raise invalid(f"unsqueeze: axes {axes} repeat")
-        dims = list(x.shape)
+        dims = list(shape)
         for p in positions:
             dims.insert(p, 1)
-        return [(tuple(dims), x.dtype)]
+        return tuple(dims)
 
 
 @register
