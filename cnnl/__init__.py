@@ -12,6 +12,8 @@ types (`cnnl/function_index.py`): `import cnnl` loads only the handle, tensor de
 import importlib as _importlib
 import os as _os
 
+from mlusim.lazymodule import MISSING, lazy_names
+
 from . import status as _status
 from . import handle, tensor  # noqa: F401  (register the API functions)
 from ._function_index import FUNCTION_MODULES as _FUNCTION_MODULES
@@ -105,12 +107,10 @@ def _submodules() -> frozenset:
 _SUBMODULES = None
 
 
-def __getattr__(name: str):
+def _resolve(name: str):
     if name == "__all__":  # `from cnnl import *`: every public name
         _load()
         return [key for key in globals() if not key.startswith("_")]
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name in _submodules():  # cnnl.kernels, cnnl.ops, `from . import checks` (which asks before importing)
         return _importlib.import_module(f"{__name__}.{name}")
     if name in DESCRIPTOR_TYPES:
@@ -119,11 +119,8 @@ def __getattr__(name: str):
         _load_module(name)
     else:
         _load(name)
-    try:
-        return globals()[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return globals().get(name, MISSING)
 
 
-def __dir__():
-    return sorted(set(globals()) | set(_FUNCTION_MODULES) | set(DESCRIPTOR_TYPES) | set(OP_MODULES))
+__getattr__, __dir__ = lazy_names(__name__, _resolve,
+                                  lambda: set(_FUNCTION_MODULES) | set(DESCRIPTOR_TYPES) | set(OP_MODULES))

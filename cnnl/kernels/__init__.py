@@ -17,6 +17,8 @@ import importlib as _importlib
 import sys as _sys
 import types as _types
 
+from mlusim.lazymodule import MISSING, lazy_names
+
 #: exported name -> (submodule, its name there); a submodule is imported on first use of one of its names, so an op
 #: that needs no numba kernel (a float32 opTensor) does not import numba
 _EXPORTS = {
@@ -35,17 +37,15 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
+def _resolve(name: str):
     if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return MISSING
     module, attribute = _EXPORTS[name]
-    value = getattr(_importlib.import_module(f"{__name__}.{module}"), attribute)
-    globals()[name] = value
+    value = globals()[name] = getattr(_importlib.import_module(f"{__name__}.{module}"), attribute)
     return value
 
 
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_names(__name__, _resolve, _EXPORTS.keys)
 
 
 class _Kernels(_types.ModuleType):

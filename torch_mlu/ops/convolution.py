@@ -131,16 +131,24 @@ def _forward(problem: _Problem, x: torch.Tensor, w: torch.Tensor, out_shape, bia
     return y
 
 
+def _gradient_operands(problem: _Problem, operand: torch.Tensor, dy: torch.Tensor, shape):
+    """(gradient, None) when a backward pass needs no kernel (an empty gradient, or 0 from empty operands), else
+    (gradient, ((operand, its desc), (dy, its desc), the gradient's desc, handle)) for the cnnl call."""
+    grad = _empty(shape, dy, problem.channel_last)
+    if grad.numel() == 0:
+        return grad, None
+    if operand.numel() == 0 or dy.numel() == 0:
+        return grad.zero_(), None
+    return grad, (problem.laid_out(operand), problem.laid_out(dy), feature_desc(grad, problem.channel_last),
+                  handle(grad))
+
+
 def _data_gradient(problem: _Problem, w: torch.Tensor, dy: torch.Tensor, dx_shape) -> torch.Tensor:
     """cnnlConvolutionBackwardData: the gradient (of dx_shape) of the forward convolution's input."""
-    dx = _empty(dx_shape, dy, problem.channel_last)
-    if dx.numel() == 0:
+    dx, operands = _gradient_operands(problem, w, dy, dx_shape)
+    if operands is None:
         return dx
-    if dy.numel() == 0:
-        return dx.zero_()
-    (w, w_desc), (dy, dy_desc) = problem.laid_out(w), problem.laid_out(dy)
-    dx_desc = feature_desc(dx, problem.channel_last)
-    h = handle(dx)
+    (w, w_desc), (dy, dy_desc), dx_desc, h = operands
     conv = problem.descriptor
     def ask():
         algo = cnnl.getConvolutionBackwardDataAlgorithm(h, w_desc, dy_desc, conv, dx_desc,
@@ -156,14 +164,10 @@ def _data_gradient(problem: _Problem, w: torch.Tensor, dy: torch.Tensor, dx_shap
 
 def _filter_gradient(problem: _Problem, x: torch.Tensor, dy: torch.Tensor, dw_shape) -> torch.Tensor:
     """cnnlConvolutionBackwardFilter: the gradient (of dw_shape) of the forward convolution's filter."""
-    dw = _empty(dw_shape, dy, problem.channel_last)
-    if dw.numel() == 0:
+    dw, operands = _gradient_operands(problem, x, dy, dw_shape)
+    if operands is None:
         return dw
-    if x.numel() == 0 or dy.numel() == 0:
-        return dw.zero_()
-    (x, x_desc), (dy, dy_desc) = problem.laid_out(x), problem.laid_out(dy)
-    dw_desc = feature_desc(dw, problem.channel_last)
-    h = handle(dw)
+    (x, x_desc), (dy, dy_desc), dw_desc, h = operands
     conv = problem.descriptor
     def ask():
         algo = cnnl.getConvolutionBackwardFilterAlgorithm(h, conv, x_desc, dy_desc, dw_desc,
