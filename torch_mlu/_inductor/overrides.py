@@ -249,36 +249,8 @@ class NumbaOverrides(OpOverrides):
         return f"({_p(x)} < 0)"
 
     @staticmethod
-    def copysign(a, b) -> str:
-        return f"np.copysign({a}, {b})"
-
-    @staticmethod
-    def nextafter(a, b) -> str:
-        return f"np.nextafter({a}, {b})"
-
-    @staticmethod
-    def hypot(a, b) -> str:
-        return f"np.hypot({a}, {b})"
-
-    @staticmethod
     def ldexp(a, b) -> str:
         return f"np.ldexp({a}, np.int32({b}))"
-
-    @staticmethod
-    def maximum(a, b) -> str:
-        if _is_float(a, b):
-            x, y = _common(a, b)
-            return f"h.maximum({x}, {y})"
-        x, y = _common(a, b)
-        return _wrap_int(f"h.int_maximum({x}, {y})", a, b)
-
-    @staticmethod
-    def minimum(a, b) -> str:
-        if _is_float(a, b):
-            x, y = _common(a, b)
-            return f"h.minimum({x}, {y})"
-        x, y = _common(a, b)
-        return _wrap_int(f"h.int_minimum({x}, {y})", a, b)
 
     @staticmethod
     def where(cond, a, b) -> str:
@@ -309,14 +281,6 @@ class NumbaOverrides(OpOverrides):
         return f"{scalar}(0.5 * math.erfc(-np.float64({x}) * {1.0 / math.sqrt(2.0)!r}))"
 
     @staticmethod
-    def isinf(x) -> str:
-        return f"np.isinf({x})" if _is_float(x) else "False"
-
-    @staticmethod
-    def isnan(x) -> str:
-        return f"np.isnan({x})" if _is_float(x) else "False"
-
-    @staticmethod
     def frexp(x):
         cache_key = f"frexp({x})"
         found = V.kernel.cse.try_get(cache_key)
@@ -328,19 +292,7 @@ class NumbaOverrides(OpOverrides):
         V.kernel.cse.put(cache_key, (mantissa, exponent))
         return mantissa, exponent
 
-    # ---- logic (comparisons and the bitwise binary ops: the tables below) ------------------------------------
-
-    @staticmethod
-    def logical_and(a, b) -> str:
-        return f"({_p(a)} != 0) and ({_p(b)} != 0)"
-
-    @staticmethod
-    def logical_or(a, b) -> str:
-        return f"({_p(a)} != 0) or ({_p(b)} != 0)"
-
-    @staticmethod
-    def logical_xor(a, b) -> str:
-        return f"({_p(a)} != 0) != ({_p(b)} != 0)"
+    # ---- logic (comparisons, the logical and bitwise binary ops: the tables below) ------------------------------------
 
     @staticmethod
     def logical_not(a) -> str:
@@ -353,14 +305,6 @@ class NumbaOverrides(OpOverrides):
         return _wrap_int(f"~{_p(x)}", x)
 
     # ---- randomness (Philox, counter based: the same (seed, offset) always gives the same number) --------------
-
-    @staticmethod
-    def rand(seed, offset) -> str:
-        return f"h.rand({seed}, {offset})"
-
-    @staticmethod
-    def randn(seed, offset) -> str:
-        return f"h.randn({seed}, {offset})"
 
     @staticmethod
     def randint64(seed, offset, low, high) -> str:
@@ -389,6 +333,17 @@ MATH_FUNCTIONS = {
     "cosh": "math.cosh", "tanh": "math.tanh", "asinh": "math.asinh", "acosh": "np.arccosh", "atanh": "np.arctanh",
     "erfc": "math.erfc", "lgamma": "math.lgamma",
 }
+#: two-argument functions of floats: Inductor op -> the numba function
+TWO_ARGUMENT_FUNCTIONS = {"atan2": "math.atan2", "copysign": "np.copysign", "nextafter": "np.nextafter",
+                          "hypot": "np.hypot"}
+#: float classification: Inductor op -> the numba test (an integer is never inf or NaN)
+CLASSIFICATIONS = {"isinf": "np.isinf", "isnan": "np.isnan"}
+#: the extremes: Inductor op -> the helpers of runtime/helpers.py for floats (NaN propagates, as torch) and integers
+EXTREMES = {"maximum": ("h.maximum", "h.int_maximum"), "minimum": ("h.minimum", "h.int_minimum")}
+#: logical binary ops of the truth values (x != 0): Inductor op -> the Python operator
+LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "!="}
+#: counter-based random numbers of (seed, offset): Inductor op -> the Philox helper of runtime/helpers.py
+RANDOM = {"rand": "h.rand", "randn": "h.randn"}
 #: comparisons of two values brought to one type (`_common`): Inductor op -> the operator
 COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: bitwise binary ops, wrapped back to their narrow integer type (`_wrap_int`): Inductor op -> the operator
@@ -407,7 +362,29 @@ def _generated(name: str, text):
 
 for _name, _function in MATH_FUNCTIONS.items():
     _generated(_name, lambda x, function=_function: f"{function}({x})")
-_generated("atan2", lambda a, b: f"math.atan2({a}, {b})")
+for _name, _function in TWO_ARGUMENT_FUNCTIONS.items():
+    _generated(_name, lambda a, b, function=_function: f"{function}({a}, {b})")
+for _name, _function in CLASSIFICATIONS.items():
+    _generated(_name, lambda x, function=_function: f"{function}({x})" if _is_float(x) else "False")
+for _name, _function in RANDOM.items():
+    _generated(_name, lambda seed, offset, function=_function: f"{function}({seed}, {offset})")
+for _name, _operator in LOGICAL.items():
+    _generated(_name, lambda a, b, operator=_operator: f"({_p(a)} != 0) {operator} ({_p(b)} != 0)")
+
+
+def _extreme(float_helper: str, int_helper: str):
+    def extreme(a, b) -> str:
+        x, y = _common(a, b)
+        if _is_float(a, b):
+            return f"{float_helper}({x}, {y})"
+        return _wrap_int(f"{int_helper}({x}, {y})", a, b)
+    return extreme
+
+
+for _name, (_float_helper, _int_helper) in EXTREMES.items():
+    _generated(_name, _extreme(_float_helper, _int_helper))
+
+
 def _comparison(operator: str):
     def compare(a, b) -> str:
         x, y = _common(a, b)

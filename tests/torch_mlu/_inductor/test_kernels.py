@@ -155,3 +155,41 @@ def test_dropout_keeps_the_rate_and_scales_and_is_reproducible():
     assert set(first.unique().tolist()) <= {0.0, torch.tensor(1.0 / 0.75).item()}
     assert abs(kept.float().mean().item() - 0.75) < 0.01
     assert torch.equal(first, again) and not torch.equal(first, other)
+
+
+def test_table_generated_ops_match_eager():
+    # the ops generated from overrides.py's tables: NaN propagation of the extremes, integer extremes in their own
+    # dtype, logical ops of non-boolean values, classification of integers, the two-argument float functions
+    def fn(x, y, i, j):
+        exact = [torch.maximum(x, y), torch.minimum(x, y), torch.copysign(x, y), torch.nextafter(x, y),
+                 torch.isnan(x).float(), torch.isinf(y).float(), torch.logical_and(x, i).float(),
+                 torch.logical_or(x, j).float(), torch.logical_xor(i, j).float()]
+        libm = [torch.hypot(x, y), torch.atan2(x, y)]  # the host's libm and numba's may differ in the last bit
+        ints = [torch.maximum(i, j), torch.minimum(i, j), torch.isnan(i).int(), torch.isinf(j).int()]
+        return tuple(torch.cat([t.flatten() for t in part]) for part in (exact, libm, ints))
+    x, y = torch.randn(7, 19), torch.randn(7, 19)
+    x[0, :4] = torch.tensor([float("nan"), float("inf"), -0.0, 0.0])
+    y[0, :4] = torch.tensor([1.0, float("nan"), 0.0, -0.0])
+    y[1, 0] = float("-inf")
+    i = torch.randint(-3, 3, (7, 19), dtype=torch.int16)
+    j = torch.randint(-3, 3, (7, 19), dtype=torch.int16)
+    expected = fn(x, y, i, j)
+    actual = torch.compile(fn)(x.mlu(), y.mlu(), i.mlu(), j.mlu())
+    for got, want, tol in zip(actual, expected, (0, 1e-6, 0)):
+        assert_close(got, want, tol)
+
+
+def test_counter_based_random_numbers_repeat_with_the_seed():
+    def fn(x):
+        return x + torch.rand_like(x), torch.randn_like(x)
+    compiled = torch.compile(fn)
+    x = torch.zeros(4, 1000, device="mlu")
+    torch.manual_seed(7)
+    first = [t.cpu() for t in compiled(x)]
+    torch.manual_seed(7)
+    again = [t.cpu() for t in compiled(x)]
+    for a, b in zip(first, again):
+        assert torch.equal(a, b)
+    uniform, normal = first
+    assert 0.0 <= uniform.min() and uniform.max() < 1.0 and abs(uniform.mean() - 0.5) < 0.02
+    assert abs(normal.mean()) < 0.05 and abs(normal.std() - 1.0) < 0.05
