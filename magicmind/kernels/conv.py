@@ -60,6 +60,16 @@ def as_3d(values: Sequence[int], fill: int) -> tuple:
     return (fill,) * (3 - len(values)) + values
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _output_position(p, od_n, oh_n, ow_n):
+    """(n, od, oh, ow) of the row-major output position p over (N, Do, Ho, Wo)."""
+    ow = p % ow_n
+    t = p // ow_n
+    oh = t % oh_n
+    t = t // oh_n
+    return t // od_n, t % od_n, oh, ow
+
+
 @numba.njit(nogil=True, cache=True)
 def _quantize(value, inverse, zero, qmin, qmax):
     q = np.rint(value * inverse) + zero
@@ -77,13 +87,7 @@ def _gather(x, p0, p1, g0, cg, od_n, oh_n, ow_n, kd_n, kh_n, kw_n, sd, sh, sw, p
     the values are q - zero (exact integers; padding is a real 0, so q - zero = 0)."""
     depth, height, width = x.shape[1], x.shape[2], x.shape[3]
     for r in range(p1 - p0):
-        p = p0 + r
-        ow = p % ow_n
-        t = p // ow_n
-        oh = t % oh_n
-        t = t // oh_n
-        od = t % od_n
-        n = t // od_n
+        n, od, oh, ow = _output_position(p0 + r, od_n, oh_n, ow_n)
         col = 0
         for kd in range(kd_n):
             i_d = od * sd - pd + kd * dd
@@ -112,13 +116,7 @@ def _depthwise(x, w, p0, p1, od_n, oh_n, ow_n, kd_n, kh_n, kw_n, sd, sh, sw, pd,
     depth, height, width = x.shape[1], x.shape[2], x.shape[3]
     channels = x.shape[4]
     for r in range(p1 - p0):
-        p = p0 + r
-        ow = p % ow_n
-        t = p // ow_n
-        oh = t % oh_n
-        t = t // oh_n
-        od = t % od_n
-        n = t // od_n
+        n, od, oh, ow = _output_position(p0 + r, od_n, oh_n, ow_n)
         for c in range(channels):
             acc[r, c] = 0
         k = 0

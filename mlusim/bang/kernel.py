@@ -11,6 +11,7 @@ the body (and the device functions it calls) run as plain Python, with the same 
 """
 from __future__ import annotations
 
+import abc
 import builtins
 import dis
 import inspect
@@ -248,6 +249,37 @@ class TaskKernel(launch.Program):
         """The most recent completed launch (its work counts, modelled time and schedule)."""
         return self.launches[-1] if self.launches else None
 
+    @abc.abstractmethod
+    def task_body(self, running: Launch):
+        """(body, host workers) of one launch: the function the engine calls once per task, on how many threads."""
+
+    def run(self, device, layout: TaskLayout, args: tuple) -> launch.LaunchResult:
+        """Run one launch on `device` (on its queue, mlusim.launch): its modelled device µs and work counts."""
+        started = time.perf_counter()
+        running = Launch(self, device, layout, tuple(args))
+        body, workers = self.task_body(running)
+        record = LaunchRecord(self.__name__, layout.dim, layout.ktype, None, 0.0, 0.0, running.schedule, self.debug)
+        try:
+            record.model_us = running.run(body, workers, self.barrier_timeout, self.time_limit)
+        finally:
+            record.counts, record.schedule = running.counts, running.schedule
+            record.host_seconds = time.perf_counter() - started
+            self.launches.append(record)
+        return launch.LaunchResult(record.model_us, running.counts)
+
+    def __getitem__(self, config):
+        """`kernel[dim, ktype, queue](*args)` is `kernel<<<dim, ktype, queue>>>(args...)`: queued on `queue` (a
+        cnrt queue), or on the current device's default queue when it is omitted (mlusim.launch)."""
+        if not isinstance(config, tuple) or len(config) not in (2, 3):
+            raise TypeError("use kernel[dim, ktype] or kernel[dim, ktype, queue]")
+        dim, ktype = config[0], config[1]
+        queue = config[2] if len(config) == 3 else None
+
+        def launch_kernel(*args) -> None:  # kernel<<<...>>>(...) is the runtime's call: its errors are the runtime's
+            reported_as("cnrtInvokeKernel", launch.on_default_queue)(self, dim, ktype, list(args), queue)
+
+        return launch_kernel
+
 
 class Kernel(TaskKernel):
     """A BANG kernel (`__mlu_global__ void name(...)`); launch with cnrt.invokeKernel or kernel[dim, ktype, queue]."""
@@ -430,37 +462,11 @@ class Kernel(TaskKernel):
 
     # ---- launching -----------------------------------------------------------------------------------------------
 
-    def run(self, device, layout: TaskLayout, args: tuple) -> launch.LaunchResult:
-        """Run one launch on `device` (on its queue, mlusim.launch): its modelled device µs and work counts."""
-        started = time.perf_counter()
-        running = Launch(self, device, layout, tuple(args))
-        debug = self.debug
-        if debug:
-            body, workers = self.python_body(), 1
-        else:
-            body = self._compiled_body((running.sample_context(),) + running.args)
-            workers = self.workers or HOST_WORKERS
-        record = LaunchRecord(self.__name__, layout.dim, layout.ktype, None, 0.0, 0.0, running.schedule, debug)
-        try:
-            record.model_us = running.run(body, workers, self.barrier_timeout, self.time_limit)
-        finally:
-            record.counts, record.schedule = running.counts, running.schedule
-            record.host_seconds = time.perf_counter() - started
-            self.launches.append(record)
-        return launch.LaunchResult(record.model_us, running.counts)
-
-    def __getitem__(self, config):
-        """`kernel[dim, ktype, queue](*args)` is `kernel<<<dim, ktype, queue>>>(args...)`: queued on `queue` (a
-        cnrt queue), or on the current device's default queue when it is omitted (mlusim.launch)."""
-        if not isinstance(config, tuple) or len(config) not in (2, 3):
-            raise TypeError("use kernel[dim, ktype] or kernel[dim, ktype, queue]")
-        dim, ktype = config[0], config[1]
-        queue = config[2] if len(config) == 3 else None
-
-        def launch_kernel(*args) -> None:  # kernel<<<...>>>(...) is the runtime's call: its errors are the runtime's
-            reported_as("cnrtInvokeKernel", launch.on_default_queue)(self, dim, ktype, list(args), queue)
-
-        return launch_kernel
+    def task_body(self, running: Launch):
+        """The Python body on one thread in debug mode, else the compiled body on the host's workers."""
+        if self.debug:
+            return self.python_body(), 1
+        return self._compiled_body((running.sample_context(),) + running.args), self.workers or HOST_WORKERS
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"kernel {self.__name__} runs on the device: launch it with "

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ctypes
 import itertools
 import threading
-import time
 
 import numpy as np
 
@@ -25,9 +24,7 @@ from mlusim.bang import barriers
 from mlusim.bang.arenas import aligned_bytes
 from mlusim.bang.cancel import _TABLE as STOP_TABLE, TaskStopped
 from mlusim.bang.faults import KernelAssert, KernelTrap, KernelUserTrap
-from mlusim.bang.kernel import DEFAULT_BARRIER_TIMEOUT, LaunchRecord, TaskKernel
-from mlusim.apicall import reported_as
-from mlusim import launch
+from mlusim.bang.kernel import DEFAULT_BARRIER_TIMEOUT, TaskKernel
 from mlusim.bang.execute import HOST_WORKERS, Launch
 from mlusim.errors import ArgumentFault, Fault, KernelFault
 
@@ -226,26 +223,6 @@ class BangCKernel(TaskKernel):
             message = bytes(error[:np.argmax(error == 0)]).decode(errors="replace")
             raise _FAULTS.get(kind, KernelTrap)(message)
 
-    def run(self, device, layout, args) -> launch.LaunchResult:
-        """Run one launch on `device` (on its queue, mlusim.launch): its modelled device µs and work counts."""
-        started = time.perf_counter()
-        running = Launch(self, device, layout, tuple(args))
-        record = LaunchRecord(self.__name__, layout.dim, layout.ktype, None, 0.0, 0.0, running.schedule, False)
-        try:
-            record.model_us = running.run(self.run_task, self.workers, self.barrier_timeout, self.time_limit)
-        finally:
-            record.counts, record.schedule = running.counts, running.schedule
-            record.host_seconds = time.perf_counter() - started
-            self.launches.append(record)
-        return launch.LaunchResult(record.model_us, running.counts)
-
-    def __getitem__(self, config):
-        """`kernel[dim, ktype, queue](*args)` is `kernel<<<dim, ktype, queue>>>(args...)` (queue may be omitted)."""
-        if not isinstance(config, tuple) or len(config) not in (2, 3):
-            raise TypeError("use kernel[dim, ktype] or kernel[dim, ktype, queue]")
-        dim, ktype = config[0], config[1]
-        queue = config[2] if len(config) == 3 else None
-
-        def launch_kernel(*args) -> None:  # kernel<<<...>>>(...) is the runtime's call: its errors are the runtime's
-            reported_as("cnrtInvokeKernel", launch.on_default_queue)(self, dim, ktype, list(args), queue)
-        return launch_kernel
+    def task_body(self, running: Launch):
+        """The compiled trampoline (`run_task`) on the host's workers."""
+        return self.run_task, self.workers
