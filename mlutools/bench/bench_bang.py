@@ -18,7 +18,7 @@ import numpy as np
 
 import cnrt  # noqa: E402
 import mlusim.device  # noqa: E402
-from mlutools.bench.common import format_rows, median_time, row  # noqa: E402
+from mlutools.bench.common import median_time, reported, row  # noqa: E402
 from mlusim import bang  # noqa: E402
 from cnrt.samples.vector_add import union1_dim, vector_add  # noqa: E402
 
@@ -116,9 +116,7 @@ def run(report=print) -> list[dict]:
         rows = [bench_vector_add(), bench_launch_overhead(), bench_compile_cache()]
     finally:
         mlusim.device.configure()
-    for line in format_rows(rows):
-        report(line)
-    return rows
+    return reported(rows, report)
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import tracemalloc
 from typing import Callable
 
 from mlutools.bench.cases import Arena, attention, pooling
-from mlutools.bench.common import format_rows, paired_median_ms, row
+from mlutools.bench.common import paired_median_ms, reported, row
 
 ATTENTION_SHAPE = (4, 16, 2048, 64)
 ATTENTION_TARGET = 0.7
@@ -84,9 +84,7 @@ def interpolation_rows() -> list[dict]:
 def run(report: Callable[[str], None] = print) -> list[dict]:
     """Run every case; report the table; return the rows."""
     rows = attention_rows() + interpolation_rows()
-    for line in format_rows(rows):
-        report(line)
-    return rows
+    return reported(rows, report)
 
 
 def main() -> None:

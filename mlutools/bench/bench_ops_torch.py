@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_mlu  # noqa: F401  (registers the device when torch did not autoload it)
-from mlutools.bench.common import format_rows, geometric_mean_row, paired_best_ms, row
+from mlutools.bench.common import geometric_mean_row, paired_best_ms, reported, row
 from mlutools.bench.torch_models import GPTBlock, ResNet18
 from torch_mlu import fallback, op_tools
 
@@ -299,9 +299,7 @@ def run(report=print, quick: bool = False, conformance_csv: str | None = None) -
     rows = native_share_rows(quick)
     rows += family_rows(quick)
     rows += conformance_rows(quick, conformance_csv)
-    for line in format_rows(rows):
-        report(line)
-    return rows
+    return reported(rows, report)
 
 
 def main(argv=None) -> int:

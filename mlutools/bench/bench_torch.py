@@ -27,7 +27,7 @@ from torch import nn
 import torch_mlu  # noqa: F401  (registers the device when torch did not autoload it)
 import cnnl
 import cnrt
-from mlutools.bench.common import format_rows, paired_median_ms, row
+from mlutools.bench.common import paired_median_ms, reported, row
 
 
 def _sync() -> None:
@@ -168,9 +168,7 @@ def run(report=print, quick: bool = False) -> list[dict]:
     rows += matmul_rows(256 if quick else 1024)
     rows += training_rows()
     rows += breakdown_rows(calls)
-    for line in format_rows(rows):
-        report(line)
-    return rows
+    return reported(rows, report)
 
 
 def main(argv=None) -> int:

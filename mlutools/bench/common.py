@@ -82,6 +82,13 @@ def geometric_mean_row(name: str, rows: list[dict], target: float,
     return row(name, ours, reference, target, unit=rows[0]["unit"], note=note)
 
 
+def reported(rows: list[dict], report: Callable[[str], None]) -> list[dict]:
+    """`rows`, after handing each line of their table to `report` (print, or a collector in the tests)."""
+    for line in format_rows(rows):
+        report(line)
+    return rows
+
+
 def format_rows(rows: list[dict]) -> list[str]:
     lines = [f"{'measurement':<44} {'ours':>12} {'reference':>12} {'ratio':>7} {'target':>9}  result"]
     for r in rows:

@@ -157,15 +157,24 @@ def _classify(expectation: Optional[E.Expectation], problem: Optional[str], stat
     return SampleResult(index, status_if_problem, fell_back, problem)
 
 
+def _expected_run(entries, kind: str, sample, index: int):
+    """(expectation, unchecked, None) for a sample to run, or (.., .., the SKIPPED result) for one the expectations
+    skip or that cannot move to the CPU."""
+    expectation = E.find(entries, kind, sample)
+    if expectation is not None and expectation.kind == E.SKIP:
+        return expectation, False, SampleResult(index, SKIPPED, message=expectation.reason)
+    if not movable(sample):
+        return expectation, False, SampleResult(index, SKIPPED,
+                                                message="the sample holds sparse/quantized/nested tensors")
+    return expectation, expectation is not None and expectation.kind == E.UNCHECKED, None
+
+
 # ---- forward --------------------------------------------------------------------------------------------------------
 def forward_sample(op, sample, index: int, dtype, entries, assert_equal) -> SampleResult:
     """Run one sample of `op` on mlu and on the CPU and compare."""
-    expectation = E.find(entries, FORWARD, sample)
-    if expectation is not None and expectation.kind == E.SKIP:
-        return SampleResult(index, SKIPPED, message=expectation.reason)
-    if not movable(sample):
-        return SampleResult(index, SKIPPED, message="the sample holds sparse/quantized/nested tensors")
-    unchecked = expectation is not None and expectation.kind == E.UNCHECKED
+    expectation, unchecked, skipped = _expected_run(entries, FORWARD, sample, index)
+    if skipped is not None:
+        return skipped
     twin = sample_to_cpu(sample)
     mlu_error = cpu_error = None
     with _FallbackWatch() as watch:
@@ -217,12 +226,9 @@ def _gradients(op, sample, seed: int):
 
 def gradient_sample(op, sample, index: int, dtype, entries, assert_equal) -> SampleResult:
     """Compare torch.autograd.grad of one sample on mlu with the CPU's."""
-    expectation = E.find(entries, GRADIENT, sample)
-    if expectation is not None and expectation.kind == E.SKIP:
-        return SampleResult(index, SKIPPED, message=expectation.reason)
-    if not movable(sample):
-        return SampleResult(index, SKIPPED, message="the sample holds sparse/quantized/nested tensors")
-    unchecked = expectation is not None and expectation.kind == E.UNCHECKED
+    expectation, unchecked, skipped = _expected_run(entries, GRADIENT, sample, index)
+    if skipped is not None:
+        return skipped
     twin = sample_to_cpu(sample)
     try:
         expected, why_not = _gradients(op, twin, seed=index)

@@ -109,7 +109,7 @@ def test_nram_pointer_declaration_is_refused():
         rewrite.rewrite('# 1 "k.mlu"\n__nram__ float *p;\n')
 
 
-def test_find_package_bang_builds_a_library(tmp_path):
+def test_find_package_bang_builds_a_library_and_an_executable(tmp_path, library_dir):
     import shutil
     if shutil.which("cmake") is None:
         pytest.skip("no cmake on this machine")
@@ -118,10 +118,12 @@ def test_find_package_bang_builds_a_library(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     shutil.copyfile(SAMPLES / "vector_add.mlu", project / "vector_add.mlu")
+    shutil.copyfile(SOURCES / "launch.mlu", project / "launch.mlu")
     (project / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.16)\nproject(bang_sample CXX)\n"
         'list(APPEND CMAKE_MODULE_PATH "$ENV{NEUWARE_HOME}/cmake")\nfind_package(BANG REQUIRED)\n'
-        "set(BANG_CNCC_FLAGS -O1 --bang-mlu-arch=mtp_372)\nbang_add_library(vadd SHARED vector_add.mlu)\n")
+        "set(BANG_CNCC_FLAGS -O1 -std=c++14 --bang-mlu-arch=mtp_372)\nbang_add_library(vadd SHARED vector_add.mlu)\n"
+        "bang_add_executable(launch launch.mlu)\n")
     env = dict(os.environ, NEUWARE_HOME=str(neuware_home))
     for command in (["cmake", "-S", str(project), "-B", str(project / "build")],
                     ["cmake", "--build", str(project / "build")]):
@@ -129,3 +131,6 @@ def test_find_package_bang_builds_a_library(tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
     from neuware import bangc
     assert "vector_add" in bangc.load(project / "build" / "libvadd.so").kernels
+    done = subprocess.run([str(project / "build" / "launch")], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "status 0 wrong 0 first 15"
