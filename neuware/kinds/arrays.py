@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..cdecl import CType
-from .base import BindingError, Count, Kind, count_expr, count_uses, needs
+from .base import BindingError, Converted, Count, Kind, count_expr, count_uses, needs
 from .inputs import DevicePtr
 
 
@@ -147,33 +147,29 @@ def FillValue(mode: str, dtype_of: Optional[str] = None, *, compute_of: Optional
     return Switch(mode, {1: DevicePtr()}, HostScalar(dtype_of=dtype_of, compute_of=compute_of))
 
 
-class HostInt(Kind):
+class _SizedHost(Converted):
+    """Host memory whose byte count is the parameter `size`."""
+
+    def __init__(self, size: str):
+        self.size = size
+
+    def uses(self):
+        return (self.size,)
+
+
+class HostInt(_SizedHost):
     """A host integer of `size` bytes (1, 2, 4 or 8), NULL = None."""
 
-    def __init__(self, size: str):
-        self.size = size
+    what = "a host integer"
 
-    def uses(self):
-        return (self.size,)
-
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a host integer")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _host_int({g.c(param)}, {g.a(self.size)}, {param!r}, {self.size!r})")
+    def value(self, g, param, ctype):
+        return f"_host_int({g.c(param)}, {g.a(self.size)}, {param!r}, {self.size!r})"
 
 
-class Bytes(Kind):
+class Bytes(_SizedHost):
     """`size` bytes of host memory, copied into a Python bytes object (NULL = None)."""
 
-    def __init__(self, size: str):
-        self.size = size
+    what = "host bytes"
 
-    def uses(self):
-        return (self.size,)
-
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "host bytes")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _bytes({g.c(param)}, {g.a(self.size)}, {param!r})")
+    def value(self, g, param, ctype):
+        return f"_bytes({g.c(param)}, {g.a(self.size)}, {param!r})"

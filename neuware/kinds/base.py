@@ -39,6 +39,28 @@ class Kind:
         raise BindingError(f"parameter {param}: {type(self).__name__} is an input kind, it stores no result")
 
 
+class Converted(Kind):
+    """An input the wrapper computes with one expression (`value`) of the C argument. By default it is carried by
+    a C type with `pointers` levels of pointer to one of `categories`; `what` names it in a binding error."""
+
+    what = "an input"
+    pointers = 1
+    categories: tuple = ("void",)
+
+    def accepts(self, ctype: CType) -> bool:
+        return ctype.pointers == self.pointers and ctype.category in self.categories
+
+    def validate(self, param, ctype):
+        needs(self.accepts(ctype), param, ctype, self.what)
+
+    def emit(self, g, param, ctype):
+        g.pre.append(f"{g.a(param)} = {self.value(g, param, ctype)}")
+
+    def value(self, g, param: str, ctype: CType) -> str:
+        """The Python expression of the argument, over `g.c(param)` (the C value) and other parameters."""
+        raise BindingError(f"{type(self).__name__} does not say how its argument is computed")
+
+
 def needs(condition: bool, param: str, ctype: CType, what: str) -> None:
     if not condition:
         raise BindingError(f"parameter {param} of type {ctype.spelling!r} cannot be {what}")

@@ -4,69 +4,56 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .base import Kind, needs
+from .base import Converted, Kind, needs
 
 
-class Value(Kind):
+class Value(Converted):
     """A scalar by value: the Python int / float / bool."""
 
-    simple = True
+    simple, what, pointers, categories = True, "a value", 0, ("integer", "float", "bool")
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 0 and ctype.category in ("integer", "float", "bool"), param, ctype, "a value")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = {g.c(param)}")
+    def value(self, g, param, ctype):
+        return g.c(param)
 
 
-class HandleIn(Kind):
+class HandleIn(Converted):
     """An opaque handle: the Python object it names (NULL = None)."""
 
-    simple = True
+    simple, what, pointers, categories = True, "a handle", 0, ("handle",)
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 0 and ctype.category == "handle", param, ctype, "a handle")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _handle({g.c(param)})")
+    def value(self, g, param, ctype):
+        return f"_handle({g.c(param)})"
 
 
-class DevicePtr(Kind):
+class DevicePtr(Converted):
     """A device pointer: the simulator address as an int (NULL = None). The default of `void *`; a typed pointer
     (`uint32_t *number`, a count the op writes on the device) is annotated."""
 
-    simple = True
+    simple, what, categories = True, "a device pointer", ("void", "integer", "float", "bool")
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category in ("void", "integer", "float", "bool"), param, ctype,
-               "a device pointer")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = {g.c(param)} or None")
+    def value(self, g, param, ctype):
+        return f"{g.c(param)} or None"
 
 
-class StructByValue(Kind):
+class StructByValue(Converted):
     """A struct passed by value (cnrtDim3_t): the tuple of its fields."""
 
-    simple = True
+    simple, what, pointers, categories = True, "a struct by value", 0, ("struct",)
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 0 and ctype.category == "struct", param, ctype, "a struct by value")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _fields({g.c(param)})")
+    def value(self, g, param, ctype):
+        return f"_fields({g.c(param)})"
 
 
-class Opaque(Kind):
+class Opaque(Converted):
     """A `void *` the library never looks at (a callback's user data): passed on untouched."""
 
-    simple = True
+    simple, what = True, "opaque"
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers >= 1, param, ctype, "opaque")
+    def accepts(self, ctype):
+        return ctype.pointers >= 1
 
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = {g.c(param)}")
+    def value(self, g, param, ctype):
+        return g.c(param)
 
 
 class Deref(Kind):
@@ -80,16 +67,14 @@ class Deref(Kind):
         g.pre.append(f"{g.a(param)} = _handle(_ffi.cast(_ADDRESSES, {g.c(param)})[0])")
 
 
-class StructIn(Kind):
+class StructIn(Converted):
     """A pointer to a struct the caller filled, converted by `convert(ffi, pointer)`; NULL = None."""
+
+    what, categories = "a struct pointer", ("struct",)
 
     def __init__(self, convert: Callable):
         self.convert = convert
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "struct", param, ctype, "a struct pointer")
-
-    def emit(self, g, param, ctype):
+    def value(self, g, param, ctype):
         c = g.c(param)
-        g.pre.append(f"{g.a(param)} = None if not {c} else {g.bind(self.convert, 'convert')}(_ffi, "
-                     f"_ffi.cast({g.pointer_type(ctype)}, {c}))")
+        return f"None if not {c} else {g.bind(self.convert, 'convert')}(_ffi, _ffi.cast({g.pointer_type(ctype)}, {c}))"

@@ -2,12 +2,14 @@
 exported kernels and their `void **` arguments."""
 from __future__ import annotations
 
-from .base import BindingError, Count, Kind, count_expr, count_uses, needs
+from .base import BindingError, Converted, Count, count_expr, count_uses
 
 
-class MemcpySide(Kind):
+class MemcpySide(Converted):
     """One side of a copy: a device pointer (int) or a host buffer of `size` bytes, decided by the direction
     parameter (cnrtMemcpyNoDirection: by whether the address lies in a device's range)."""
+
+    what = "a copy side"
 
     def __init__(self, role: str, size: Count, direction: str = "dir"):
         if role not in ("dst", "src"):
@@ -17,38 +19,34 @@ class MemcpySide(Kind):
     def uses(self):
         return count_uses(self.size) + (self.direction,)
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a copy side")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _memcpy_{self.role}({g.c(param)}, {count_expr(g, self.size)}, "
-                     f"{g.a(self.direction)})")
+    def value(self, g, param, ctype):
+        return f"_memcpy_{self.role}({g.c(param)}, {count_expr(g, self.size)}, {g.a(self.direction)})"
 
 
-class AnyPointer(Kind):
+class AnyPointer(Converted):
     """A pointer that may be device memory (an int, if it lies in a device's address range) or host memory (a
     one-byte host view at that address); NULL = None."""
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a pointer")
+    what = "a pointer"
 
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _any_pointer({g.c(param)})")
+    def value(self, g, param, ctype):
+        return f"_any_pointer({g.c(param)})"
 
 
-class HostPointer(Kind):
+class HostPointer(Converted):
     """A host pointer (a pinned buffer to free): a one-byte host view at that address; NULL = None."""
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a host pointer")
+    what = "a host pointer"
 
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _host_pointer({g.c(param)})")
+    def value(self, g, param, ctype):
+        return f"_host_pointer({g.c(param)})"
 
 
-class HostBuffer(Kind):
+class HostBuffer(Converted):
     """`size` bytes of host memory as a uint8 view (read or written by the call); NULL = None unless size > 0.
     The size is a parameter or a function of parameters (cnrtCastDataType: the count times the element size)."""
+
+    what = "a host buffer"
 
     def __init__(self, size: Count):
         self.size = size
@@ -56,47 +54,44 @@ class HostBuffer(Kind):
     def uses(self):
         return count_uses(self.size)
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a host buffer")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _host_buffer({g.c(param)}, {count_expr(g, self.size)}, {param!r})")
+    def value(self, g, param, ctype):
+        return f"_host_buffer({g.c(param)}, {count_expr(g, self.size)}, {param!r})"
 
 
-class Text(Kind):
+class Text(Converted):
     """A `const char *` NUL-terminated string: the Python str (NULL = None)."""
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.base == "char" and ctype.const_base, param, ctype, "a string")
+    what = "a string"
 
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _text({g.c(param)})")
+    def accepts(self, ctype):
+        return ctype.pointers == 1 and ctype.base == "char" and ctype.const_base
+
+    def value(self, g, param, ctype):
+        return f"_text({g.c(param)})"
 
 
-class Callback(Kind):
+class Callback(Converted):
     """A C function pointer, as a Python callable that calls it with its (opaque) argument; NULL = None."""
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 0 and ctype.category == "function", param, ctype, "a callback")
+    what, pointers, categories = "a callback", 0, ("function",)
 
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _callback({g.c(param)}, {g.bind(g.ffi.typeof(ctype.base), 'type')})")
+    def value(self, g, param, ctype):
+        return f"_callback({g.c(param)}, {g.bind(g.ffi.typeof(ctype.base), 'type')})"
 
 
-class Kernel(Kind):
+class Kernel(Converted):
     """A kernel pointer: the kernel exported to C under that address (neuware.export_kernel)."""
 
-    simple = True
+    simple, what = True, "a kernel"
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 1 and ctype.category == "void", param, ctype, "a kernel")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _kernel({g.c(param)}, {param!r})")
+    def value(self, g, param, ctype):
+        return f"_kernel({g.c(param)}, {param!r})"
 
 
-class KernelArgs(Kind):
+class KernelArgs(Converted):
     """`void **args`: one pointer per argument of `kernel`, read with the kernel's declared C types."""
+
+    what, pointers = "kernel arguments", 2
 
     def __init__(self, kernel: str):
         self.kernel = kernel
@@ -104,8 +99,5 @@ class KernelArgs(Kind):
     def uses(self):
         return (self.kernel,)
 
-    def validate(self, param, ctype):
-        needs(ctype.pointers == 2 and ctype.category == "void", param, ctype, "kernel arguments")
-
-    def emit(self, g, param, ctype):
-        g.pre.append(f"{g.a(param)} = _kernel_args({g.c(param)}, {g.a(self.kernel)}, {param!r})")
+    def value(self, g, param, ctype):
+        return f"_kernel_args({g.c(param)}, {g.a(self.kernel)}, {param!r})"
