@@ -283,17 +283,7 @@ class Rewriter:
         first = k + 1
         if first >= i:
             self.error(tokens[i], "<<< without a kernel before it")
-        close = i + 1
-        depth = 0
-        while close < len(tokens):
-            text = tokens[close].text
-            if text in ("(", "[", "{"):
-                depth += 1
-            elif text in (")", "]", "}"):
-                depth -= 1
-            elif text == ">>>" and depth == 0:
-                break
-            close += 1
+        close = self._outside_brackets(i + 1, ">>>")
         if close >= len(tokens) or close + 1 >= len(tokens) or tokens[close + 1].text != "(":
             self.error(tokens[i], "a kernel launch needs kernel<<<dim, ktype, queue>>>(arguments)")
         callee = self.source[tokens[first].start:tokens[i - 1].end]
@@ -304,6 +294,21 @@ class Rewriter:
         escaped = name.replace("\\", "\\\\").replace('"', '\\"')
         self.edit(tokens[first].start, tokens[close].end,
                   f'__mlu_launch<decltype(&{callee}), &{callee}>("{escaped}", __MLU_TU_FLAGS, {config})')
+
+    def _outside_brackets(self, start: int, text: str) -> int:
+        """The index of the first token from `start` on that is `text` outside every (), [] and {} opened after
+        `start` (len(tokens) when there is none)."""
+        tokens = self.tokens
+        depth = 0
+        for k in range(start, len(tokens)):
+            here = tokens[k].text
+            if here in ("(", "[", "{"):
+                depth += 1
+            elif here in (")", "]", "}"):
+                depth -= 1
+            elif here == text and depth == 0:
+                return k
+        return len(tokens)
 
     # ---- on-chip arrays ----------------------------------------------------------------------------------------
     def memory_declaration(self, i: int, scope: str) -> None:
@@ -319,17 +324,7 @@ class Rewriter:
             self.edit(qualifier.start, qualifier.end, "")
             return
         start = k + 1
-        end = i
-        depth = 0
-        while end < len(tokens):
-            text = tokens[end].text
-            if text in ("(", "[", "{"):
-                depth += 1
-            elif text in (")", "]", "}"):
-                depth -= 1
-            elif text == ";" and depth == 0:
-                break
-            end += 1
+        end = self._outside_brackets(i, ";")
         if end >= len(tokens):
             self.error(qualifier, f"a {qualifier.text} declaration without ';'")
         parts = self._declarators(start, end, skip=i)
