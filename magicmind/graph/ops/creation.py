@@ -6,6 +6,7 @@ import numpy as np
 from ...status import invalid
 from . import Op, register
 from .shape import ints
+from .shapes import unknown_extents
 
 
 @register
@@ -84,8 +85,7 @@ class Fill(Op):
         else:
             dtype = np.asarray(attrs.get("value", np.zeros(1, np.float32))).dtype
         if shape.value is None:
-            n = shape.shape[0] if shape.shape is not None and len(shape.shape) == 1 else None
-            return [(None if n is None or n < 0 else (-1,) * n, dtype)]
+            return [(unknown_extents(shape), dtype)]
         dims = tuple(ints(shape.value))
         if any(d < 0 for d in dims):
             raise invalid(f"fill: shape {list(dims)} holds a negative extent")

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...status import invalid
 from . import Op, register
-from .shapes import axis_of, broadcast, product
+from .shapes import axis_of, broadcast, product, unknown_extents
 
 
 def ints(value) -> list:
@@ -76,8 +76,7 @@ class Reshape(Reshaping):
     def infer(self, attrs, ins):
         x, shape = ins
         if shape.value is None:
-            rank = shape.shape[0] if shape.shape is not None and len(shape.shape) == 1 else None
-            return [(None if rank is None or rank < 0 else (-1,) * rank, x.dtype)]
+            return [(unknown_extents(shape), x.dtype)]
         return [(reshape_target(x.shape, ints(shape.value), bool(attrs.get("allowzero"))), x.dtype)]
 
 
@@ -386,10 +385,10 @@ class Expand(Movement):
     def infer(self, attrs, ins):
         x, shape = ins
         if shape.value is None:
-            n = shape.shape[0] if shape.shape is not None and len(shape.shape) == 1 else None
-            if n is None or x.shape is None:
+            target = unknown_extents(shape)
+            if target is None or x.shape is None:
                 return [(None, x.dtype)]
-            return [((-1,) * max(n, len(x.shape)), x.dtype)]
+            return [((-1,) * max(len(target), len(x.shape)), x.dtype)]
         return [(broadcast(x.shape, tuple(ints(shape.value)), node="expand"), x.dtype)]
 
     def run(self, attrs, ins, outs):

@@ -44,3 +44,11 @@ def product(dims) -> int:
 
 def known(shape) -> bool:
     return shape is not None and all(d >= 0 for d in shape)
+
+
+def unknown_extents(shape_input) -> tuple | None:
+    """The shape a node reads from a shape tensor whose values are not known yet: one unknown extent (-1) per
+    element of that 1-D tensor, or None when its length is unknown too."""
+    dims = shape_input.shape
+    n = dims[0] if dims is not None and len(dims) == 1 else -1
+    return None if n < 0 else (-1,) * n
