@@ -67,91 +67,112 @@ def _kind_index(ptr):
 
 
 # ---- elementwise -------------------------------------------------------------------------------------------------
+# Each intrinsic passes its operation as a constant to one checked loop per operand shape (two vectors, a vector and
+# a scalar, one vector), so its compiled loop holds only its own operation.
+
+ADD, SUB, MUL, MAXIMUM, MINIMUM = range(5)
+RELU, SIGMOID, EXP, TANH = range(4)
+
+
+@register_jitable
+def _combined(op, a, b):
+    if op == ADD:
+        return a + b
+    if op == SUB:
+        return a - b
+    if op == MUL:
+        return a * b
+    if op == MAXIMUM:
+        return a if a > b else b
+    return a if a < b else b  # MINIMUM
+
+
+@register_jitable
+def _activated(op, x):
+    if op == RELU:
+        return x if x > 0 else x * 0
+    v = np.float32(x)
+    if op == SIGMOID:
+        return np.float32(1.0) / (np.float32(1.0) + np.exp(-v))
+    if op == EXP:
+        return np.exp(v)
+    return math.tanh(v)  # TANH
+
+
+@register_jitable
+def binary(ctx, dst, src0, src1, n, op, dst_name, src0_name, src1_name):
+    """dst = src0 `op` src1 over n NRAM elements (the names are the operands' names in trap messages)."""
+    check_operand(ctx, dst, n, NRAM, dst_name)
+    check_operand(ctx, src0, n, NRAM, src0_name)
+    check_operand(ctx, src1, n, NRAM, src1_name)
+    d, a, b = span(dst, n), span(src0, n), span(src1, n)
+    for i in range(n):
+        put(dst, d, i, _combined(op, get(src0, a, i), get(src1, b, i)))
+    ctx.state[VECTOR_ELEMENTS] += n
+
+
+@register_jitable
+def with_scalar(ctx, dst, src, value, n, op, dst_name, src_name):
+    """dst = src `op` value over n NRAM elements."""
+    check_operand(ctx, dst, n, NRAM, dst_name)
+    check_operand(ctx, src, n, NRAM, src_name)
+    d, v = span(dst, n), span(src, n)
+    for i in range(n):
+        put(dst, d, i, _combined(op, get(src, v, i), value))
+    ctx.state[VECTOR_ELEMENTS] += n
+
+
+@register_jitable
+def activation(ctx, dst, src, n, op, dst_name, src_name):
+    """dst = activation `op` of src over n NRAM elements (relu in the element type, the others in float32)."""
+    check_operand(ctx, dst, n, NRAM, dst_name)
+    check_operand(ctx, src, n, NRAM, src_name)
+    d, v = span(dst, n), span(src, n)
+    for i in range(n):
+        put(dst, d, i, _activated(op, get(src, v, i)))
+    ctx.state[VECTOR_ELEMENTS] += n
+
 
 @jit
 def add(ctx, dst, src0, src1, n):
     """`__bang_add(dst, src0, src1, n)`: dst = src0 + src1."""
-    check_operand(ctx, dst, n, NRAM, "add dst")
-    check_operand(ctx, src0, n, NRAM, "add src0")
-    check_operand(ctx, src1, n, NRAM, "add src1")
-    d, a, b = span(dst, n), span(src0, n), span(src1, n)
-    for i in range(n):
-        put(dst, d, i, get(src0, a, i) + get(src1, b, i))
-    ctx.state[VECTOR_ELEMENTS] += n
+    binary(ctx, dst, src0, src1, n, ADD, "add dst", "add src0", "add src1")
 
 
 @jit
 def sub(ctx, dst, src0, src1, n):
     """`__bang_sub(dst, src0, src1, n)`: dst = src0 - src1."""
-    check_operand(ctx, dst, n, NRAM, "sub dst")
-    check_operand(ctx, src0, n, NRAM, "sub src0")
-    check_operand(ctx, src1, n, NRAM, "sub src1")
-    d, a, b = span(dst, n), span(src0, n), span(src1, n)
-    for i in range(n):
-        put(dst, d, i, get(src0, a, i) - get(src1, b, i))
-    ctx.state[VECTOR_ELEMENTS] += n
+    binary(ctx, dst, src0, src1, n, SUB, "sub dst", "sub src0", "sub src1")
 
 
 @jit
 def mul(ctx, dst, src0, src1, n):
     """`__bang_mul(dst, src0, src1, n)`: dst = src0 * src1."""
-    check_operand(ctx, dst, n, NRAM, "mul dst")
-    check_operand(ctx, src0, n, NRAM, "mul src0")
-    check_operand(ctx, src1, n, NRAM, "mul src1")
-    d, a, b = span(dst, n), span(src0, n), span(src1, n)
-    for i in range(n):
-        put(dst, d, i, get(src0, a, i) * get(src1, b, i))
-    ctx.state[VECTOR_ELEMENTS] += n
+    binary(ctx, dst, src0, src1, n, MUL, "mul dst", "mul src0", "mul src1")
 
 
 @jit
 def maximum(ctx, dst, src0, src1, n):
     """`__bang_maximum(dst, src0, src1, n)`: dst = max(src0, src1)."""
-    check_operand(ctx, dst, n, NRAM, "maximum dst")
-    check_operand(ctx, src0, n, NRAM, "maximum src0")
-    check_operand(ctx, src1, n, NRAM, "maximum src1")
-    d, s0, s1 = span(dst, n), span(src0, n), span(src1, n)
-    for i in range(n):
-        a = get(src0, s0, i)
-        b = get(src1, s1, i)
-        put(dst, d, i, a if a > b else b)
-    ctx.state[VECTOR_ELEMENTS] += n
+    binary(ctx, dst, src0, src1, n, MAXIMUM, "maximum dst", "maximum src0", "maximum src1")
 
 
 @jit
 def minimum(ctx, dst, src0, src1, n):
     """`__bang_minimum(dst, src0, src1, n)`: dst = min(src0, src1)."""
-    check_operand(ctx, dst, n, NRAM, "minimum dst")
-    check_operand(ctx, src0, n, NRAM, "minimum src0")
-    check_operand(ctx, src1, n, NRAM, "minimum src1")
-    d, s0, s1 = span(dst, n), span(src0, n), span(src1, n)
-    for i in range(n):
-        a = get(src0, s0, i)
-        b = get(src1, s1, i)
-        put(dst, d, i, a if a < b else b)
-    ctx.state[VECTOR_ELEMENTS] += n
+    binary(ctx, dst, src0, src1, n, MINIMUM, "minimum dst", "minimum src0", "minimum src1")
 
 
 @jit
 def mul_scalar(ctx, dst, src, value, n):
     """`__bang_mul_scalar(dst, src, value, n)`: dst = src * value."""
-    check_operand(ctx, dst, n, NRAM, "mul_scalar dst")
-    check_operand(ctx, src, n, NRAM, "mul_scalar src")
-    d, v = span(dst, n), span(src, n)
-    for i in range(n):
-        put(dst, d, i, get(src, v, i) * value)
-    ctx.state[VECTOR_ELEMENTS] += n
+    with_scalar(ctx, dst, src, value, n, MUL, "mul_scalar dst", "mul_scalar src")
 
 
 @jit
 def add_scalar(ctx, dst, src, value, n):
     """`__bang_add_scalar(dst, src, value, n)`: dst = src + value."""
-    check_operand(ctx, dst, n, NRAM, "add_scalar dst")
-    check_operand(ctx, src, n, NRAM, "add_scalar src")
-    d, v = span(dst, n), span(src, n)
-    for i in range(n):
-        put(dst, d, i, get(src, v, i) + value)
-    ctx.state[VECTOR_ELEMENTS] += n
+    with_scalar(ctx, dst, src, value, n, ADD, "add_scalar dst", "add_scalar src")
 
 
 @jit
@@ -169,46 +190,25 @@ def write_value(ctx, dst, n, value):
 @jit
 def active_relu(ctx, dst, src, n):
     """`__bang_active_relu(dst, src, n)`: dst = max(src, 0)."""
-    check_operand(ctx, dst, n, NRAM, "active_relu dst")
-    check_operand(ctx, src, n, NRAM, "active_relu src")
-    d, v = span(dst, n), span(src, n)
-    for i in range(n):
-        x = get(src, v, i)
-        put(dst, d, i, x if x > 0 else x * 0)
-    ctx.state[VECTOR_ELEMENTS] += n
+    activation(ctx, dst, src, n, RELU, "active_relu dst", "active_relu src")
 
 
 @jit
 def active_sigmoid(ctx, dst, src, n):
     """`__bang_active_sigmoid(dst, src, n)`: dst = 1 / (1 + exp(-src))."""
-    check_operand(ctx, dst, n, NRAM, "active_sigmoid dst")
-    check_operand(ctx, src, n, NRAM, "active_sigmoid src")
-    d, v = span(dst, n), span(src, n)
-    for i in range(n):
-        put(dst, d, i, np.float32(1.0) / (np.float32(1.0) + np.exp(-np.float32(get(src, v, i)))))
-    ctx.state[VECTOR_ELEMENTS] += n
+    activation(ctx, dst, src, n, SIGMOID, "active_sigmoid dst", "active_sigmoid src")
 
 
 @jit
 def active_exp(ctx, dst, src, n):
     """`__bang_active_exp(dst, src, n)`: dst = exp(src)."""
-    check_operand(ctx, dst, n, NRAM, "active_exp dst")
-    check_operand(ctx, src, n, NRAM, "active_exp src")
-    d, v = span(dst, n), span(src, n)
-    for i in range(n):
-        put(dst, d, i, np.exp(np.float32(get(src, v, i))))
-    ctx.state[VECTOR_ELEMENTS] += n
+    activation(ctx, dst, src, n, EXP, "active_exp dst", "active_exp src")
 
 
 @jit
 def active_tanh(ctx, dst, src, n):
     """`__bang_active_tanh(dst, src, n)`: dst = tanh(src)."""
-    check_operand(ctx, dst, n, NRAM, "active_tanh dst")
-    check_operand(ctx, src, n, NRAM, "active_tanh src")
-    d, v = span(dst, n), span(src, n)
-    for i in range(n):
-        put(dst, d, i, math.tanh(np.float32(get(src, v, i))))
-    ctx.state[VECTOR_ELEMENTS] += n
+    activation(ctx, dst, src, n, TANH, "active_tanh dst", "active_tanh src")
 
 
 # ---- reductions and layout ---------------------------------------------------------------------------------------

@@ -179,11 +179,15 @@ def _numba_error_summary(exc: Exception) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     ours = [line.split("[bang]", 1)[1].strip() for line in lines if "[bang]" in line]
     if ours:
+        generic = ("an intrinsic:", "an activation:")  # a check that did not know the operand's name
+        named = [message for message in ours if not message.startswith(generic)]
+        if named:  # the innermost check of a chain of calls, where the name arrived as a constant
+            return named[0]
         operand = re.search(r"Literal\[str\]\(([^)]*)\)", text)  # the intrinsic operand the check was about
         message = ours[0]
-        for generic in ("an intrinsic:", "an activation:"):
-            if operand is not None and message.startswith(generic):
-                message = operand.group(1) + ":" + message[len(generic):]
+        for prefix in generic:
+            if operand is not None and message.startswith(prefix):
+                message = operand.group(1) + ":" + message[len(prefix):]
         return message
     kept = [line for line in lines if not line.startswith(("File ", "During:", "^", "raised from"))][:4]
     return " / ".join(kept)[:600]

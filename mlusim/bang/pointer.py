@@ -227,7 +227,7 @@ def _not_pointer(ptr, what: str = "") -> None:
     """Raise numba's typing error with a message a kernel writer can act on, when `ptr` is not a bang pointer."""
     if not isinstance(ptr, PtrType):
         raise TypingError(f"[bang] {what or 'an intrinsic'}: expected a bang pointer (a buffer from bang.nram/wram/"
-                          f"sram or a bang.gdram parameter), got {ptr}")
+                          f"sram or a bang.gdram parameter), got {types.unliteral(ptr)}")
 
 
 def require_pointer(ptr, what):
