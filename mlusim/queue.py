@@ -8,7 +8,8 @@ next sync reports it with their count (the device keeps it too until its sync). 
 queue position without queueing anything takes a turn (`take_turn`, mlusim.turn). Nothing runs in the calling thread
 while an observer watches commands one by one (mlusim.observers). Each queue has its own modelled clock; a command
 starts at the later of that clock and the modelled time its host thread had seen of the device when it submitted
-it. docs/runtime.md gives the rules and the figures behind them.
+it. The waits (syncs, Ctrl-C while waiting) are the queue's other half, mlusim.waiting. docs/runtime.md gives the
+rules and the figures behind them.
 """
 from __future__ import annotations
 
@@ -27,12 +28,9 @@ from .errors import HandleFault, IllegalStateFault, QueueFault
 from .notifier import host_clock_of
 from .observers import OBSERVERS
 from .turn import Turn
+from .waiting import WAIT_SLICE, Waiting
 
 _queue_ids = itertools.count(1)
-#: The longest a sync waits for the run lock before it looks at its queue's completed count again.
-_WAIT_SLICE = 0.02
-#: How often idle_within looks again while the worker has not taken the queued work yet.
-IDLE_POLL_SECONDS = 50e-6
 #: The longest take_turn waits for the run lock of an idle queue (held by a thread that is leaving it).
 CLAIM_WAIT_SECONDS = 0.001
 #: Ops moving at most this many bytes are a few µs of work: less than waking the worker costs (see submit).
@@ -51,7 +49,7 @@ def reset_all_after_fork() -> None:
         queue._reset_after_fork()
 
 
-class Queue:
+class Queue(Waiting):
     """An in-order queue of one device (cnrtQueue_t)."""
 
     def __init__(self, device, priority: int = 0, blocking: bool = False, label: str = ""):
@@ -157,7 +155,7 @@ class Queue:
         """The queue is full: run pending commands in this thread whenever the run lock is free (down to half the
         depth), until there is room (the worker, when it holds the lock, makes room too)."""
         while len(self._pending) >= MAX_PENDING and self.lost is None:
-            if self._run_lock.acquire(timeout=_WAIT_SLICE):
+            if self._run_lock.acquire(timeout=WAIT_SLICE):
                 try:
                     while len(self._pending) > MAX_PENDING // 2 and execution.run_next(self):
                         pass
@@ -252,41 +250,6 @@ class Queue:
         with self._submit_lock:
             self._wake_worker_locked()
 
-    def idle_within(self, seconds: float) -> bool:
-        """Wait at most `seconds` (the GIL released; the worker runs the queue's work) for the queue to be idle;
-        whether it is. Unlike wait_idle it runs nothing itself and gives up in time."""
-        give_up = time.perf_counter() + seconds
-        while self._pending or self.completed != self.submitted:
-            left = give_up - time.perf_counter()
-            if left <= 0 or self._fault is not None or self in running_queues():
-                return False
-            if self._run_lock.acquire(timeout=left):
-                self._run_lock.release()
-                if self._pending:  # queued work its worker has not taken yet: give it the lock
-                    time.sleep(min(IDLE_POLL_SECONDS, left))
-        return True
-
-    # ---- completion ---------------------------------------------------------------------------------------------
-
-    def busy(self) -> bool:
-        return self.completed < self.submitted
-
-    def wait_idle(self) -> None:
-        """Block the calling thread until every command submitted so far has run (not any submitted later)."""
-        with self._submit_lock:
-            target = self.submitted
-        self._wait_for(target)
-        if self._ops_since_wait:  # (a wait right after another tells nothing of the host's pattern)
-            self._waits_after_each_op = self._ops_since_wait == 1
-            self._ops_since_wait = 0
-        for hook in OBSERVERS.queue_synced:
-            hook(self)
-
-    def wait_until(self, position: int) -> None:
-        """Block the calling thread until the command at `position` has run (mlusim.ordering: not a sync of the
-        queue, which the sanitizer would take as ordering the caller after all of the queue's work)."""
-        self._wait_for(position + 1)
-
     def last_conflict(self, conflicts: Callable[[Command], bool]) -> Optional[tuple[int, Command]]:
         """(position, command) of the latest command queued or running that `conflicts(command)` is true of; None
         when there is none."""
@@ -300,54 +263,6 @@ class Queue:
         if current is not None and conflicts(current):
             return first - 1, current
         return None
-
-    def _wait_for(self, target: int) -> None:
-        """Until `target` commands have completed. The waiter takes the run lock when it can and runs what is
-        pending itself (no thread wake-ups for a synchronous call). While the worker holds the lock, the waiter
-        waits for it with a timeout that grows to _WAIT_SLICE, and looks at the completed count after each: a
-        worker kept busy by other producers (which never lets go of the lock) cannot starve a sync whose own work
-        is done."""
-        if self.completed < target and self in running_queues():
-            raise IllegalStateFault(f"a command of {self.name} waits for its own queue, which can never finish")
-        wait = 0.0005
-        try:
-            while self.completed < target:
-                if self._run_lock.acquire(timeout=wait):
-                    try:
-                        while self.completed < target and execution.run_next(self):
-                            pass
-                    finally:
-                        self._run_lock.release()
-                else:
-                    wait = min(2 * wait, _WAIT_SLICE)
-        except KeyboardInterrupt as interrupt:
-            self.interrupted_before = max(self.interrupted_before, target)
-            raise KeyboardInterrupt(self._interrupt(str(interrupt))) from None
-        self.host_clock.waited_until(self.model_clock_us)
-
-    def _interrupt(self, detail: str) -> str:
-        """Ctrl-C while waiting: stop the running command if it can be stopped (a kernel); describe what was
-        interrupted."""
-        current = self._current
-        for stop in list(self._interrupters):
-            stop("interrupted by KeyboardInterrupt (Ctrl-C)")
-        if current is None:
-            waiting = sorted({c.name for c in list(self._pending) if c.kind is Kind.KERNEL})
-            queued = f"; kernel(s) {', '.join(repr(n) for n in waiting)} will stop when they start" if waiting else ""
-            return detail or f"interrupted while waiting for {self.name}{queued}"
-        return (f"interrupted while waiting for {self.name}, which was running {current.kind} '{current.name}'"
-                + (" (asked to stop)" if self._interrupters else ""))
-
-    def on_interrupt(self, stop: Callable[[str], None]) -> None:
-        """Call `stop(reason)` when a thread waiting for this queue is interrupted (Ctrl-C) while the current command
-        runs (until `off_interrupt(stop)`)."""
-        self._interrupters.append(stop)
-
-    def off_interrupt(self, stop: Callable[[str], None]) -> None:
-        try:
-            self._interrupters.remove(stop)
-        except ValueError:
-            pass
 
     def take_fault(self) -> Optional[QueueFault]:
         """The sticky error, with the count of skipped commands; clears it."""
