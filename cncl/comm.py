@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional
 
 from mlusim.lazymodule import LazyModule
+from mlusim.memo import BoundedMemo
 from mlusim.queue import Queue
 
 from . import fabric as states
@@ -24,6 +25,8 @@ from .fabric import Fabric, PeerLost
 from .reduction import Scratch
 
 _TURN_POLL = 0.05
+#: lean-path plans kept per communicator (a program cycling through more argument tuples starts over)
+FAST_PLANS = 64
 #: peer memory mapping (numba code), imported when the first communicator is made: loading cncl does not load numba
 zerocopy = LazyModule(f"{__package__}.zerocopy")
 
@@ -60,7 +63,7 @@ class cnclComm:
         self.scratch = Scratch()
         self.peer_memory = zerocopy.PeerMemory()
         self.collectives_issued = 0
-        self.fast_plans: dict = {}  # fastpath.plan_key -> fastpath.Plan, the lean path's checked calls
+        self.fast_plans = BoundedMemo(FAST_PLANS)  # plan_key -> Plan: the lean path's checked calls
         self.fast_drain_skips = 0  # calls the lean path sends on without waiting for the calls in flight (fastpath.py)
         self._turn = threading.Condition()
         self._issued = 0

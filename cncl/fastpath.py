@@ -58,8 +58,6 @@ DRAIN_SECONDS = 2e-3
 #: next wait could drain, and the ranks took turns at making each other wait (a hand-over once cost ~200 calls on
 #: the general path).
 DRAIN_SKIP_CALLS = 8
-#: Plans kept per communicator (a program cycling through more argument tuples starts over).
-MAX_PLANS = 64
 #: How calls that had a plan went: run in the calling thread, handed over to the queue, or not taken (general path)
 STATS = {"inline": 0, "handed_over": 0, "declined": 0}
 
@@ -262,10 +260,7 @@ def stale(comm, key, ranges: dict) -> bool:
 
 def remember(comm, key, plan: Plan) -> None:
     """Keep `plan` for later calls with the arguments `key`."""
-    plans = comm.fast_plans
-    if len(plans) >= MAX_PLANS:
-        plans.clear()
-    plans[key] = plan
+    comm.fast_plans.put(key, plan)
 
 
 def eligible(comm, send: np.ndarray) -> bool:

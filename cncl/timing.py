@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mlusim import cost
 from mlusim.arch import BoardSpec
+from mlusim.memo import BoundedMemo
 
 from . import channel
 
@@ -14,8 +15,7 @@ _COST_KINDS = {
 }
 
 
-_known: dict = {}
-_KNOWN_LIMIT = 4096
+_known = BoundedMemo(4096)
 
 
 def collective_us(spec: BoardSpec, kind: int, nbytes: int, nrank: int) -> float:
@@ -23,8 +23,6 @@ def collective_us(spec: BoardSpec, kind: int, nbytes: int, nrank: int) -> float:
     same call is usually made again and again)."""
     key = (id(spec), kind, nbytes, nrank)
     known = _known.get(key)
-    if known is None or known[0] is not spec:
-        if len(_known) >= _KNOWN_LIMIT:
-            _known.clear()
-        known = _known[key] = (spec, cost.collective_us(spec, _COST_KINDS[kind], nbytes, nrank))
+    if known is None or known[0] is not spec:  # (an id of a spec since collected names another spec)
+        known = _known.put(key, (spec, cost.collective_us(spec, _COST_KINDS[kind], nbytes, nrank)))
     return known[1]

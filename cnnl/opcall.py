@@ -22,6 +22,7 @@ import numpy as np
 from mlusim import cost
 from mlusim.device import owner_of
 from mlusim.errors import ArgumentFault, NullPointerFault
+from mlusim.memo import BoundedMemo
 from mlusim.memory import ADDRESS_SPAN
 from mlusim.submit import Access, Kind, Submission
 from mlusim.transfer import DeviceRange, acquire
@@ -41,9 +42,7 @@ TENSOR_UNIT_OPS = frozenset({"cnnlMatMul", "cnnlMatMul_v2", "cnnlBatchMatMulBCas
 
 #: modelled durations of recent (spec, flops, bytes, rate, unit): ops called again and again on the same shapes
 #: skip the roofline arithmetic (a few µs of the per-call host cost)
-_model_us_cache: dict = {}
-_model_us_specs: dict = {}
-_MODEL_US_CACHE_SIZE = 4096
+_model_us = BoundedMemo(4096)
 _rate_keys: dict = {}
 _dtype_names: dict = {}
 
@@ -198,13 +197,10 @@ class OpCall:
         rate = rate_key(dtype)
         spec = queue.device.spec
         key = (id(spec), flops, self.bytes_moved, rate, unit)
-        model_us = _model_us_cache.get(key)
-        if model_us is None or _model_us_specs.get(id(spec)) is not spec:
-            model_us = cost.op_us(spec, flops, self.bytes_moved, rate, unit)
-            if len(_model_us_cache) >= _MODEL_US_CACHE_SIZE:
-                _model_us_cache.clear()
-            _model_us_specs[id(spec)] = spec
-            _model_us_cache[key] = model_us
+        known = _model_us.get(key)
+        if known is None or known[0] is not spec:  # (an id of a spec since collected names another spec)
+            known = _model_us.put(key, (spec, cost.op_us(spec, flops, self.bytes_moved, rate, unit)))
+        model_us = known[1]
         info = {"flops": float(flops), "bytes": self.bytes_moved, "dtype": _dtype_name(dtype), "rate": rate,
                 "unit": unit}
         queue.submit(self.submission.command(quietly(run), model_us, info, self.bytes_moved))

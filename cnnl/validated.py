@@ -16,6 +16,8 @@ from __future__ import annotations
 import itertools
 from operator import attrgetter
 
+from mlusim.memo import BoundedMemo
+
 _stamps = itertools.count(1)
 
 #: entries per function; past this many distinct descriptor combinations the memory starts over
@@ -36,7 +38,7 @@ class ValidatedCalls:
 
     def __init__(self, name: str):
         self.name = name
-        self._entries: dict = {}
+        self._entries = BoundedMemo(VALIDATED_CALLS)
 
     def lookup(self, key: tuple, descriptors: tuple):
         """What `remember(key, descriptors, result)` stored, if every descriptor still has the stamp it had then;
@@ -52,10 +54,7 @@ class ValidatedCalls:
 
     def remember(self, key: tuple, descriptors: tuple, result) -> None:
         """Store what validating `descriptors` (the descriptor objects among `key`) produced."""
-        entries = self._entries
-        if len(entries) >= VALIDATED_CALLS:
-            entries.clear()
-        entries[key] = (list(map(_stamp_of, descriptors)), result)
+        self._entries.put(key, (list(map(_stamp_of, descriptors)), result))
 
     def __len__(self) -> int:
         return len(self._entries)

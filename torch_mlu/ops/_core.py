@@ -15,12 +15,12 @@ A native op is a Python function registered for the PrivateUse1 key over public 
 from __future__ import annotations
 
 import functools
-import threading
 
 import torch
 
 import cnnl
 import cnrt
+from mlusim.memo import BoundedMemo
 
 from .. import _state
 
@@ -77,10 +77,9 @@ def register(*names: str):
 
 
 # ---- descriptors ------------------------------------------------------------------------------------------------
-_descriptors: dict[tuple, object] = {}
-_descriptor_lock = threading.Lock()
-#: descriptors are small; past this many distinct (shape, strides, dtype) the cache starts over
-DESCRIPTOR_CACHE_SIZE = 8192
+#: descriptors are small; past 8192 distinct (shape, strides, dtype) the memo starts over (a dropped descriptor is
+#: not destroyed: a caller may still hold it)
+_descriptors = BoundedMemo(8192)
 
 
 def desc_for(shape: tuple, strides: tuple, dtype: torch.dtype):
@@ -93,11 +92,7 @@ def desc_for(shape: tuple, strides: tuple, dtype: torch.dtype):
     made = cnnl.createTensorDescriptor()
     dims, steps = (list(shape), list(strides)) if shape else ([1], [1])
     cnnl.setTensorDescriptorEx_v2(made, cnnl.CNNL_LAYOUT_ARRAY, TORCH_TO_CNNL[dtype], dims, steps)
-    with _descriptor_lock:
-        if len(_descriptors) >= DESCRIPTOR_CACHE_SIZE:
-            _descriptors.clear()
-        _descriptors[key] = made
-    return made
+    return _descriptors.put(key, made)
 
 
 def desc(tensor: torch.Tensor):
@@ -123,11 +118,7 @@ def feature_desc(tensor: torch.Tensor, channel_last: bool):
     made = cnnl.createTensorDescriptor()
     cnnl.setTensorDescriptorEx_v2(made, _LAYOUTS[(tensor.dim(), channel_last)], TORCH_TO_CNNL[tensor.dtype],
                                   list(shape), list(strides))
-    with _descriptor_lock:
-        if len(_descriptors) >= DESCRIPTOR_CACHE_SIZE:
-            _descriptors.clear()
-        _descriptors[key] = made
-    return made
+    return _descriptors.put(key, made)
 
 
 # ---- handles and outputs ------------------------------------------------------------------------------------------

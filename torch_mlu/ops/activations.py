@@ -8,11 +8,12 @@ import math
 import torch
 
 import cnnl
+from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, aten, check_same_device, desc, fallback, handle, register
 from ._iter import Destination, check_castable
 
-_descriptors: dict[tuple, object] = {}
+_descriptors = BoundedMemo(4096)  # made cnnl descriptors, by what they were set to
 
 
 def _descriptor(mode: int, coef: float = 0.0, approximate: bool = False):
@@ -22,7 +23,7 @@ def _descriptor(mode: int, coef: float = 0.0, approximate: bool = False):
         found = cnnl.createActivationDescriptor()
         cnnl.setActivationDescriptor_v6(found, mode, cnnl.CNNL_ACTIVATION_HIGH_PRECISION, cnnl.CNNL_NOT_PROPAGATE_NAN,
                                         float(coef), 0, 0.0, 0.0, False, approximate)
-        _descriptors[key] = found
+        _descriptors.put(key, found)
     return found
 
 

@@ -15,6 +15,7 @@ import math
 import torch
 
 import cnnl
+from mlusim.memo import BoundedMemo
 
 from .. import _state
 from ._core import TORCH_TO_CNNL, check_same_device, desc, handle, register, workspace
@@ -67,8 +68,7 @@ def fused_sdp_choice(query, key, value, attn_mask=None, dropout_p=0.0, is_causal
     return OVERRIDEABLE if _servable(query, key, value, attn_mask, enable_gqa) else MATH
 
 
-_descriptors: dict[tuple, object] = {}
-DESCRIPTOR_CACHE_SIZE = 256
+_descriptors = BoundedMemo(256, forget=lambda old: cnnl.destroyFlashAttentionDescriptor(old))
 
 
 def _descriptor(backward: bool, dtype, is_causal: bool, max_q: int, max_k: int, dropout_p: float, scale: float):
@@ -77,18 +77,13 @@ def _descriptor(backward: bool, dtype, is_causal: bool, max_q: int, max_k: int, 
     found = _descriptors.get(key)
     if found is not None:
         return found
-    if len(_descriptors) >= DESCRIPTOR_CACHE_SIZE:
-        for old in _descriptors.values():
-            cnnl.destroyFlashAttentionDescriptor(old)
-        _descriptors.clear()
     made = cnnl.createFlashAttentionDescriptor()
     compute = cnnl.CNNL_DTYPE_DOUBLE if dtype == torch.float64 else cnnl.CNNL_DTYPE_FLOAT
     mode = cnnl.CNNL_ATTN_MASK_CAUSAL if is_causal else cnnl.CNNL_ATTN_MASK_NONE
     setter = cnnl.setFlashAttentionBackwardDescriptor if backward else cnnl.setFlashAttentionDescriptor
     setter(made, compute, cnnl.CNNL_COMPUTATION_HIGH_PRECISION, mode, False, False, False, max_q, max_k,
            float(dropout_p), float(scale))
-    _descriptors[key] = made
-    return made
+    return _descriptors.put(key, made)
 
 
 def _bias(attn_bias, dtype):

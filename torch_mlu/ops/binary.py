@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 import cnnl
+from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from .copy import copy_into
@@ -24,7 +25,7 @@ from .logic import logic_op
 ADD, SUB, MUL = cnnl.CNNL_OP_TENSOR_ADD, cnnl.CNNL_OP_TENSOR_SUB, cnnl.CNNL_OP_TENSOR_MUL
 DIV = "div"
 _KERNEL_NAMES = {ADD: "add", SUB: "sub", MUL: "mul"}
-_op_descriptors: dict[tuple, object] = {}
+_op_descriptors = BoundedMemo(4096)  # made cnnl descriptors, by what they were set to
 
 
 def _op_descriptor(op: int, dtype: torch.dtype):
@@ -35,7 +36,7 @@ def _op_descriptor(op: int, dtype: torch.dtype):
         compute = cnnl.CNNL_DTYPE_FLOAT if dtype in (torch.float16, torch.bfloat16) else TORCH_TO_CNNL[dtype]
         found = cnnl.createOpTensorDescriptor()
         cnnl.setOpTensorDescriptor(found, op, compute, cnnl.CNNL_NOT_PROPAGATE_NAN)
-        _op_descriptors[key] = found
+        _op_descriptors.put(key, found)
     return found
 
 

@@ -12,25 +12,20 @@ from __future__ import annotations
 import torch
 
 import cnnl
+from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, aten, check_same_device, desc, fallback, feature_desc, handle, register, workspace
 from .reduce import ADD as SUM, run_reduce
 
-_descriptors: dict[tuple, object] = {}
+_descriptors = BoundedMemo(4096)  # made cnnl descriptors, by what they were set to
 #: (direction, handle, convolution and tensor descriptors) -> (algorithm, workspace size): cnnl's answer for one
 #: problem never changes, and the descriptors are cached objects, so the two queries run once per problem
-_plans: dict[tuple, tuple] = {}
-PLAN_CACHE_SIZE = 4096
+_plans = BoundedMemo(4096)
 
 
 def _plan(key: tuple, ask) -> tuple:
     """(algorithm, workspace size) of the problem `key` names: ask() the first time, remembered after."""
-    found = _plans.get(key)
-    if found is None:
-        if len(_plans) >= PLAN_CACHE_SIZE:
-            _plans.clear()
-        found = _plans[key] = ask()
-    return found
+    return _plans.get_or_make(key, ask)
 
 
 def _channel_last(t: torch.Tensor) -> bool:
@@ -62,7 +57,7 @@ def _conv_descriptor(rank: int, padding, stride, dilation, groups: int, dtype: t
         found = cnnl.createConvolutionDescriptor()
         pads = [p for p in padding for _ in range(2)]  # [before, after] per spatial dim
         cnnl.setConvolutionDescriptor(found, rank, pads, list(stride), list(dilation), groups, compute)
-        _descriptors[key] = found
+        _descriptors.put(key, found)
     return found
 
 

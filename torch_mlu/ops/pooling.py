@@ -11,13 +11,14 @@ from __future__ import annotations
 import torch
 
 import cnnl
+from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, aten, check_same_device, fallback, feature_desc, handle, register, workspace
 from ._iter import Destination, resize_out
 
 MAX, AVG_INCLUDE, AVG_EXCLUDE = (cnnl.CNNL_POOLING_MAX, cnnl.CNNL_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
                                  cnnl.CNNL_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING)
-_descriptors: dict[tuple, object] = {}
+_descriptors = BoundedMemo(4096)  # made cnnl descriptors, by what they were set to
 
 
 def _pool_descriptor(rank: int, mode: int, kernel, padding, stride, dilation, ceil_mode: bool):
@@ -32,7 +33,7 @@ def _pool_descriptor(rank: int, mode: int, kernel, padding, stride, dilation, ce
         else:
             cnnl.setPoolingNdDescriptor_v2(found, mode, cnnl.CNNL_PROPAGATE_NAN, rank, list(kernel), list(padding),
                                            list(stride), list(dilation), bool(ceil_mode))
-        _descriptors[key] = found
+        _descriptors.put(key, found)
     return found
 
 

@@ -13,6 +13,7 @@ import math
 import torch
 
 import cnnl
+from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from ._iter import Destination, INTEGRAL, type_name
@@ -22,7 +23,7 @@ ADD, AVG, MUL, MAX, MIN = (cnnl.CNNL_REDUCE_ADD, cnnl.CNNL_REDUCE_AVG, cnnl.CNNL
                            cnnl.CNNL_REDUCE_MIN)
 NORM1, NORM2 = cnnl.CNNL_REDUCE_NORM1, cnnl.CNNL_REDUCE_NORM2
 NUMERIC = frozenset(TORCH_TO_CNNL) - {torch.bool}
-_descriptors: dict[tuple, object] = {}
+_descriptors = BoundedMemo(4096)  # made cnnl descriptors, by what they were set to
 
 
 def _reduce_descriptor(op: int, axes: tuple, dtype: torch.dtype, indices: int):
@@ -33,7 +34,7 @@ def _reduce_descriptor(op: int, axes: tuple, dtype: torch.dtype, indices: int):
         found = cnnl.createReduceDescriptor()
         cnnl.setReduceDescriptor(found, list(axes), op, compute, cnnl.CNNL_PROPAGATE_NAN, indices,
                                  cnnl.CNNL_32BIT_INDICES)
-        _descriptors[key] = found
+        _descriptors.put(key, found)
     return found
 
 

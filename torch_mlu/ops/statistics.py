@@ -9,6 +9,7 @@ import math
 import torch
 
 import cnnl
+from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from ._iter import Destination
@@ -84,7 +85,7 @@ def aminmax_out(self, *, dim=None, keepdim=False, min, max):
 
 
 # ---- var / std ------------------------------------------------------------------------------------------------------
-_moment_descriptors: dict[tuple, object] = {}
+_moment_descriptors = BoundedMemo(4096)  # made cnnl descriptors, by what they were set to
 
 
 def _moment_descriptor(op: int, axes: tuple, unbiased: bool):
@@ -93,7 +94,7 @@ def _moment_descriptor(op: int, axes: tuple, unbiased: bool):
     if found is None:
         found = cnnl.createStdVarMeanDescriptor()
         cnnl.setStdVarMeanDescriptor(found, op, list(axes), unbiased)
-        _moment_descriptors[key] = found
+        _moment_descriptors.put(key, found)
     return found
 
 
