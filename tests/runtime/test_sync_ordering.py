@@ -10,7 +10,7 @@ import pytest
 
 import cnnl
 import cnrt
-from mlusim import config, lenient, ordering
+from mlusim import config, lenient, ordering, sanitizer
 from mlusim import queue as queues
 from mlusim.ordering import UnorderedAccessWarning
 
@@ -234,3 +234,21 @@ def test_a_full_queue_waits_for_its_worker_when_it_cannot_run_the_work_itself(mo
     thread.join(10)
     cnrt.queueSync(queue)
     assert order == list(range(20))
+
+
+@pytest.mark.mlusim_sanitize("off")  # the scope below is the test's own
+def test_racecheck_still_reports_the_unordered_read_the_copy_waited_for():
+    """The wait is not an ordering the program made: the host's read of the op's output stays a race."""
+    n = 4096
+    a, out = upload(np.ones(n, np.float32)), upload(np.zeros(n, np.float32))
+    with sanitizer.scope("racecheck") as found:
+        queue, release = _held_queue()
+        handle = _queued_add(queue, a, a, out, n)
+        _release_after(release, 0.05)
+        with pytest.warns(UnorderedAccessWarning):
+            got = download(out, n, np.float32)
+        cnrt.queueSync(queue)
+        cnnl.destroy(handle)
+        cnrt.queueDestroy(queue)
+    np.testing.assert_array_equal(got, np.full(n, 2.0, np.float32))
+    assert [(report.tool, report.kind) for report in found.errors] == [("racecheck", "host_race")]
