@@ -452,14 +452,18 @@ def test_a_small_command_behind_queued_work_waits_its_turn():
     assert order == ["first", "small"]
 
 
-def _hold_worker_after_its_first_batch(monkeypatch):
-    """Patch queues so that a worker, after its first batch, follows the stream (sleeps beside the pending work)
-    until released: (following, release) events."""
+def _hold_worker_after_its_first_batch(monkeypatch, queue):
+    """Patch `queue`'s worker so that, after its first batch, it follows the stream (sleeps beside the pending work)
+    until released: (following, release) events. Other queues' workers (an earlier test's, still winding down) keep
+    the real behaviour, so they cannot take the first batch's place."""
     from mlusim import worker
     following, release = threading.Event(), threading.Event()
     batches = []
+    real_follow = worker.follow_stream
 
-    def follow(queue):
+    def follow(woken):
+        if woken is not queue:
+            return real_follow(woken)
         if batches:
             following.set()
             release.wait(10)
@@ -485,8 +489,8 @@ def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_cal
     """A stream of small ops that fell off the inline path (queued while the worker ran larger work) returns to
     it: the next small command's call runs the pending small ones and itself, in order, on the calling thread,
     instead of leaving every later one to a worker that follows the stream for as long as the host issues it."""
-    following, release = _hold_worker_after_its_first_batch(monkeypatch)
     queue = cnrt.queueCreate()
+    following, release = _hold_worker_after_its_first_batch(monkeypatch, queue)
     started, busy = threading.Event(), threading.Event()
     order, threads = [], {}
     cnrt.invokeHostFunc(queue, lambda _: (started.set(), busy.wait(10), order.append("first")), None)
@@ -509,8 +513,8 @@ def test_small_commands_left_pending_run_in_order_at_the_next_small_commands_cal
 def test_a_small_command_behind_pending_larger_work_is_queued(monkeypatch):
     """With larger work pending (not running), a small command is queued behind it: the call never runs a
     larger command in the caller's thread."""
-    following, release = _hold_worker_after_its_first_batch(monkeypatch)
     queue = cnrt.queueCreate()
+    following, release = _hold_worker_after_its_first_batch(monkeypatch, queue)
     order, threads = [], {}
     started = threading.Event()
     cnrt.invokeHostFunc(queue, lambda _: started.set(), None)
