@@ -4,6 +4,7 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 import torch
 
@@ -76,8 +77,27 @@ def test_invalid_device_index_is_an_error():
         torch.empty(1, device="mlu:3")
     with pytest.raises(ValueError, match="invalid device"):
         torch.mlu.set_device(5)
-    with pytest.raises(ValueError, match="Expected an mlu device"):
+    with pytest.raises(ValueError, match="Expected a mlu device, but got: cpu"):  # torch_mlu's wording
         torch.mlu.get_device_properties("cpu")
+    with pytest.raises(ValueError, match="Expected a mlu device, but got: cpu"):
+        torch.mlu.synchronize(torch.device("cpu"))
+
+
+def test_get_device_index_as_torch_mlu_has_it():
+    """Cambricon's test/mlu/test_device.py test_get_device_index and test_device (a numpy index), re-expressed."""
+    from torch_mlu.mlu._utils import _get_device_index
+    assert _get_device_index("mlu:0") == 0 and _get_device_index(torch.device("mlu", 0)) == 0
+    assert _get_device_index(torch.mlu.device(0)) == 0 and _get_device_index(0) == 0
+    assert _get_device_index(None, optional=True) == torch.mlu.current_device()
+    assert _get_device_index("cpu", allow_cpu=True) == -1
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        _get_device_index("mlu0", optional=True)
+    with pytest.raises(ValueError, match="Expected a mlu device"):
+        _get_device_index(torch.device("cpu"), optional=True)
+    with pytest.raises(ValueError, match="specified index"):
+        _get_device_index("mlu")
+    torch.mlu.set_device(np.int64(0))
+    assert torch.mlu.current_device() == 0
 
 
 def test_device_context_and_synchronize():

@@ -96,3 +96,13 @@ def test_each_thread_has_its_own_current_stream():
         thread.join()
         assert torch.mlu.current_stream() == s
     assert seen == [0]
+
+
+def test_priority_range_and_every_priority_in_it():
+    """Cambricon's test/mlu/test_stream.py test_streams_priority, re-expressed: (least, greatest) as cnrt's queue
+    priority range, and a stream of each priority keeps it."""
+    low, high = torch.mlu.Stream.priority_range()
+    assert (low, high) == cnrt.deviceGetQueuePriorityRange() == (0, -4)
+    for priority in range(high, low + 1):
+        stream = torch.mlu.Stream(device=0, priority=priority)
+        assert stream.priority == priority and stream.device == torch.device("mlu:0")

@@ -4,7 +4,8 @@ PATH is a checkout of Cambricon/torch_mlu (or its `test/` folder); nothing is fe
 folders (mlu/, torch/, storage/, torch_ops/ by default) runs in a pytest process of its own (the suite's
 common_utils sets torch's state at import), with a wall-clock limit per file and per case (pytest-timeout), and a
 JUnit report read back for every case's outcome: passed, failed, error, skipped, with each skip's reason. Cases that
-need a real card (its tools, its hardware counters) are skipped by `hardware.py` with the reason. The table gives,
+need a real card (its tools, its hardware counters) are skipped by `hardware.py` with the reason. The processes see
+DEVICE_COUNT simulated cards (MLUSIM_DEVICE_COUNT overrides it). The table gives,
 per file, the counts and the seconds it took; the totals give the pass rate over the cases that ran.
 """
 from __future__ import annotations
@@ -25,6 +26,9 @@ from . import hardware
 
 #: the folders of the issue's target (the device runtime, torch's runtime parts, storages, the ops)
 DEFAULT_FOLDERS = ("mlu", "torch", "storage", "torch_ops")
+#: simulated cards per test process unless MLUSIM_DEVICE_COUNT says otherwise: the suite's multi-card cases
+#: (tensors on mlu:1, copies between cards, per-device streams) are written for a machine with several
+DEVICE_COUNT = 2
 
 
 @dataclasses.dataclass
@@ -102,6 +106,7 @@ def run_file(root: Path, path: Path, timeout: float, case_timeout: float, skips:
                    "-p", "torch_mlu.conformance.hardware", "--junitxml", str(report), "-o", "junit_family=xunit1",
                    "--timeout", str(case_timeout), "-W", "ignore::DeprecationWarning"]
         environment = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        environment.setdefault("MLUSIM_DEVICE_COUNT", str(DEVICE_COUNT))
         if skips is not None:
             environment[hardware.SKIPS_VARIABLE] = str(skips)
         started = time.monotonic()

@@ -172,5 +172,7 @@ from .random import *  # noqa: E402,F401,F403
 from .streams import (Event, Stream, StreamContext, current_stream, default_stream, set_stream,  # noqa: E402,F401
                       stream)
 from .storage import LEGACY_STORAGES, UntypedStorage  # noqa: E402,F401
+from .tensor_types import LEGACY_TENSORS  # noqa: E402
 
 globals().update(LEGACY_STORAGES)  # torch.mlu.FloatStorage, IntStorage, ... (torch_mlu's legacy typed storages)
+globals().update(LEGACY_TENSORS)  # torch.mlu.FloatTensor, IntTensor, ... (and its legacy typed tensors)

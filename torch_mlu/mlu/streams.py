@@ -10,7 +10,7 @@ import torch
 
 import cnrt
 
-from .. import _state
+from .. import _queues, _state
 from ._utils import checked_index
 
 _MLU = "mlu"
@@ -27,6 +27,12 @@ class Stream(torch.Stream):
             return super().__new__(cls, **kwargs)
         index = checked_index(device)
         return super().__new__(cls, device=torch.device(_MLU, index), priority=priority)
+
+    @staticmethod
+    def priority_range() -> tuple[int, int]:
+        """torch.mlu.Stream.priority_range(): (least, greatest) priority, cnrtDeviceGetQueuePriorityRange
+        ((0, -4): a lower number is more urgent)."""
+        return _queues.priority_range()
 
     @property
     def priority(self) -> int:
