@@ -70,6 +70,10 @@ def test_device_management_functions():
     assert properties.multi_processor_count == properties.cluster_count * properties.core_num_per_cluster > 0
     assert torch.mlu.get_device_capability() == (properties.major, properties.minor)
     assert "MLU370-X4" in repr(properties)
+    # Cambricon's test_get_properties: the same device's properties, however it is named, are equal
+    assert properties == torch.mlu.get_device_properties("mlu:0") == torch.mlu.get_device_properties(
+        torch.device("mlu:0"))
+    assert properties != object() and len({properties, torch.mlu.get_device_properties(0)}) == 1
 
 
 def test_invalid_device_index_is_an_error():

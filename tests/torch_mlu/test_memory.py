@@ -302,3 +302,32 @@ def test_after_the_exit_hook_frees_without_the_gil_stay_out_of_python():
     facts = json.loads(done.stdout.splitlines()[-1])
     assert facts["steady"]
     assert facts["kept"] > 0  # an intermediate the engine frees without the GIL was not given back after the hook
+
+
+@pytest.mark.parametrize("cache", ["cached", "uncached"])
+def test_a_per_process_memory_fraction_bounds_what_the_allocator_reserves(cache, request):
+    """Cambricon's test_caching_allocator test_set_per_process_memory_fraction, re-expressed for both allocators."""
+    if cache == "uncached":
+        request.getfixturevalue("uncached")
+    else:
+        devices.configure(memory=256 * MiB)
+    with pytest.raises(TypeError, match="Invalid type"):
+        torch.mlu.set_per_process_memory_fraction(1)
+    for bad in (-0.1, 2.0):
+        with pytest.raises(ValueError, match="Invalid fraction value"):
+            torch.mlu.set_per_process_memory_fraction(bad)
+    assert torch.mlu.get_per_process_memory_fraction() == 1.0
+    kept = torch.ones(1024, device="mlu")
+    torch.mlu.set_per_process_memory_fraction(0.5, 0)
+    assert torch.mlu.get_per_process_memory_fraction(0) == 0.5
+    fits = torch.empty(100 * MiB - torch.mlu.max_memory_reserved(), dtype=torch.int8, device="mlu")
+    del fits
+    torch.mlu.empty_cache()
+    with pytest.raises(torch.OutOfMemoryError, match=r"may reserve 128\.00 MiB of it \(set_per_process_memory"):
+        torch.empty(128 * MiB, dtype=torch.int8, device="mlu")
+    assert cnrt.memGetInfo()[0] > 200 * MiB  # refused by the fraction, not by the device
+    kept.fill_(2)
+    assert (kept == 2).all()
+    torch.mlu.set_per_process_memory_fraction(1.0)
+    big = torch.empty(200 * MiB, dtype=torch.int8, device="mlu")
+    assert big.numel() == 200 * MiB

@@ -111,3 +111,10 @@ class DeviceCache:
         self.parked: dict[tuple[int, int], list[Block]] = {}  # (stream, size) -> freed blocks not yet merged
         self.parked_count = 0
         self.stats = DeviceStats()
+        #: the most bytes this process may reserve on the device (set_per_process_memory_fraction); None: no limit
+        self.allowed_bytes: int | None = None
+
+    def admits(self, nbytes: int) -> bool:
+        """Whether reserving `nbytes` more stays within the process's allowed share of the device."""
+        from .stats import RESERVED_BYTES
+        return self.allowed_bytes is None or self.stats.current(RESERVED_BYTES) + nbytes <= self.allowed_bytes

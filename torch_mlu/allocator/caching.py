@@ -145,6 +145,8 @@ class CachingAllocator:
     def _new_segment(self, cache: DeviceCache, size: int, small: bool, stream: int) -> Block | None:
         """A new cnrt allocation for a request of `size` (None when cnrt is out of memory)."""
         nbytes = segment_size(size)
+        if not cache.admits(nbytes):
+            return None
         with on_device(cache.device):
             try:
                 address = cnrt.malloc(nbytes)
@@ -168,7 +170,11 @@ class CachingAllocator:
         return (f"MLU out of memory. Tried to allocate {format_size(requested)}. MLU {cache.device} has a total "
                 f"capacity of {format_size(total)} of which {format_size(free)} is free. Of the allocated memory "
                 f"{format_size(allocated)} is allocated by PyTorch, and {format_size(reserved - allocated)} is "
-                f"reserved by PyTorch but unallocated. (simulated GDRAM: MLUSIM_MEMORY sets its size)")
+                f"reserved by PyTorch but unallocated."
+                + ("" if cache.allowed_bytes is None else
+                   f" This process may reserve {format_size(cache.allowed_bytes)} of it "
+                   f"(set_per_process_memory_fraction).")
+                + " (simulated GDRAM: MLUSIM_MEMORY sets its size)")
 
     @staticmethod
     def _split(cache: DeviceCache, pool: Pool, block: Block, size: int) -> None:
@@ -344,6 +350,21 @@ class CachingAllocator:
             self._release_cached(cache)
 
     # ---- statistics --------------------------------------------------------------------------------------------
+    def set_memory_fraction(self, fraction: float, device: int) -> None:
+        """Let this process reserve at most `fraction` of the device's memory (0 to 1)."""
+        with on_device(device):
+            total = cnrt.memGetInfo()[1]
+        with self.lock:
+            self._devices[device].allowed_bytes = int(fraction * total)
+
+    def memory_fraction(self, device: int) -> float:
+        """The fraction set by set_memory_fraction (1.0 when none was)."""
+        allowed = self._devices[device].allowed_bytes
+        if allowed is None:
+            return 1.0
+        with on_device(device):
+            return allowed / cnrt.memGetInfo()[1]
+
     def stats(self, device: int) -> DeviceStats:
         _devices.check()
         return self._devices[device].stats

@@ -24,15 +24,18 @@ def from_environment() -> bool:
 def malloc(allocator, cache: DeviceCache, nbytes: int, stream: int) -> int:
     """Every tensor its own cnrt allocation of exactly its size: the simulator's pointer checks (bounds, use
     after free) then see each tensor, which the cache's segments hide."""
+    address = None
     with on_device(cache.device):
-        try:
-            address = cnrt.malloc(nbytes)
-        except cnrt.CnrtError as error:
-            if error.code != cnrt.cnrtErrorNoMem:
-                raise
-            with allocator.lock:
-                cache.stats.counters["num_ooms"] += 1
-            raise torch.OutOfMemoryError(allocator.oom_message(cache, nbytes)) from None
+        if cache.admits(nbytes):  # (within the process's memory fraction)
+            try:
+                address = cnrt.malloc(nbytes)
+            except cnrt.CnrtError as error:
+                if error.code != cnrt.cnrtErrorNoMem:
+                    raise
+    if address is None:
+        with allocator.lock:
+            cache.stats.counters["num_ooms"] += 1
+        raise torch.OutOfMemoryError(allocator.oom_message(cache, nbytes))
     segment = Segment(address, nbytes, cache.device, nbytes <= SMALL_SIZE, uncached=True)
     block = Block(address, nbytes, segment, stream)
     block.allocated, block.requested = True, nbytes

@@ -119,6 +119,12 @@ class _MLUDeviceProperties:
         self.uuid = prop.uuid.hex()
         self.L2_cache_size = prop.MaxL2CacheSize
 
+    def __eq__(self, other) -> bool:  # the same device's properties asked for twice are equal, as torch.cuda's
+        return isinstance(other, _MLUDeviceProperties) and vars(self) == vars(other)
+
+    def __hash__(self) -> int:
+        return hash(self.uuid)
+
     def __repr__(self) -> str:
         return (f"_MLUDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
                 f"total_memory={self.total_memory // (1024 * 1024)}MB, "

@@ -95,6 +95,21 @@ def empty_cache() -> None:
     _allocator().empty_cache()
 
 
+def set_per_process_memory_fraction(fraction: float, device=None) -> None:
+    """torch.mlu.set_per_process_memory_fraction: this process's caching allocator may reserve at most `fraction`
+    (a float in [0, 1]) of the device's memory; past it an allocation is torch.OutOfMemoryError."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _allocator().set_memory_fraction(fraction, checked_index(device))
+
+
+def get_per_process_memory_fraction(device=None) -> float:
+    """torch.mlu.get_per_process_memory_fraction: the fraction set_per_process_memory_fraction set (1.0 if none)."""
+    return _allocator().memory_fraction(checked_index(device))
+
+
 def mem_get_info(device=None) -> tuple[int, int]:
     """torch.mlu.mem_get_info: (free, total) bytes of the device's simulated GDRAM (cnrtMemGetInfo)."""
     return _state.runtime.mem_get_info(checked_index(device))
@@ -167,4 +182,5 @@ __all__ = ["memory_stats", "memory_stats_as_nested_dict", "memory_allocated", "m
            "memory_reserved", "max_memory_reserved", "memory_cached", "max_memory_cached",
            "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
            "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "memory_snapshot", "memory_summary",
-           "caching_allocator_alloc", "caching_allocator_delete"]
+           "caching_allocator_alloc", "caching_allocator_delete", "set_per_process_memory_fraction",
+           "get_per_process_memory_fraction"]
