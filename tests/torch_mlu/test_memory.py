@@ -331,3 +331,22 @@ def test_a_per_process_memory_fraction_bounds_what_the_allocator_reserves(cache,
     torch.mlu.set_per_process_memory_fraction(1.0)
     big = torch.empty(200 * MiB, dtype=torch.int8, device="mlu")
     assert big.numel() == 200 * MiB
+
+
+def test_a_request_of_an_exabyte_or_more_is_refused_outright():
+    """Cambricon's test_out_of_memory: torch's allocators refuse 2^60 bytes and more with their own message."""
+    kept = torch.zeros(1024, device="mlu")
+    with pytest.raises(torch.OutOfMemoryError, match="Tried to allocate more than 1EB memory"):
+        torch.empty(1024 * 1024 * 1024 * 8000000000, dtype=torch.int8, device="mlu")
+    with pytest.raises(torch.OutOfMemoryError, match=r"Tried to allocate 500\.00 GiB"):
+        torch.empty(1024 * 1024 * 1024 * 500, dtype=torch.int8, device="mlu")
+    kept.fill_(1)
+    assert (kept == 1).all()
+
+
+def test_snapshot_segments_carry_torch_s_keys():
+    t = torch.ones(1000, device="mlu")
+    segments = torch.mlu.memory_snapshot()
+    assert segments and all(s["is_expandable"] is False for s in segments)
+    assert sum(s["allocated_size"] for s in segments) == torch.mlu.memory_allocated() > 0
+    del t

@@ -1,6 +1,7 @@
 """torch.mlu's legacy typed tensors (torch.mlu.FloatTensor, ...): instance checks by device and dtype, torch's legacy
 constructor on mlu, and Tensor.type with the class or its name; cases of Cambricon's test/mlu/test_mlu.py and
 test/storage/test_storage.py re-expressed."""
+import numpy as np
 import pytest
 import torch
 
@@ -26,6 +27,7 @@ def test_the_legacy_constructor_forms():
     data = F([[1.5, 2], [3, 4]])
     torch.testing.assert_close(data.cpu(), torch.tensor([[1.5, 2], [3, 4]]))
     assert F(data) is data
+    torch.testing.assert_close(F(np.array([1.0, 2.0])).cpu(), torch.tensor([1.0, 2.0]))  # an array is data too
     with pytest.raises(TypeError, match=r"expected torch.mlu.FloatTensor \(got torch.mlu.IntTensor\)"):
         F(torch.mlu.IntTensor([1]))
     with pytest.raises(TypeError, match="data must be a sequence"):

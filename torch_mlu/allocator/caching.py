@@ -34,6 +34,10 @@ from .stats import (ALLOCATED_BYTES, ALLOCATION, INACTIVE_SPLIT, INACTIVE_SPLIT_
                     RESERVED_BYTES, SEGMENT, DeviceStats, decrease, format_size, increase)
 
 
+#: the request size torch's allocators refuse outright (2^60 bytes)
+ONE_EXABYTE = 1 << 60
+
+
 class CachingAllocator:
     """malloc/free for the C++ allocator, record_stream, empty_cache, statistics. Thread-safe."""
 
@@ -59,6 +63,8 @@ class CachingAllocator:
         work, which may itself free tensors) and the allocation is tried once more."""
         _devices.check()
         cache = self._devices[device]
+        if nbytes >= ONE_EXABYTE:  # as torch's CUDA allocator: no device has that much
+            raise torch.OutOfMemoryError("MLU out of memory. Tried to allocate more than 1EB memory.")
         if self.uncached:
             return uncached.malloc(self, cache, nbytes, stream)
         size = max(ROUND, (nbytes + ROUND - 1) // ROUND * ROUND)

@@ -17,7 +17,9 @@ def segments_with_blocks(cache: DeviceCache) -> list[dict]:
                            "state": "active_allocated" if block.allocated else "inactive"})
             block = block.next
         result.append({"device": cache.device, "address": segment.address, "total_size": segment.size,
-                       "segment_type": "small" if segment.small else "large", "blocks": blocks})
+                       "segment_type": "small" if segment.small else "large", "blocks": blocks,
+                       "allocated_size": sum(b["size"] for b in blocks if b["state"] == "active_allocated"),
+                       "is_expandable": False})  # (segments never grow: no expandable_segments)
     return result
 
 

@@ -64,7 +64,8 @@ class MluTensorType(type):
         if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
                 len(args) == 1 and isinstance(args[0], torch.Size)):
             return torch.empty(*args, dtype=cls.dtype, device=place)
-        if len(args) == 1 and isinstance(args[0], Sequence) and not isinstance(args[0], str):
+        if len(args) == 1 and (isinstance(args[0], Sequence) or hasattr(args[0], "__array__")) and not isinstance(
+                args[0], str):
             return torch.tensor(args[0], dtype=cls.dtype, device=place)
         if len(args) == 1:
             raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
