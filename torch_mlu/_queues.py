@@ -20,6 +20,8 @@ from . import _devices
 POOL_SIZE = 32
 #: bits of a stream id below the priority class: id = (class << 8) | (slot + 1); 0 is the default queue
 _SLOT_BITS = 8
+#: the class bits of the stream ids of adopted external queues (the pool's classes are 0..4)
+EXTERNAL_CLASS = 1 << 20
 
 
 @contextmanager
@@ -104,6 +106,23 @@ class Streams:
             if key not in self._queues:
                 with on_device(device):
                     self._queues[key] = cnrt.queueCreateWithPriority(0, level)
+        return stream_id
+
+    def adopt(self, device: int, queue) -> int:
+        """The stream id of `queue`, a cnrt queue of `device` made outside torch (torch.mlu.ExternalStream): its own
+        id when it is one of the pool's, else a new id in the external range (never destroyed by torch)."""
+        _devices.check()
+        cnrt.queueQuery(queue)  # a live cnrt queue, or cnrt's error naming it
+        owner = getattr(getattr(queue, "device", None), "index", None)
+        if owner != device:
+            raise ValueError(f"mlu: the queue belongs to device {owner}, not to device {device}")
+        with self._lock:
+            for (index, stream_id), known in self._queues.items():
+                if index == device and known is queue:
+                    return stream_id
+            counter = self._next_slot.setdefault((device, EXTERNAL_CLASS), itertools.count(1))
+            stream_id = (EXTERNAL_CLASS << _SLOT_BITS) | next(counter)
+            self._queues[(device, stream_id)] = queue
         return stream_id
 
     def priority(self, device: int, stream_id: int) -> int:

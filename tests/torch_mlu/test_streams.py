@@ -1,5 +1,6 @@
 """torch.mlu.Stream = a cnrt queue: the current stream per thread and device, ops queued on it, the stream context
 managers, wait_stream ordering, query/synchronize, priorities, the stream pool, torch.Stream and torch.accelerator."""
+import pytest
 import torch
 
 import cnrt
@@ -106,3 +107,35 @@ def test_priority_range_and_every_priority_in_it():
     for priority in range(high, low + 1):
         stream = torch.mlu.Stream(device=0, priority=priority)
         assert stream.priority == priority and stream.device == torch.device("mlu:0")
+
+
+def test_an_external_stream_queues_torch_work_on_the_given_cnrt_queue():
+    """Cambricon's test_external_streams, and that the work really goes to that queue (held by a host function)."""
+    import threading
+    queue = cnrt.queueCreate()
+    release = threading.Event()
+    cnrt.invokeHostFunc(queue, lambda _: release.wait(10), None)
+    external = torch.mlu.ExternalStream(queue)
+    assert external.mlu_stream is queue and external.device == torch.device("mlu:0")
+    x = torch.ones(4096, device="mlu")
+    external.wait_stream(torch.mlu.current_stream())
+    with torch.mlu.stream(external):
+        y = x * 3
+    assert not external.query()  # behind the held host function
+    release.set()
+    external.synchronize()
+    assert y.sum().item() == 3 * 4096
+    own = torch.mlu.Stream()
+    assert torch.mlu.ExternalStream(own.mlu_stream) == own  # a queue of the pool keeps its stream id
+    with pytest.raises(cnrt.CnrtError, match="is not a queue"):
+        torch.mlu.ExternalStream(5)
+    cnrt.queueDestroy(queue)
+
+
+def test_an_external_stream_names_its_device(two_devices):
+    with torch.mlu.device(1):
+        queue = torch.mlu.Stream().mlu_stream
+    external = torch.mlu.ExternalStream(queue, device=torch.mlu.device(1))
+    assert external.mlu_stream is queue and external.device.index == 1
+    with pytest.raises(ValueError, match="belongs to device 1, not to device 0"):
+        torch.mlu.ExternalStream(queue, device=0)

@@ -175,8 +175,8 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
 from . import amp  # noqa: E402
 from .memory import *  # noqa: E402,F401,F403
 from .random import *  # noqa: E402,F401,F403
-from .streams import (Event, Stream, StreamContext, current_stream, default_stream, set_stream,  # noqa: E402,F401
-                      stream)
+from .streams import (Event, ExternalStream, Stream, StreamContext, current_stream,  # noqa: E402,F401
+                      default_stream, set_stream, stream)
 from .storage import LEGACY_STORAGES, UntypedStorage  # noqa: E402,F401
 from .tensor_types import LEGACY_TENSORS  # noqa: E402
 

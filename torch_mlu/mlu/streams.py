@@ -69,6 +69,16 @@ class Stream(torch.Stream):
         return f"<torch.mlu.Stream device=mlu:{self.device_index} stream_id={self.stream_id}>"
 
 
+class ExternalStream(Stream):
+    """torch.mlu.ExternalStream(stream_ptr, device=None): a stream over a cnrt queue made outside torch
+    (cnrtQueueCreate, another library). Work torch queues on it goes to that queue; torch never destroys it."""
+
+    def __new__(cls, stream_ptr, device=None, **kwargs):
+        index = checked_index(device)
+        stream_id = _state.runtime.streams.adopt(index, stream_ptr)
+        return super().__new__(cls, stream_id=stream_id, device_index=index, device_type=PRIVATEUSE1)
+
+
 class Event(torch.Event):
     """torch.mlu.Event(enable_timing=False, blocking=False, interprocess=False): a cnrt notifier, created at its
     first record. elapsed_time() is host wall time in ms (cnrtNotifierElapsedTime); hardware_time() the modelled
