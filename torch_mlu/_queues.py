@@ -112,7 +112,8 @@ class Streams:
         """The stream id of `queue`, a cnrt queue of `device` made outside torch (torch.mlu.ExternalStream): its own
         id when it is one of the pool's, else a new id in the external range (never destroyed by torch)."""
         _devices.check()
-        cnrt.queueQuery(queue)  # a live cnrt queue, or cnrt's error naming it
+        cnrt.queueGetPriority(queue)  # a live cnrt queue, or cnrt's error naming it (queueQuery would set the
+        # last error of a busy queue and raise its sticky error)
         owner = getattr(getattr(queue, "device", None), "index", None)
         if owner != device:
             raise ValueError(f"mlu: the queue belongs to device {owner}, not to device {device}")

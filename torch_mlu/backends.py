@@ -31,7 +31,7 @@ class _MluBackend(types.ModuleType):
     """torch.backends.mlu: `matmul` and `custom` switches."""
 
     def __init__(self):
-        super().__init__("torch.backends.mlu", __doc__)
+        super().__init__("torch.backends.mlu", type(self).__doc__)
         self.matmul = _Switch(False)
         self.custom = _Switch(False)
 
@@ -40,7 +40,7 @@ class _CnnlBackend(types.ModuleType):
     """torch.backends.cnnl: the switches of cnnl's convolutions (cudnn's counterpart)."""
 
     def __init__(self):
-        super().__init__("torch.backends.cnnl", __doc__)
+        super().__init__("torch.backends.cnnl", type(self).__doc__)
         self.allow_tf32 = True
         self.enabled = True
         self.deterministic = False
@@ -68,5 +68,4 @@ def install() -> None:
     for name, module in (("mlu", mlu), ("cnnl", cnnl)):
         setattr(torch.backends, name, module)
         sys.modules[f"torch.backends.{name}"] = module
-    set_float32_matmul_precision.__wrapped__ = _set_precision
     torch.set_float32_matmul_precision = set_float32_matmul_precision

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 
-from .stats import LARGE, SMALL, DeviceStats
+from .stats import LARGE, RESERVED_BYTES, SMALL, DeviceStats
 
 ROUND = 512
 SMALL_SIZE = 1 << 20          # largest request served by the small pool
@@ -116,5 +116,4 @@ class DeviceCache:
 
     def admits(self, nbytes: int) -> bool:
         """Whether reserving `nbytes` more stays within the process's allowed share of the device."""
-        from .stats import RESERVED_BYTES
         return self.allowed_bytes is None or self.stats.current(RESERVED_BYTES) + nbytes <= self.allowed_bytes
