@@ -22,7 +22,7 @@ def _autoload() -> None:
 
 import torch  # noqa: E402
 
-from . import _devices, _exit, _extension, _state  # noqa: E402
+from . import _devices, _exit, _extension, _profiler, _state  # noqa: E402
 from ._runtime import Runtime  # noqa: E402
 
 __version__ = "0.1.0+mlusim"
@@ -32,6 +32,7 @@ def _install() -> None:
     _state.C = _extension.load()
     _state.runtime = Runtime()
     _state.C.init(_state.runtime)
+    _profiler.install()
     atexit.register(_state.C.quiesce_at_exit)  # before the interpreter finalizes under torch's threads' frees
     atexit.register(_exit.settle_autograd_threads)  # runs first (atexit is last in, first out): see _exit
     _devices.on_rebuild(_state.C.reset)

@@ -1,8 +1,8 @@
-"""Build and load the C++ part of torch_mlu (csrc/mlu.cpp) with torch.utils.cpp_extension.
+"""Build and load the C++ part of torch_mlu (csrc/mlu.cpp and csrc/profiler.cpp) with torch.utils.cpp_extension.
 
 The source ships as package data, so this works from an installed (non-editable) package too. The module is built
 on first import and cached on disk in a per-user directory keyed by the torch version, the Python ABI and a hash
-of the source and the compiler flags: later imports load the cached library directly (no compiler run), and a new
+of the sources and the compiler flags: later imports load the cached library directly (no compiler run), and a new
 torch or a changed source builds a fresh one beside the old.
 
   MLUSIM_TORCH_CACHE   where the builds are kept (default: $XDG_CACHE_HOME/mlusim/torch_mlu, else
@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 NAME = "torch_mlu_C"
-SOURCE = Path(__file__).with_name("csrc") / "mlu.cpp"
+SOURCES = tuple(Path(__file__).with_name("csrc") / name for name in ("mlu.cpp", "profiler.cpp"))
 #: -O1: the C++ part forwards to Python, so optimisation buys little and -O2 costs compile time
 CFLAGS = ("-O1", "-fvisibility=hidden")
 #: Written after a successful build: a library without it may still be being linked by another process.
@@ -41,16 +41,18 @@ def cache_root() -> Path:
     return Path(base) / "mlusim" / "torch_mlu"
 
 
-def build_key(source: Path = SOURCE) -> str:
-    """torch version, Python ABI and a hash of (source, flags): one build directory per distinct combination."""
-    digest = hashlib.sha256(source.read_bytes())
+def build_key(sources: tuple[Path, ...] = SOURCES) -> str:
+    """torch version, Python ABI and a hash of (sources, flags): one build directory per distinct combination."""
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
     digest.update(" ".join(CFLAGS).encode())
     version = torch.__version__.replace("+", "_")
     return f"torch-{version}-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}"
 
 
-def build_directory(source: Path = SOURCE) -> Path:
-    return cache_root() / build_key(source)
+def build_directory(sources: tuple[Path, ...] = SOURCES) -> Path:
+    return cache_root() / build_key(sources)
 
 
 def _library(directory: Path, name: str = NAME) -> Path:
@@ -77,16 +79,20 @@ def _writable(directory: Path) -> Path:
         return fallback
 
 
-def _build(directory: Path, source: Path = SOURCE, name: str = NAME):
+def _build(directory: Path, sources: tuple[Path, ...], name: str):
     from torch.utils import cpp_extension
 
     directory = _writable(directory)
     verbose = os.environ.get("MLUSIM_TORCH_VERBOSE", "") not in ("", "0")
-    print(f"torch_mlu: building the C++ part {source.name} for torch {torch.__version__} in {directory} (once; "
+    # Kineto's headers (the profiler's plugin interface) sit in their own directory of torch's include tree.
+    kineto = [path for path in (Path(p) / "kineto" for p in cpp_extension.include_paths()) if path.is_dir()]
+    names = ", ".join(source.name for source in sources)
+    print(f"torch_mlu: building the C++ part {names} for torch {torch.__version__} in {directory} (once; "
           f"takes a minute)", file=sys.stderr, flush=True)
     started = time.perf_counter()
-    module = cpp_extension.load(name=name, sources=[str(source)], extra_cflags=list(CFLAGS),
-                                build_directory=str(directory), verbose=verbose, with_cuda=False)
+    module = cpp_extension.load(name=name, sources=[str(source) for source in sources], extra_cflags=list(CFLAGS),
+                                extra_include_paths=[str(path) for path in kineto], build_directory=str(directory),
+                                verbose=verbose, with_cuda=False)
     (directory / READY).write_text(f"{time.perf_counter() - started:.1f} s\n")
     sys.modules[name] = module
     return module
@@ -110,12 +116,13 @@ def _built(directory: Path, name: str) -> Path | None:
     return library if (directory / READY).exists() and library.exists() else None
 
 
-def load(source: Path = SOURCE, name: str = NAME):
-    """The extension module built from `source` (default: the device's csrc/mlu.cpp; torch_mlu.distributed builds
-    its own): the cached build when there is one, else a fresh build, one process at a time."""
+def load(sources: tuple[Path, ...] = SOURCES, name: str = NAME):
+    """The extension module built from `sources` (default: the device's csrc/mlu.cpp and profiler.cpp;
+    torch_mlu.distributed builds its own): the cached build when there is one, else a fresh build, one process at
+    a time."""
     if name in sys.modules:
         return sys.modules[name]
-    directory = build_directory(source)
+    directory = build_directory(sources)
     fallback = Path(tempfile.gettempdir()) / f"mlusim-torch-{os.getuid()}" / directory.name
     for candidate in (directory, fallback):
         library = _built(candidate, name)
@@ -125,4 +132,4 @@ def load(source: Path = SOURCE, name: str = NAME):
         library = _built(writable, name)
         if library is not None:
             return _import(library, name)
-        return _build(writable, source, name)
+        return _build(writable, sources, name)

@@ -23,6 +23,7 @@ class Runtime:
         self.device_stats = self.allocator.device_stats
         self.reset_peak = self.allocator.reset_peak
         self.reset_accumulated = self.allocator.reset_accumulated
+        self.memory_totals = self.allocator.memory_totals
         self.new_stream = self.streams.new_stream
         self.record_event = self.events.record
         self.block_event = self.events.block

@@ -380,6 +380,13 @@ class CachingAllocator:
         with self.lock:
             return self._devices[device].stats.rows()
 
+    def memory_totals(self, device: int) -> tuple[int, int]:
+        """(allocated, reserved) bytes of the device now: what each allocation torch's profiler records carries
+        (profile_memory=True)."""
+        _devices.check()
+        stats = self._devices[device].stats
+        return stats.current(ALLOCATED_BYTES), stats.current(RESERVED_BYTES)
+
     def reset_peak(self, device: int) -> None:
         _devices.check()
         with self.lock:

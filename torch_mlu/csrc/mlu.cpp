@@ -14,6 +14,8 @@
 //     touching memory on the host.
 //   * the boxed CPU fallback (mixed-device check, per-op counting and error mode in the runtime), and torch's
 //     autocast op lists for AutocastPrivateUse1.
+//   * each allocation and free reported to torch's profiler when it records memory.
+// The device side of torch's profiler is csrc/profiler.cpp, in the same module.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
@@ -81,6 +83,7 @@ struct Runtime {
   PyObject* reset_peak = nullptr;      // (device)
   PyObject* reset_accumulated = nullptr;  // (device)
   PyObject* mem_get_info = nullptr;    // (device) -> (free, total)
+  PyObject* memory_totals = nullptr;   // (device) -> (allocated bytes, reserved bytes)
   PyObject* on_fallback = nullptr;     // (op name): counts, warns once, raises in error mode
   PyObject* device_count = nullptr;    // () -> int, after following a rebuilt device table
 };
@@ -231,13 +234,25 @@ void set_current_device(DeviceIndex index) {
 struct DeviceBlock {
   uintptr_t address;
   int generation;
+  size_t nbytes;
+  DeviceIndex device;
 };
+
+// torch's profiler with profile_memory=True records each allocation and free with the device's totals after it.
+// Call with the GIL held.
+void report_to_profiler(uintptr_t address, int64_t delta, DeviceIndex device) {
+  auto totals = call(rt.memory_totals, device).cast<std::pair<size_t, size_t>>();
+  c10::reportMemoryUsageToProfiler(reinterpret_cast<void*>(address), delta, totals.first, totals.second,
+                                   c10::Device(kMLU, device));
+}
 
 void device_delete(void* raw) {
   auto* block = static_cast<DeviceBlock*>(raw);
   if (block == nullptr) return;
   const bool current = block->generation == g_generation.load();
   const uintptr_t address = block->address;
+  const auto nbytes = static_cast<int64_t>(block->nbytes);
+  const DeviceIndex device = block->device;
   delete block;
   if (!current || !g_ready) return;
   ReleaseSection section;
@@ -245,6 +260,7 @@ void device_delete(void* raw) {
   py::error_scope keep_pending_error;  // storage may die while a Python exception is being raised
   try {
     call(rt.free, address);
+    if (c10::memoryProfilingEnabled()) report_to_profiler(address, -nbytes, device);
   } catch (py::error_already_set& e) {
     e.discard_as_unraisable("torch_mlu device free");
   }
@@ -289,9 +305,11 @@ struct DeviceAllocator final : c10::DeviceAllocator {
     c10::Device where(kMLU, device);
     if (nbytes == 0) return {nullptr, nullptr, &device_delete, where};
     uintptr_t address = with_gil("malloc", [&] {
-      return call(rt.malloc, nbytes, device, current_streams()[device]).cast<uintptr_t>();
+      const auto allocated = call(rt.malloc, nbytes, device, current_streams()[device]).cast<uintptr_t>();
+      if (c10::memoryProfilingEnabled()) report_to_profiler(allocated, static_cast<int64_t>(nbytes), device);
+      return allocated;
     });
-    auto* block = new DeviceBlock{address, g_generation.load()};
+    auto* block = new DeviceBlock{address, g_generation.load(), nbytes, device};
     return {reinterpret_cast<void*>(address), block, &device_delete, where};
   }
   // raw_allocate needs the context to be the pointer itself; mlu DataPtrs carry their device table too
@@ -829,6 +847,7 @@ void init(py::object runtime) {
   rt.reset_peak = bind("reset_peak");
   rt.reset_accumulated = bind("reset_accumulated");
   rt.mem_get_info = bind("mem_get_info");
+  rt.memory_totals = bind("memory_totals");
   rt.on_fallback = bind("on_fallback");
   rt.device_count = bind("device_count");
   const int count = runtime.attr("device_count")().cast<int>();
@@ -943,6 +962,10 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 }
 }  // namespace
 
+namespace mlu::profiler {
+void define(py::module_& m);  // csrc/profiler.cpp
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "The C++ part of torch_mlu: allocator, device guard, hooks, metadata kernels, CPU fallback";
   m.def("init", &mlu::init, "Bind the Python runtime and register the hooks");
@@ -958,4 +981,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("is_pinned_ptr", [](uintptr_t ptr) { return mlu::is_pinned(reinterpret_cast<void*>(ptr)); });
   m.def("run_fallback", &mlu::run_fallback, "Run an aten op through the CPU fallback");
   m.def("quiesce_at_exit", &mlu::quiesce_at_exit, "Close Python to late frees from torch's threads (atexit)");
+  mlu::profiler::define(m);
 }

@@ -25,7 +25,7 @@ _MODULE = "torch_mlu_distributed_C"
 
 def native():
     """The C++ module (ProcessGroupCNCL, WorkCNCL): built on first use, then loaded from the cache."""
-    return _extension.load(_SOURCE, _MODULE)
+    return _extension.load((_SOURCE,), _MODULE)
 
 
 def is_cncl_available() -> bool:
