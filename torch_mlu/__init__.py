@@ -51,9 +51,10 @@ _install()
 from . import fallback, ops  # noqa: E402,F401  (ops registers the native kernels)
 from . import mlu  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "cncl")
-from . import _inductor, backends  # noqa: E402
+from . import _inductor, _torch_names, backends  # noqa: E402
 
 backends.install()  # torch.backends.mlu, torch.backends.cnnl
+_torch_names.install()  # torch.is_mlu_available
 _inductor.install()  # torch.compile on mlu: registered when Dynamo/Inductor are imported
 
 if _os.environ.get("MLUSIM_OP_TOOLS"):  # the op tools around an unchanged script (op_tools/environment.py)

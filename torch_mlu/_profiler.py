@@ -37,7 +37,7 @@ class Collector:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._queued: dict = {}      # command -> (correlation id, time queued in ns on the trace's clock)
+        self._queued: dict = {}      # command -> (queue, correlation id, time queued in ns on the trace's clock)
         self._finished: list = []    # (queue, command, correlation id, time queued ns)
         self._clock_offset_ns = 0    # trace clock (CLOCK_REALTIME, as c10::getTime) minus perf_counter
 
@@ -50,6 +50,12 @@ class Collector:
         OBSERVERS.add(self, events=("command_enqueued", "command_finished"))
 
     def stop(self) -> None:
+        """End the session once the work it saw queued has run, on every device (torch's profiler synchronizes
+        only the current one): a device's records are complete when the trace is processed. This waits for the
+        queues' positions, not as a queue sync, so the sanitizer's ordering is the program's own."""
+        for queue in {seen[0] for seen in list(self._queued.values())}:
+            if queue.submitted:
+                queue.wait_until(queue.submitted - 1)
         OBSERVERS.remove(self)
 
     def activities(self) -> list[tuple]:
@@ -74,15 +80,15 @@ class Collector:
     # ---- the observer events (mlusim.observers) ----
     def command_enqueued(self, queue, command) -> None:
         if command.kind in _ACTIVITY:
-            self._queued[command] = (_state.C.profiler_correlation_id(), time.time_ns())
+            self._queued[command] = (queue, _state.C.profiler_correlation_id(), time.time_ns())
 
     def command_finished(self, queue, command) -> None:
         if command.kind not in _ACTIVITY:
             return
         seen = self._queued.pop(command, None)
         if seen is None:  # queued before the session started
-            seen = (0, round(command.host_start * 1e9) + self._clock_offset_ns)
-        self._finished.append((queue, command, seen[0], seen[1]))
+            seen = (queue, 0, round(command.host_start * 1e9) + self._clock_offset_ns)
+        self._finished.append((queue, command, seen[1], seen[2]))
 
     # ---- the legacy profiler's device events ----
     @staticmethod

@@ -218,3 +218,21 @@ def test_mlu_names_of_the_device_columns():
     for name, target in _profiler._MLU_ALIASES.items():
         event = torch.autograd.profiler_util.FunctionEventAvg()
         assert getattr(event, name) == getattr(event, target)
+
+
+def test_every_devices_work_is_recorded(two_devices):
+    x0, x1 = torch.randn(10, 10).to("mlu:0"), torch.randn(10, 10).to("mlu:1")
+    with profile(activities=DEVICE_ACTIVITIES) as prof:  # no synchronize: the session waits for its work
+        x0 * 2 + 4
+        x1 * 2 + 4
+    assert {e.device_index for e in device_events(prof)} == {0, 1}
+
+
+def test_cambricons_spellings_of_the_legacy_profiler():
+    assert torch.is_mlu_available()
+    a = torch.randn(10, 10).mlu()
+    with torch.autograd.profiler.profile(use_mlu=True, use_kineto=True) as prof:
+        a * 2 + 4
+        torch.mlu.synchronize()
+    names = {e.name for e in prof.function_events}
+    assert {"aten::mul", "aten::add", "cnnlTransform_v2"} <= names
