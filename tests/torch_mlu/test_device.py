@@ -209,6 +209,12 @@ def test_the_cpp_build_is_cached_per_torch_version_and_source(tmp_path, monkeypa
     assert _extension.build_directory() == tmp_path / "cache" / key
     loaded = sys.modules[_extension.NAME]
     assert loaded is torch_mlu._state.C and (loaded.__file__.endswith(".so"))
+    first, second = tmp_path / "mlu.cpp", tmp_path / "profiler.cpp"
+    first.write_text("// one\n")
+    second.write_text("// two\n")
+    both = _extension.build_key((first, second))
+    second.write_text("// two, changed\n")
+    assert _extension.build_key((first, second)) != both  # every source is in the key
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     assert _extension._writable(blocked / "sub").is_dir()  # unwritable: a per-user directory under the temp dir
@@ -220,9 +226,10 @@ def test_concurrent_first_imports_build_the_cpp_part_once(tmp_path, monkeypatch)
     monkeypatch.setenv("MLUSIM_TORCH_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "part.cpp"
     source.write_text("// an extension source\n")
+    sources = (source,)
     built, imported = [], []
 
-    def build(directory, source, name):
+    def build(directory, sources, name):
         built.append(directory)
         _extension._library(directory, name).write_text("")
         (directory / _extension.READY).write_text("0 s\n")
@@ -230,14 +237,14 @@ def test_concurrent_first_imports_build_the_cpp_part_once(tmp_path, monkeypatch)
 
     monkeypatch.setattr(_extension, "_build", build)
     monkeypatch.setattr(_extension, "_import", lambda path, name: imported.append(path) or "imported")
-    directory = _extension.build_directory(source)
+    directory = _extension.build_directory(sources)
     results = []
     with _extension._exclusive(directory):
-        waiter = threading.Thread(target=lambda: results.append(_extension.load(source, "part_ext")))
+        waiter = threading.Thread(target=lambda: results.append(_extension.load(sources, "part_ext")))
         waiter.start()
         waiter.join(0.5)
         assert waiter.is_alive(), "load() did not wait for the build in progress"
-        build(directory, source, "part_ext")
+        build(directory, sources, "part_ext")
     waiter.join(10)
     assert results == ["imported"] and len(built) == 1
     assert imported == [_extension._library(directory, "part_ext")]

@@ -27,19 +27,21 @@ def segment_size(nbytes: int) -> int:
 class Segment:
     """One cnrt allocation the pools carve blocks from."""
 
-    __slots__ = ("address", "size", "device", "small", "pool", "uncached")
+    __slots__ = ("address", "size", "device", "small", "pool", "uncached", "stream", "stack")
 
-    def __init__(self, address: int, size: int, device: int, small: bool, uncached: bool = False):
+    def __init__(self, address: int, size: int, device: int, small: bool, uncached: bool = False, stream: int = 0):
         self.address, self.size, self.device, self.small = address, size, device, small
         self.pool = SMALL if small else LARGE  # its offset in the statistics
         self.uncached = uncached  # one tensor's own cnrt allocation (PYTORCH_NO_MLU_MEMORY_CACHING)
+        self.stream = stream  # the stream it was allocated for
+        self.stack = None  # where it was allocated (history.py), while the memory history keeps stacks
 
 
 class Block:
     """A piece of a segment: allocated to a tensor, or free in its pool. `key` orders free blocks for best fit."""
 
     __slots__ = ("address", "size", "segment", "stream", "allocated", "requested", "prev", "next", "stream_uses",
-                 "key")
+                 "key", "stack")
 
     def __init__(self, address: int, size: int, segment: Segment, stream: int):
         self.address, self.size, self.segment, self.stream = address, size, segment, stream
@@ -49,6 +51,7 @@ class Block:
         self.next: Block | None = None
         self.stream_uses: set | None = None  # other streams it was recorded on (record_stream)
         self.key = (stream, size, address)
+        self.stack = None  # where it was allocated (history.py), while allocated and the history keeps stacks
 
     def rekey(self) -> None:
         self.key = (self.stream, self.size, self.address)

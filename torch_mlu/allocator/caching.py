@@ -27,7 +27,8 @@ import cnrt
 
 from .. import _devices
 from .._queues import Streams, on_device
-from . import uncached
+from . import settings as configuration, uncached
+from .history import MemoryHistory, symbolizer
 from .snapshot import segments_with_blocks
 from .blocks import ROUND, SMALL_SIZE, Block, DeviceCache, Pool, Segment, segment_size
 from .stats import (ALLOCATED_BYTES, ALLOCATION, INACTIVE_SPLIT, INACTIVE_SPLIT_BYTES, REQUESTED_BYTES,
@@ -44,6 +45,11 @@ class CachingAllocator:
     def __init__(self, streams: Streams):
         self.streams = streams
         self.lock = threading.RLock()
+        self.history = MemoryHistory()
+        try:  # (the process's settings: a rebuilt device table keeps them)
+            self.settings, self._settings_error = configuration.from_environment(), None
+        except RuntimeError as error:  # raised by the first allocation, as torch's allocators do
+            self.settings, self._settings_error = configuration.AllocatorSettings(), error
         self.reset(0)
         _devices.on_rebuild(self.reset)
 
@@ -56,6 +62,12 @@ class CachingAllocator:
             self.owners: dict[int, DeviceCache] = {}  # allocated address -> its device cache
             self.uncached = uncached.from_environment()
 
+    def configure(self, text: str) -> None:
+        """torch.mlu.memory._set_allocator_settings: the settings `text` gives (the others back to defaults)."""
+        parsed = configuration.AllocatorSettings.parse(text)
+        with self.lock:
+            self.settings, self._settings_error = parsed, None
+
     # ---- allocation --------------------------------------------------------------------------------------------
     def malloc(self, nbytes: int, device: int, stream: int) -> int:
         """A block of at least `nbytes` on `device` for use on stream `stream`; returns its address. When cnrt is
@@ -65,9 +77,14 @@ class CachingAllocator:
         cache = self._devices[device]
         if nbytes >= ONE_EXABYTE:  # as torch's CUDA allocator: no device has that much
             raise torch.OutOfMemoryError("MLU out of memory. Tried to allocate more than 1EB memory.")
+        if self._settings_error is not None:
+            raise self._settings_error
         if self.uncached:
             return uncached.malloc(self, cache, nbytes, stream)
-        size = max(ROUND, (nbytes + ROUND - 1) // ROUND * ROUND)
+        settings = self.settings
+        size = settings.round_size(nbytes)
+        if settings.garbage_collection_threshold and self._over_threshold(cache, settings):
+            self._release_cached(cache)
         with self.lock:
             address = self._allocate(cache, size, stream, nbytes)
             if address is None:
@@ -99,6 +116,9 @@ class CachingAllocator:
                 return None
         block.allocated = True
         block.requested = nbytes
+        if self.history.enabled:
+            block.stack = self.history.stack()
+            self.history.record(cache.device, "alloc", block.address, block.size, stream, block.stack)
         cache.allocated[block.address] = block
         self.owners[block.address] = cache
         offset = block.segment.pool
@@ -111,15 +131,18 @@ class CachingAllocator:
 
     def _from_pool(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> Block | None:
         """Best fit from the pool (after merging the parked blocks if need be), else from another stream's free
-        blocks once that stream is idle, else from a new segment (None when cnrt has no memory); split to `size`."""
+        blocks once that stream is idle, else from a new segment (None when cnrt has no memory); split to `size`.
+        A best fit that max_split_size forbids means every larger block is forbidden too."""
+        settings = self.settings
         small = size <= SMALL_SIZE
         pool = cache.small if small else cache.large
-        block = pool.best_fit(stream, size)
+        block = self._permitted(pool.best_fit(stream, size), size, settings)
         if block is None and cache.parked_count:
             self._merge_parked(cache)
-            block = pool.best_fit(stream, size)
+            block = self._permitted(pool.best_fit(stream, size), size, settings)
         if block is None:
-            block = pool.best_fit_any(size, lambda other: self._stream_idle(cache.device, other))
+            block = self._permitted(pool.best_fit_any(size, lambda other: self._stream_idle(cache.device, other)),
+                                    size, settings)
             if block is not None:
                 self._adopt(pool, block, stream)
         if block is None:
@@ -132,9 +155,23 @@ class CachingAllocator:
                 values = cache.stats.values
                 decrease(values, INACTIVE_SPLIT, block.segment.pool, 1)
                 decrease(values, INACTIVE_SPLIT_BYTES, block.segment.pool, block.size)
-        if block.size - size >= (ROUND if small else SMALL_SIZE + 1):
+        if block.size - size >= (ROUND if small else SMALL_SIZE + 1) and settings.may_split(block.size):
             self._split(cache, pool, block, size)
         return block
+
+    @staticmethod
+    def _permitted(block: Block | None, size: int, settings) -> Block | None:
+        return block if block is not None and settings.may_serve(block.size, size) else None
+
+    @staticmethod
+    def _over_threshold(cache: DeviceCache, settings) -> bool:
+        """Whether the device's reserved memory is past garbage_collection_threshold of what it may use."""
+        if cache.allowed_bytes is not None:
+            allowed = cache.allowed_bytes
+        else:
+            with on_device(cache.device):
+                allowed = cnrt.memGetInfo()[1]
+        return cache.stats.current(RESERVED_BYTES) > settings.garbage_collection_threshold * allowed
 
     def _stream_idle(self, device: int, stream: int) -> bool:
         queue = self.streams.queue(device, stream)
@@ -160,7 +197,10 @@ class CachingAllocator:
                 if error.code != cnrt.cnrtErrorNoMem:
                     raise
                 return None
-        segment = Segment(address, nbytes, cache.device, small)
+        segment = Segment(address, nbytes, cache.device, small, stream=stream)
+        if self.history.enabled:
+            segment.stack = self.history.segment_stack()
+            self.history.record(cache.device, "segment_alloc", address, nbytes, stream, segment.stack)
         cache.segments[address] = segment
         values = cache.stats.values
         increase(values, SEGMENT, segment.pool, 1)
@@ -213,6 +253,10 @@ class CachingAllocator:
             decrease(values, ALLOCATED_BYTES, offset, block.size)
             decrease(values, REQUESTED_BYTES, offset, block.requested)
             block.allocated = False
+            block.stack = None
+            history = self.history
+            if history.enabled:
+                history.record(cache.device, "free_requested", address, block.size, block.stream)
             if block.segment.uncached:
                 uncached.free(self, cache, block)
                 return
@@ -222,6 +266,8 @@ class CachingAllocator:
                 cache.pending.append((block, notifiers))
                 cache.stats.wait(offset, block.size, 1)
                 return
+            if history.enabled:
+                history.record(cache.device, "free_completed", address, block.size, block.stream)
             # parked, not merged: the next allocation of this size on this stream takes it back at once; parked
             # blocks are merged into the pool when an allocation finds nothing there, and before releasing memory
             if block.prev is not None or block.next is not None:
@@ -259,6 +305,8 @@ class CachingAllocator:
             if all(cnrt.queryNotifier(n) == cnrt.cnrtSuccess for n in notifiers):
                 self._notifier_pool.extend(notifiers)
                 cache.stats.wait(block.segment.pool, block.size, -1)
+                if self.history.enabled:
+                    self.history.record(cache.device, "free_completed", block.address, block.size, block.stream)
                 self._to_pool(cache, block)
             else:
                 still.append((block, notifiers))
@@ -343,6 +391,9 @@ class CachingAllocator:
                     decrease(values, SEGMENT, segment.pool, 1)
                     decrease(values, RESERVED_BYTES, segment.pool, segment.size)
                     cache.stats.counters["num_device_free"] += 1
+                    if self.history.enabled:
+                        self.history.record(cache.device, "segment_free", segment.address, segment.size,
+                                            segment.stream)
                     released.append(segment.address)
         with on_device(cache.device):
             for address in released:
@@ -350,6 +401,7 @@ class CachingAllocator:
 
     def empty_cache(self) -> None:
         """torch.mlu.empty_cache: give every unused cached segment back to cnrt."""
+        _devices.check()  # (segments of a device table rebuilt since went with its devices)
         with self.lock:
             caches = list(self._devices)
         for cache in caches:
@@ -397,8 +449,20 @@ class CachingAllocator:
         with self.lock:
             self._devices[device].stats.reset_accumulated()
 
-    def snapshot(self, device: int) -> list[dict]:
-        """Segments with their blocks (torch.cuda.memory_snapshot's shape, reduced)."""
+    def snapshot(self) -> dict:
+        """torch.mlu.memory._snapshot: every device's segments with their blocks, and the memory history's
+        trace of each device (torch.cuda.memory._snapshot's shape)."""
         _devices.check()
         with self.lock:
-            return segments_with_blocks(self._devices[device])
+            caches = list(self._devices)
+            stacks = [s.stack for c in caches for s in c.segments.values()]
+            stacks += [b.stack for c in caches for b in c.allocated.values()]
+            stacks += [entry[4] for trace in self.history.traces.values() for entry in trace]
+            frames_of = symbolizer(stacks)
+            segments = [segment for cache in caches for segment in segments_with_blocks(cache, frames_of)]
+            return {"segments": segments, "device_traces": self.history.device_traces(len(caches), frames_of)}
+
+    def record_history(self, enabled, context, stacks, max_entries, clear: bool, skip_actions=()) -> None:
+        """torch.mlu.memory._record_memory_history (history.py)."""
+        with self.lock:
+            self.history.configure(enabled, context, stacks, max_entries, clear, skip_actions)

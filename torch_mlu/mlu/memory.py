@@ -3,6 +3,7 @@ statistics (memory_stats keys such as "allocated_bytes.all.current")."""
 from __future__ import annotations
 
 import collections
+import sys
 
 from .. import _state
 from ..allocator import POOLS, format_size
@@ -110,14 +111,84 @@ def get_per_process_memory_fraction(device=None) -> float:
     return _allocator().memory_fraction(checked_index(device))
 
 
+def _set_allocator_settings(env: str) -> None:
+    """torch.mlu.memory._set_allocator_settings (torch.cuda.memory._set_allocator_settings): the caching
+    allocator's settings in PYTORCH_MLU_ALLOC_CONF's syntax (torch_mlu/allocator/settings.py); the options the
+    string does not name go back to their defaults. RuntimeError names a bad option or value."""
+    if not isinstance(env, str):
+        raise TypeError(f"_set_allocator_settings: env must be a str, not {type(env).__name__}")
+    _allocator().configure(env)
+
+
 def mem_get_info(device=None) -> tuple[int, int]:
     """torch.mlu.mem_get_info: (free, total) bytes of the device's simulated GDRAM (cnrtMemGetInfo)."""
     return _state.runtime.mem_get_info(checked_index(device))
 
 
-def memory_snapshot(device=None) -> list[dict]:
-    """torch.mlu.memory_snapshot: the allocator's segments and their blocks."""
-    return _allocator().snapshot(checked_index(device))
+def memory_snapshot(mempool_id=None) -> list[dict]:
+    """torch.mlu.memory_snapshot (torch.cuda.memory_snapshot): every device's segments and their blocks."""
+    _no_memory_pool(mempool_id)
+    return _allocator().snapshot()["segments"]
+
+
+def _no_memory_pool(mempool_id) -> None:
+    if mempool_id is not None:
+        raise ValueError(f"mlu: memory pools are not supported (mempool_id={mempool_id!r}); the caching allocator "
+                         f"has the one default pool")
+
+
+def _snapshot(device=None, augment_with_fx_traces=False) -> dict:
+    """torch.mlu.memory._snapshot (torch.cuda.memory._snapshot): {"segments": every device's segments with their
+    blocks and the stacks the memory history kept, "device_traces": the history's actions per device}, the input
+    of torch.cuda._memory_viz and memory.pytorch.org."""
+    if device is not None:
+        checked_index(device)
+    return _allocator().snapshot()
+
+
+def _record_memory_history(enabled="all", *args, **kwargs) -> None:
+    """torch.mlu.memory._record_memory_history (torch.cuda's): keep the stacks of the allocator's live blocks and a
+    trace of its actions (torch_mlu/allocator/history.py). `enabled` None stops; a bool takes the legacy
+    arguments (record_context, trace_alloc_max_entries, trace_alloc_record_context, record_context_cpp)."""
+    if isinstance(enabled, bool):
+        return _record_memory_history_legacy(enabled, *args, **kwargs)
+    return _record_memory_history_impl(enabled, *args, **kwargs)
+
+
+def _record_memory_history_impl(enabled="all", context="all", stacks="all", max_entries=sys.maxsize, device=None,
+                                clear_history=False, compile_context=False, global_record_annotations=False,
+                                skip_actions=None) -> None:
+    # compile_context and global_record_annotations add torch.compile's and record_function's names to the
+    # stacks on CUDA; the stacks here are the Python/TorchScript/C++ frames only.
+    if device is not None:
+        checked_index(device)
+    _allocator().record_history(enabled, context, stacks, max_entries, bool(clear_history), skip_actions)
+
+
+def _record_memory_history_legacy(enabled: bool, record_context=True, trace_alloc_max_entries=1,
+                                  trace_alloc_record_context=False, device=None, record_context_cpp=False,
+                                  clear_history=False, compile_context=False, global_record_annotations=False,
+                                  skip_actions=None) -> None:
+    if not enabled:
+        return _record_memory_history_impl(None)
+    tracing = trace_alloc_max_entries > 1
+    context = ("alloc" if trace_alloc_record_context else "state") if record_context else None
+    _record_memory_history_impl("all" if tracing else "state", context, "all" if record_context_cpp else "python",
+                                trace_alloc_max_entries, device, clear_history, skip_actions=skip_actions)
+
+
+def _save_segment_usage(filename="output.svg", snapshot=None) -> None:
+    """torch.mlu.memory._save_segment_usage: an SVG of the segments' use (torch.cuda._memory_viz.segments)."""
+    from torch.cuda._memory_viz import segments
+    with open(filename, "w") as file:
+        file.write(segments(_snapshot() if snapshot is None else snapshot))
+
+
+def _save_memory_usage(filename="output.svg", snapshot=None) -> None:
+    """torch.mlu.memory._save_memory_usage: an SVG of memory over the trace (torch.cuda._memory_viz.memory)."""
+    from torch.cuda._memory_viz import memory
+    with open(filename, "w") as file:
+        file.write(memory(_snapshot() if snapshot is None else snapshot))
 
 
 _raw_blocks: dict[int, object] = {}
