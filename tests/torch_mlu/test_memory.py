@@ -1,5 +1,7 @@
-"""The stream-ordered caching allocator: rounding and pools, reuse on the same stream at once, no sync on free,
-other streams only after the work is done, record_stream, statistics, empty_cache, out-of-memory recovery."""
+"""The stream-ordered caching allocator: rounding and pools, reuse on the same stream at once and on no other, no
+sync on free, record_stream, statistics, empty_cache, out-of-memory recovery."""
+import threading
+
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -67,7 +69,7 @@ def test_a_freed_block_is_reused_at_once_on_the_same_stream_without_waiting(gate
     assert u.cpu().tolist() == [5.0] * 256
 
 
-def test_another_stream_reuses_a_block_only_after_the_work_on_it_is_done(gates):
+def test_a_free_block_serves_its_own_stream_only(gates):
     default = torch.mlu.current_stream()
     side = torch.mlu.Stream()
     t = torch.empty(5 * MiB, dtype=torch.uint8, device="mlu")
@@ -82,9 +84,43 @@ def test_another_stream_reuses_a_block_only_after_the_work_on_it_is_done(gates):
     default.synchronize()
     with torch.mlu.stream(side):
         y = torch.empty(16 * MiB, dtype=torch.uint8, device="mlu")  # more than the 15 MiB left of side's segment
-    assert y.data_ptr() == address  # the default queue is idle: its free block serves the side stream
-    assert torch.mlu.memory_reserved() == 40 * MiB
+    assert y.data_ptr() != address  # an idle default stream's block still serves it alone (torch's rule)
+    assert torch.mlu.memory_reserved() == (20 + 20 + 16) * MiB  # y: a segment of its own
     del x, y
+    torch.mlu.empty_cache()
+    with torch.mlu.stream(side):
+        z = torch.empty(16 * MiB, dtype=torch.uint8, device="mlu")  # released segments are anyone's again
+    assert torch.mlu.memory_reserved() == 16 * MiB
+    del z
+
+
+def test_two_threads_on_their_own_streams_never_share_a_block():
+    """Cambricon's test_cudnn_multiple_threads_same_device: each thread's tensors were made on the default stream
+    and used and freed on its own; the other thread must not be handed their blocks while that work is queued
+    (mlusim's racecheck found the two convolutions writing and reading the same bytes)."""
+    weight = torch.ones((1, 1, 2, 2), device="mlu")
+    iterations, size = 60, 256
+    for _ in range(3):
+        results = {t: torch.ones((1, 1, size, size), device="mlu") for t in range(2)}
+        barrier = threading.Barrier(2)
+
+        def work(t):
+            stream = torch.mlu.Stream()
+            torch.mlu.synchronize()
+            barrier.wait()
+            with torch.mlu.stream(stream):
+                for _ in range(iterations):
+                    results[t] = torch.nn.functional.conv2d(results[t], weight)
+                    results[t].div_(4.0)
+            torch.mlu.synchronize()
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        for t in range(2):
+            assert results[t].sum().item() == (size - iterations) ** 2
 
 
 def test_record_stream_keeps_a_block_until_the_other_stream_is_done(gates):

@@ -86,20 +86,6 @@ class Pool:
                 return self.blocks[key]
         return None
 
-    def streams(self) -> set[int]:
-        return {key[0] for key in self.keys}
-
-    def best_fit_any(self, size: int, usable) -> Block | None:
-        """The smallest free block of at least `size` bytes on a stream for which `usable(stream)` is true."""
-        best = None
-        for stream in self.streams():
-            if not usable(stream):
-                continue
-            found = self.best_fit(stream, size)
-            if found is not None and (best is None or found.size < best.size):
-                best = found
-        return best
-
 
 class DeviceCache:
     """The allocator state of one device."""

@@ -130,9 +130,14 @@ class CachingAllocator:
         return block.address
 
     def _from_pool(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> Block | None:
-        """Best fit from the pool (after merging the parked blocks if need be), else from another stream's free
-        blocks once that stream is idle, else from a new segment (None when cnrt has no memory); split to `size`.
-        A best fit that max_split_size forbids means every larger block is forbidden too."""
+        """Best fit among the stream's free blocks (after merging the parked blocks if need be), else a new segment
+        (None when cnrt has no memory); split to `size`. A best fit that max_split_size forbids means every larger
+        block is forbidden too.
+
+        A free block serves its own stream only, as in torch's CUDA allocator: a tensor may have been used on
+        other streams without record_stream (correct there, since its block comes back to its own stream only),
+        so even an idle owning stream does not say that its block is no longer read or written. Memory moves
+        between streams when cached segments are released (cnrtFree waits for the work queued on them)."""
         settings = self.settings
         small = size <= SMALL_SIZE
         pool = cache.small if small else cache.large
@@ -140,11 +145,6 @@ class CachingAllocator:
         if block is None and cache.parked_count:
             self._merge_parked(cache)
             block = self._permitted(pool.best_fit(stream, size), size, settings)
-        if block is None:
-            block = self._permitted(pool.best_fit_any(size, lambda other: self._stream_idle(cache.device, other)),
-                                    size, settings)
-            if block is not None:
-                self._adopt(pool, block, stream)
         if block is None:
             block = self._new_segment(cache, size, small, stream)
             if block is None:
@@ -172,18 +172,6 @@ class CachingAllocator:
             with on_device(cache.device):
                 allowed = cnrt.memGetInfo()[1]
         return cache.stats.current(RESERVED_BYTES) > settings.garbage_collection_threshold * allowed
-
-    def _stream_idle(self, device: int, stream: int) -> bool:
-        queue = self.streams.queue(device, stream)
-        return cnrt.queueQuery(queue) == cnrt.cnrtSuccess
-
-    @staticmethod
-    def _adopt(pool: Pool, block: Block, stream: int) -> None:
-        """Hand a free block of an idle stream over to `stream`."""
-        pool.remove(block)
-        block.stream = stream
-        block.rekey()
-        pool.insert(block)
 
     def _new_segment(self, cache: DeviceCache, size: int, small: bool, stream: int) -> Block | None:
         """A new cnrt allocation for a request of `size` (None when cnrt is out of memory)."""
