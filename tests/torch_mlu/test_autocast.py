@@ -102,3 +102,24 @@ def test_grad_scaler_skips_non_finite_steps_and_backs_off():
     scaler.update()
     assert all(torch.equal(b, p.detach().cpu()) for b, p in zip(before, model.parameters()))
     assert scaler.get_scale() == 4.0
+
+
+def test_torch_mlus_autocast_state_functions():
+    assert not torch.mlu.is_autocast_enabled()
+    with torch.autocast("mlu", dtype=torch.bfloat16):
+        assert torch.mlu.is_autocast_enabled() and torch.mlu.get_autocast_dtype() == torch.bfloat16
+    assert not torch.mlu.is_autocast_enabled()
+    before = torch.mlu.get_autocast_dtype()
+    try:
+        torch.mlu.set_autocast_enabled(True)
+        torch.mlu.set_autocast_dtype(torch.bfloat16)
+        a = torch.randn(8, 8).mlu()
+        assert (a @ a).dtype == torch.bfloat16
+    finally:
+        torch.mlu.set_autocast_enabled(False)
+        torch.mlu.set_autocast_dtype(before)
+    assert (a @ a).dtype == torch.float32
+    with pytest.raises(RuntimeError, match="float16 and bfloat16"):
+        torch.mlu.set_autocast_dtype(torch.float64)
+    with pytest.raises(TypeError, match="enabled must be a bool"):
+        torch.mlu.set_autocast_enabled("yes")

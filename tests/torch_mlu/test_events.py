@@ -77,3 +77,14 @@ def test_torch_event_on_mlu():
     other.record(torch.mlu.current_stream())
     other.synchronize()
     assert event.elapsed_time(other) >= 0
+
+
+def test_an_event_has_the_device_of_its_first_record(two_devices):
+    event = torch.mlu.Event()
+    assert event.device is None  # torch_mlu's and torch.cuda's: no device before the first record
+    with torch.mlu.device(1):
+        later = torch.mlu.Stream().record_event()
+    torch.mlu.current_stream(0).record_event(event)
+    assert event.device == torch.device("mlu:0") and later.device == torch.device("mlu:1")
+    event.synchronize()
+    assert event.query()

@@ -173,6 +173,8 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
 
 
 from . import amp  # noqa: E402
+from .amp import (get_autocast_dtype, is_autocast_enabled, set_autocast_dtype,  # noqa: E402,F401
+                  set_autocast_enabled)
 from .memory import *  # noqa: E402,F401,F403
 from .random import *  # noqa: E402,F401,F403
 from .streams import (Event, ExternalStream, Stream, StreamContext, current_stream,  # noqa: E402,F401

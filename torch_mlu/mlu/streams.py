@@ -89,13 +89,19 @@ class Event(torch.Event):
         return super().__new__(cls, device=where, enable_timing=enable_timing, blocking=blocking,
                                interprocess=interprocess)
 
+    @property
+    def device(self):
+        """The device of the stream it was recorded on; None before its first record (torch_mlu's Event, as
+        torch.cuda's)."""
+        return _EVENT_DEVICE.__get__(self) if self.event_id else None
+
     def record(self, stream=None) -> None:
         """Record the event on `stream` (default: the current stream of the event's device)."""
-        super().record(current_stream(self.device) if stream is None else stream)
+        super().record(current_stream(_EVENT_DEVICE.__get__(self)) if stream is None else stream)
 
     def wait(self, stream=None) -> None:
         """Make later work on `stream` (default: the current stream) wait for this event."""
-        super().wait(current_stream(self.device) if stream is None else stream)
+        super().wait(current_stream(_EVENT_DEVICE.__get__(self)) if stream is None else stream)
 
     def elapsed_time(self, end_event) -> float:
         """Host wall time in ms between this event and `end_event` (cnrtNotifierElapsedTime); both must have been
@@ -111,8 +117,12 @@ class Event(torch.Event):
         return f"<torch.mlu.Event {self.event_id}>" if self.event_id else "<torch.mlu.Event uninitialized>"
 
 
+#: torch.Event's own device (the one it was made for), under the property Event overrides
+_EVENT_DEVICE = torch.Event.device
+
+
 def _between(start, end, measure) -> float:
-    if not isinstance(end, torch.Event) or end.device.type != _MLU:
+    if not isinstance(end, torch.Event) or _EVENT_DEVICE.__get__(end).type != _MLU:
         raise RuntimeError("expected end_event to be an mlu torch.Event")
     if not start.event_id or not end.event_id:
         raise RuntimeError("Both events must be recorded before calculating elapsed time.")

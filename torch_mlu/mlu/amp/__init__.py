@@ -38,4 +38,21 @@ def get_autocast_dtype() -> torch.dtype:
     return torch.get_autocast_dtype("mlu")
 
 
-__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd", "is_autocast_enabled", "get_autocast_dtype"]
+def set_autocast_enabled(enabled: bool) -> None:
+    """torch.mlu.set_autocast_enabled (torch_mlu): turn mlu autocast on or off in this thread (what
+    torch.autocast("mlu") does on entering and leaving)."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_autocast_enabled: enabled must be a bool, not {type(enabled).__name__}")
+    torch.set_autocast_enabled("mlu", enabled)
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    """torch.mlu.set_autocast_dtype (torch_mlu): the dtype mlu autocast casts to (float16 or bfloat16)."""
+    if dtype not in (torch.float16, torch.bfloat16):
+        raise RuntimeError(f"Currently, AutocastMLU only support float16 and bfloat16 as the autocast_mlu_dtype, "
+                           f"not {dtype}")
+    torch.set_autocast_dtype("mlu", dtype)
+
+
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd", "is_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_enabled", "set_autocast_dtype"]
