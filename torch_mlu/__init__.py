@@ -43,7 +43,6 @@ def _install() -> None:
                                                          for_storage=True)
     _mlu_module._refresh_default_generators()
     _devices.on_rebuild(_mlu_module._refresh_default_generators)
-    _mlu_module._lazy_init()
 
 
 _install()

@@ -186,3 +186,29 @@ def test_item_and_complex_views_stay_native():
         assert real.data_ptr() == z.data_ptr() and real.shape == (2, 2)
         assert torch.view_as_complex(real).data_ptr() == z.data_ptr()
     assert real.cpu().tolist() == [[1.0, 2.0], [3.0, -4.0]]
+
+
+INTEGERS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(source=st.sampled_from(INTEGERS), target=st.sampled_from(INTEGERS + [torch.bool]),
+       values=st.lists(st.integers(-(1 << 63), (1 << 63) - 1), min_size=1, max_size=12), transpose=st.booleans())
+def test_integer_conversions_keep_the_low_bits_as_torch(source, target, values, transpose):
+    info = torch.iinfo(source)
+    data = torch.tensor([min(max(v, info.min), info.max) for v in values] * 2, dtype=source).reshape(2, -1)
+    data = data.t() if transpose else data
+    assert torch.equal(data.mlu().to(target).cpu(), data.to(target))  # -1 -> uint8 is 255, 300 -> int8 is 44
+
+
+@pytest.mark.parametrize("source", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("target", [torch.uint8, torch.int8, torch.int16])
+def test_floats_to_small_integers_go_through_int32_as_torchs_cpu(source, target):
+    data = torch.tensor([-1.0, -0.0, 0.5, 1.9, 255.9, 300.7, -129.5, 1000.0, -1000.0, float("nan")], dtype=source)
+    assert torch.equal(data.mlu().to(target).cpu(), data.to(target))
+    assert torch.equal(torch.tensor(-1.0, dtype=source).mlu().to(target).cpu(), torch.tensor(-1.0).to(target))
+
+
+def test_typed_storage_casts():
+    storage = torch.mlu.IntStorage([-1, 0, 1, 2, 3, 4])
+    assert storage.byte().tolist() == [255, 0, 1, 2, 3, 4] and storage.char().tolist() == [-1, 0, 1, 2, 3, 4]

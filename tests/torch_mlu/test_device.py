@@ -180,6 +180,42 @@ def test_import_torch_mlu_first_works():
     assert out.stdout.strip() == "mlu:0"
 
 
+FORK_SCRIPT = """
+import os, sys, torch, torch_mlu
+def in_child(work):
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            work()
+            message = "ok"
+        except RuntimeError as error:
+            message = str(error)
+        os.write(writer, message.encode())
+        os._exit(0)
+    os.close(writer)
+    os.waitpid(pid, 0)
+    return os.read(reader, 1000).decode()
+print(torch.mlu.is_initialized())
+print(in_child(lambda: torch.ones(2, device="mlu").cpu()))   # the parent never used the device: the child may
+x = torch.ones(2, device="mlu")
+print(torch.mlu.is_initialized())
+print(in_child(lambda: torch.ones(2, device="mlu")))
+print(in_child(lambda: torch.mlu.set_device(0)))
+print(torch.mlu._is_in_bad_fork(), (x + 1).cpu().tolist())
+"""
+
+
+@pytest.mark.child_processes
+def test_lazy_initialisation_and_the_forked_child_rule():
+    out = subprocess.run([sys.executable, "-c", FORK_SCRIPT], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    refused = "Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you must use the " \
+              "'spawn' start method"
+    assert lines == ["False", "ok", "True", refused, refused, "False [2.0, 2.0]"]
+
+
 def test_version_and_registered_ops():
     assert torch_mlu.__version__
     names = torch_mlu.ops.registered()

@@ -34,6 +34,7 @@
 #include <c10/util/ApproximateClock.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/utils/device_lazy_init.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
@@ -981,5 +982,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("is_pinned_ptr", [](uintptr_t ptr) { return mlu::is_pinned(reinterpret_cast<void*>(ptr)); });
   m.def("run_fallback", &mlu::run_fallback, "Run an aten op through the CPU fallback");
   m.def("quiesce_at_exit", &mlu::quiesce_at_exit, "Close Python to late frees from torch's threads (atexit)");
+  m.def(
+      "require_device_init", [] { torch::utils::set_requires_device_init(c10::DeviceType::PrivateUse1, true); },
+      "torch calls torch.mlu._lazy_init again before the next mlu tensor (a forked child)");
   mlu::profiler::define(m);
 }

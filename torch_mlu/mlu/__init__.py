@@ -2,6 +2,7 @@
 events, random number generators, memory, amp). Registered as `torch.mlu` by `import torch_mlu`."""
 from __future__ import annotations
 
+import os
 import threading
 
 import torch
@@ -14,6 +15,7 @@ from ._utils import checked_index, device_index
 OutOfMemoryError = torch.OutOfMemoryError
 
 _initialized = False
+_in_bad_fork = False  # a forked child of a process whose mlu state was initialised
 _init_lock = threading.Lock()
 
 
@@ -23,8 +25,9 @@ def _is_compiled() -> bool:
 
 
 def _is_in_bad_fork() -> bool:
-    """False: the simulated devices are re-created in a forked child (mlusim resets its queues at fork)."""
-    return False
+    """Whether this process is a forked child of one that had initialised its mlu state (torch_mlu's rule, as
+    CUDA's: such a child may not use the device; mlusim itself could, but code must run on the real card)."""
+    return _in_bad_fork
 
 
 def is_available() -> bool:
@@ -39,17 +42,36 @@ def device_count() -> int:
 
 
 def init() -> None:
-    """torch.mlu.init: initialise the mlu state (it is initialised at import; kept for torch_mlu code)."""
+    """torch.mlu.init: initialise the mlu state now (otherwise done by the first use of the device)."""
     _lazy_init()
 
 
 def _lazy_init() -> None:
+    """The first use of the device in this process (torch calls it before making the first mlu tensor; set_device,
+    streams and init call it): refused in a forked child of an initialised process."""
     global _initialized
+    if _initialized:
+        return
     with _init_lock:
+        if _in_bad_fork:
+            raise RuntimeError("Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you "
+                               "must use the 'spawn' start method")
         _initialized = True
 
 
+def _after_fork_in_child() -> None:
+    global _initialized, _in_bad_fork, _init_lock
+    _init_lock = threading.Lock()
+    if _initialized:
+        _initialized, _in_bad_fork = False, True
+        _state.C.require_device_init()  # torch asks _lazy_init again before the child's first mlu tensor
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def is_initialized() -> bool:
+    """torch.mlu.is_initialized: whether this process has used the device (or called init)."""
     return _initialized
 
 
@@ -62,6 +84,7 @@ def set_device(device) -> None:
     """torch.mlu.set_device: make `device` this thread's current device (no-op for a negative index)."""
     index = device_index(device)
     if index >= 0:
+        _lazy_init()
         _state.C.set_device(checked_index(index))
 
 

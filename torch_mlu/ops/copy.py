@@ -131,9 +131,42 @@ def _device_to_device(src: torch.Tensor, dst: torch.Tensor) -> None:
 
 
 def _cast(src: torch.Tensor, dst: torch.Tensor) -> None:
-    """dst = src converted (cnnlCastDataType; a conversion is as common as an add: autocast, .half(), .float())."""
+    """dst = src converted (cnnlCastDataType; a conversion is as common as an add: autocast, .half(), .float()).
+
+    cnnlCastDataType saturates integer results; torch's conversions to a narrower integer type keep the low bits
+    (-1 -> uint8 is 255, 300 -> int8 is 44), and its CPU kernels take a float to uint8/int8/int16 through int32. Those
+    conversions read the low bytes of the (int32) source instead. Floats beyond int32's range (undefined in C++)
+    still saturate on the way to int32."""
+    if dst.dtype in _WRAPPING_TARGETS:
+        if src.is_floating_point() and dst.dtype in _NARROW_FROM_FLOAT:
+            wide = torch.empty(src.shape, dtype=torch.int32, device=src.device)
+            _cast(src, wide)
+            src = wide
+        if src.dtype in _INTEGER_RANGES and not _fits(src.dtype, dst.dtype):
+            _device_to_device(_low_bytes(src, dst.dtype), dst)
+            return
     cast = _CAST_TYPES[(src.dtype, dst.dtype)]
     cnnl.castDataType(handle(dst), desc(src), src.data_ptr(), cast, desc(dst), dst.data_ptr())
+
+
+_INTEGER_RANGES = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int16: (-(1 << 15), (1 << 15) - 1),
+                   torch.int32: (-(1 << 31), (1 << 31) - 1), torch.int64: (-(1 << 63), (1 << 63) - 1)}
+_WRAPPING_TARGETS = frozenset((torch.uint8, torch.int8, torch.int16, torch.int32))
+_NARROW_FROM_FLOAT = frozenset((torch.uint8, torch.int8, torch.int16))
+
+
+def _fits(source: torch.dtype, target: torch.dtype) -> bool:
+    low, high = _INTEGER_RANGES[source]
+    target_low, target_high = _INTEGER_RANGES[target]
+    return target_low <= low and high <= target_high
+
+
+def _low_bytes(src: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A strided view, as `dtype`, of the low-order bytes of each element of `src` (made dense first): the value
+    modulo 2^bits of `dtype` (little-endian, as the host and the device are)."""
+    dense = src.contiguous().reshape(-1)
+    ratio = src.element_size() // torch.empty((), dtype=dtype).element_size()
+    return dense.view(dtype)[::ratio].view(src.shape)
 
 
 _SAME_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
