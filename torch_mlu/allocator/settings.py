@@ -80,6 +80,8 @@ class AllocatorSettings:
         """The block size a request of `nbytes` gets (torch's round_size)."""
         if nbytes < MIN_BLOCK:
             return MIN_BLOCK
+        if not any(self.roundup_divisions):  # (the common case, on every allocation: one scan of 16 zeros)
+            return (nbytes + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK
         divisions = self.divisions_for(nbytes)
         if divisions > 1 and nbytes > MIN_BLOCK * divisions:
             return next_division(nbytes, divisions)
