@@ -18,7 +18,7 @@ from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
 from .copy import copy_into
-from ._iter import check_castable, check_no_partial_overlap
+from ._iter import check_castable, check_no_partial_overlap, is_non_overlapping_and_dense
 from .fill import cast_number, device_number
 from .logic import logic_op
 
@@ -195,6 +195,17 @@ def _same_kind(op, self: torch.Tensor, other) -> bool:
             and other.device == device and other.shape == self.shape)
 
 
+def _new_result(self, other, shape, dtype: torch.dtype, device) -> torch.Tensor:
+    """A new result of `shape`, laid out as torch's TensorIterator lays it out in the common cases: like the first
+    operand of that shape that is dense but not contiguous (a channels-last input gives a channels-last result),
+    else contiguous."""
+    for operand in (self, other):
+        if isinstance(operand, torch.Tensor) and operand.shape == shape and not operand.is_contiguous() \
+                and is_non_overlapping_and_dense(operand):
+            return torch.empty_like(operand, dtype=dtype, device=device)
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
 def _broadcast(self: torch.Tensor, other) -> torch.Size:
     if not isinstance(other, torch.Tensor) or other.shape == self.shape:
         return self.shape
@@ -207,7 +218,7 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
             _same_kind(op, self, other):
         if op != DIV and self.is_contiguous() and other.is_contiguous():
             return _dense(op, self, other, alpha=alpha)
-        result = torch.empty(self.shape, dtype=self.dtype, device=self.device)
+        result = _new_result(self, other, self.shape, self.dtype, self.device)
         _compute(op, self, other, result, alpha)
         return result
     if out is None and isinstance(self, torch.Tensor):
@@ -219,6 +230,8 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
     dtype = _result_dtype(op, self, other)
     if device is None or device.type != "mlu" or not _supported(op, dtype, alpha):
         kwargs = {"alpha": alpha} if op in (ADD, SUB) and alpha != 1 else {}
+        if not isinstance(other, torch.Tensor) and overload._overloadname == "Tensor":
+            overload = overload.overloadpacket.Scalar  # a number the Tensor form cannot take (a complex)
         if out is not None and any(argument.name == "out" for argument in overload._schema.arguments):
             kwargs["out"] = out  # (an in-place overload writes self, its out)
         return fallback(overload, self, other, **kwargs)
@@ -228,7 +241,7 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
     a = _operand(self, dtype, device)
     b = _operand(other, dtype, device)
     if out is None:
-        result = torch.empty(shape, dtype=dtype, device=device)
+        result = _new_result(self, other, shape, dtype, device)
         _compute(op, a, b, result, alpha)
         return result
     check_no_partial_overlap(out, self, other)
@@ -261,6 +274,17 @@ def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
     return _binary(op, overload, self, other, alpha, out=self)
 
 
+def _check_alpha(dtype: torch.dtype, alpha) -> None:
+    """torch's alpha_check for add/sub: a bool alpha only for bool results, a float one not for integers, a complex
+    one only for complex results (same errors, same messages)."""
+    if isinstance(alpha, bool) and dtype != torch.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (dtype.is_floating_point or dtype.is_complex) and isinstance(alpha, (float, complex)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if not dtype.is_complex and isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
 # ---- registrations -------------------------------------------------------------------------------------------------
 def _register_family(name: str, op):
     tensor_op, scalar_op = getattr(aten, name).Tensor, getattr(aten, name).Scalar
@@ -270,18 +294,28 @@ def _register_family(name: str, op):
 
     if with_alpha:
         def tensor_form(self, other, *, alpha=1):
+            if alpha.__class__ is not int:
+                _check_alpha(_result_dtype(op, self, other), alpha)
             return _binary(op, tensor_op, self, other, alpha)
 
         def scalar_form(self, other, alpha=1):
+            if alpha.__class__ is not int:
+                _check_alpha(_result_dtype(op, self, other), alpha)
             return _binary(op, scalar_op, self, other, alpha)
 
         def inplace_tensor_form(self, other, *, alpha=1):
+            if alpha.__class__ is not int:
+                _check_alpha(self.dtype, alpha)
             return _inplace(op, inplace_tensor, self, other, alpha)
 
         def inplace_scalar_form(self, other, alpha=1):
+            if alpha.__class__ is not int:
+                _check_alpha(self.dtype, alpha)
             return _inplace(op, inplace_scalar, self, other, alpha)
 
         def out_form(self, other, *, alpha=1, out):
+            if alpha.__class__ is not int:
+                _check_alpha(out.dtype, alpha)
             return _binary(op, out_op, self, other, alpha, out=out)
     else:
         def tensor_form(self, other):

@@ -12,7 +12,7 @@ import torch
 import cnnl
 
 from ._core import TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
-from ._iter import Destination
+from ._iter import Destination, check_no_internal_overlap
 from .copy import copy_into
 from .fill import converted, device_scalar
 
@@ -37,6 +37,7 @@ def native(*tensors: torch.Tensor) -> bool:
 # ---- index_select ---------------------------------------------------------------------------------------------------
 def _index_select_into(self, dim, index, out):
     check_same_device(self, index, out)
+    check_no_internal_overlap(out)  # before out is resized, as torch's index_select_out
     if index.dtype not in INDEX_TYPES:
         raise IndexError("index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:

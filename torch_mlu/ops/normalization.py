@@ -95,11 +95,33 @@ def _bn_servable(input, weight, bias, running_mean, running_var, training, eps=0
     return all(s.is_contiguous() for s in stats) and input.shape[1] > 0
 
 
+_TYPE_NAMES = {torch.float32: "Float", torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float64: "Double",
+               torch.int32: "Int", torch.int64: "Long", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
+               torch.bool: "Bool"}
+
+
+def _check_parameter_types(weight, bias, running_mean, running_var) -> None:
+    """torch_mlu's check of batch norm's parameters (torch's checkAllSameType, its message with the mlu type
+    names): weight, bias and the running statistics of one dtype."""
+    named = [(position, name, tensor) for position, name, tensor in
+             ((2, "weight", weight), (3, "bias", bias), (4, "running_mean", running_mean),
+              (5, "running_var", running_var)) if tensor is not None]
+    for position, name, tensor in named[1:]:
+        first_position, first_name, first = named[0]
+        if tensor.dtype != first.dtype:
+            raise RuntimeError(
+                f"Expected tensor for argument #{first_position} '{first_name}' to have the same type as tensor for "
+                f"argument #{position} '{name}'; but type mlu{_TYPE_NAMES.get(first.dtype, first.dtype)}Type does "
+                f"not equal mlu{_TYPE_NAMES.get(tensor.dtype, tensor.dtype)}Type (while checking arguments for "
+                f"cnnl_native_batch_norm)")
+
+
 @register("aten::native_batch_norm")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """aten::native_batch_norm -> (output, save_mean, save_invstd) (cnnlBatchNormForwardTraining / Inference; the
     running statistics are updated in place)."""
     check_same_device(input, *_present(weight, bias, running_mean, running_var))
+    _check_parameter_types(weight, bias, running_mean, running_var)
     if not _bn_servable(input, weight, bias, running_mean, running_var, training, eps):
         if running_mean is None or running_var is None:
             return fallback(aten._native_batch_norm_legit.no_stats, input, weight, bias, training, momentum, eps)
@@ -112,6 +134,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 def native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """aten::_native_batch_norm_legit (the functionalisation-friendly name of native_batch_norm)."""
     check_same_device(input, *_present(weight, bias, running_mean, running_var))
+    _check_parameter_types(weight, bias, running_mean, running_var)
     if not _bn_servable(input, weight, bias, running_mean, running_var, training, eps):
         return fallback(aten._native_batch_norm_legit.default, input, weight, bias, running_mean, running_var,
                         training, momentum, eps)

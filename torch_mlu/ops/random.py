@@ -96,21 +96,57 @@ def bernoulli_(self: torch.Tensor, p: float = 0.5, *, generator=None) -> torch.T
     return self
 
 
+def _dropout(input: torch.Tensor, drop: float, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input * mask / (1 - drop), bool mask keeping each element with probability 1 - drop), 0 < drop < 1, for a
+    non-empty floating input (cnnlFusedDropout_v2)."""
+    source = generator if generator is not None else default_generator(input.device)
+    dense = input if input.is_contiguous() else input.contiguous()
+    output = torch.empty(dense.shape, dtype=dense.dtype, device=dense.device)
+    mask = torch.empty(dense.shape, dtype=torch.bool, device=dense.device)
+    philox = _philox(source)
+    cnnl.fusedDropout_v2(handle(output), philox, desc(dense), dense.data_ptr(), drop, None, desc(mask),
+                         mask.data_ptr(), desc(output), output.data_ptr())
+    source.set_offset(cnnl.randGetPseudoRandomGeneratorOffset(philox))
+    return output, mask
+
+
 @register("aten::native_dropout")
 def native_dropout(input: torch.Tensor, p: float, train) -> tuple[torch.Tensor, torch.Tensor]:
     """aten::native_dropout(input, p, train) -> (output, mask) (cnnlFusedDropout_v2): mask keeps an element with
     probability 1 - p, output = input * mask / (1 - p)."""
     if not train or not 0 < p < 1 or input.dtype not in FLOATING or input.numel() == 0:
         return fallback(aten.native_dropout.default, input, p, train)
-    source = default_generator(input.device)
-    dense = input if input.is_contiguous() else input.contiguous()
-    output = torch.empty(dense.shape, dtype=dense.dtype, device=dense.device)
-    mask = torch.empty(dense.shape, dtype=torch.bool, device=dense.device)
-    philox = _philox(source)
-    cnnl.fusedDropout_v2(handle(output), philox, desc(dense), dense.data_ptr(), p, None, desc(mask),
-                         mask.data_ptr(), desc(output), output.data_ptr())
-    source.set_offset(cnnl.randGetPseudoRandomGeneratorOffset(philox))
-    return output, mask
+    return _dropout(input, p)
+
+
+@register("aten::_fused_dropout")
+def fused_dropout(input: torch.Tensor, p: float, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """aten::_fused_dropout(input, p, generator) -> (output, uint8 mask): torch's CUDA-only dropout that
+    torch_mlu has too; `p` is the probability of KEEPING an element, output = input * mask / p. Its backward is
+    _masked_scale(grad, mask, 1 / p)."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dtype not in FLOATING:
+        raise RuntimeError(f"_fused_dropout: expected a floating input, got {input.dtype}")
+    if p == 1 or input.numel() == 0:
+        return input.clone(memory_format=torch.contiguous_format), torch.ones(input.shape, dtype=torch.uint8,
+                                                                            device=input.device)
+    if p == 0:  # nothing kept (the limit of input * mask / p; CUDA's kernel would divide 0 by 0)
+        return torch.zeros(input.shape, dtype=input.dtype, device=input.device), \
+            torch.zeros(input.shape, dtype=torch.uint8, device=input.device)
+    output, mask = _dropout(input, 1 - p, generator)
+    return output, mask.to(torch.uint8)
+
+
+@register("aten::_masked_scale")
+def masked_scale(input: torch.Tensor, mask: torch.Tensor, scale: float) -> torch.Tensor:
+    """aten::_masked_scale(input, mask, scale) = input * mask * scale (torch's CUDA-only kernel behind
+    _fused_dropout's backward; the mask is uint8)."""
+    if mask.dtype != torch.uint8:
+        raise RuntimeError("mask should be torch.uint8 dtype")
+    if input.dtype not in FLOATING:
+        raise RuntimeError(f"_masked_scale: expected a floating input, got {input.dtype}")
+    return (input * mask.to(input.dtype) * scale).contiguous()
 
 
 @register("aten::native_dropout_backward")

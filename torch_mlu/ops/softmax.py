@@ -57,6 +57,10 @@ def log_softmax_out(self, dim, half_to_float=False, *, out):
 
 def _backward(log: bool, grad_output, output, dim: int, input_dtype, grad_input, overload):
     check_same_device(grad_output, output, grad_input)
+    if grad_output.dtype != input_dtype and not (grad_output.dtype == torch.float32 and input_dtype == torch.float16):
+        # torch_mlu's check (and torch's CUDA one): a gradient of another dtype only for half_to_float
+        raise RuntimeError("expected input and grad types to match, or input to be at::Half and grad to be "
+                           "at::Float")
     if output.device.type != "mlu" or output.dtype not in FLOATING or grad_output.dtype != output.dtype:
         out_name = "out" if log else "grad_input"  # (the two schemas name their out= argument differently)
         return fallback(overload, grad_output, output, dim, input_dtype, **{out_name: grad_input})

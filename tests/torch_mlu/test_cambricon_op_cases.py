@@ -1,0 +1,105 @@
+"""Cambricon's torch_ops cases, re-expressed (test/torch_ops of Cambricon/torch_mlu): errors raised with torch_mlu's
+types and messages, torch's CUDA-only dropout ops that torch_mlu has, results laid out as torch lays them out, a
+complex Python scalar."""
+import pytest
+import torch
+from torch import nn
+
+from torch_mlu import fallback
+
+
+def test_add_and_sub_check_alpha_as_torch():
+    a, b = torch.randn(3).mlu(), torch.randn(3).mlu()
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        torch.add(a, b, alpha=True)
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        a.add_(b, alpha=False)
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must not be a floating point"):
+        torch.add(a.int(), b.int(), alpha=2.1)
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must not be a floating point"):
+        torch.sub(a.int(), 2, alpha=0.5)
+    with pytest.raises(RuntimeError, match="For non-complex input tensors, argument alpha must not be a complex"):
+        torch.sub(a, b, alpha=1j)
+    assert torch.equal(torch.add(a.bool(), b.bool(), alpha=True).cpu(), torch.add(a.cpu().bool(), b.cpu().bool()))
+    torch.testing.assert_close(torch.add(a, b, alpha=2.5).cpu(), torch.add(a.cpu(), b.cpu(), alpha=2.5))
+
+
+def test_index_select_into_an_expanded_out_is_refused_before_resizing():
+    out = torch.rand((1, 6)).mlu().expand((2, 6))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
+        torch.index_select(torch.rand((3, 6)).mlu(), 1, torch.tensor([0, 1]).mlu(), out=out)
+
+
+@pytest.mark.parametrize("backward", [torch._softmax_backward_data, torch._log_softmax_backward_data])
+def test_softmax_backward_with_a_gradient_of_another_dtype(backward):
+    output = torch._softmax(torch.randn(2, 10).mlu(), dim=1, half_to_float=False)
+    with pytest.raises(RuntimeError, match="^expected input and grad types to match, or input to be at::Half and grad "
+                                           "to be at::Float$"):
+        backward(torch.randn(2, 10).half().mlu(), output, 1, torch.float)
+    with pytest.raises(RuntimeError, match="^conversion is supported for Half type only$"):
+        torch._softmax(torch.randn(3).mlu(), dim=0, half_to_float=True)
+    halves = torch.randn(2, 10).half()
+    result = torch._softmax(halves.mlu(), 1, True)  # half_to_float: a float gradient of a half input
+    grad = torch.randn(2, 10)
+    expected = torch._softmax_backward_data(grad, torch._softmax(halves.float(), 1, False), 1, torch.float)
+    torch.testing.assert_close(torch._softmax_backward_data(grad.mlu(), result, 1, torch.half).cpu().float(),
+                               expected, rtol=1e-3, atol=1e-3)
+
+
+def test_batch_norm_parameters_of_another_dtype():
+    module = nn.BatchNorm2d(3)
+    module.running_mean = module.running_mean.int()
+    module.to("mlu")
+    message = (r"Expected tensor for argument #2 'weight' to have the same type as tensor for argument #4 "
+               r"'running_mean'; but type mluFloatType does not equal mluIntType \(while checking arguments for "
+               r"cnnl_native_batch_norm\)")
+    with pytest.raises(RuntimeError, match=message):
+        module(torch.randn(2, 3, 4, 4).mlu())
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.float32])
+def test_multiplication_by_a_complex_python_scalar(dtype):
+    values = torch.testing.make_tensor((1, 3, 8, 8), dtype=dtype, device="cpu")
+    with fallback.mode("silent"):
+        result = values.mlu() * (3.0 + 1j)
+    torch.testing.assert_close(result.cpu(), values * (3.0 + 1j), rtol=1.3e-6, atol=1e-5)
+
+
+def test_elementwise_results_keep_a_channels_last_layout():
+    x = torch.randn(4, 3, 5, 5).contiguous(memory_format=torch.channels_last)
+    noise = torch.randn(4, 3, 1, 1)
+    for result, expected in (((x.mlu() * noise.mlu()), x * noise), ((x.mlu() + 0), x + 0),
+                             ((x.mlu() * x.mlu()), x * x), ((noise.mlu() + x.mlu()), noise + x)):
+        assert result.stride() == expected.stride()
+        torch.testing.assert_close(result.cpu(), expected)
+
+
+@pytest.mark.parametrize("dropout", [nn.Dropout2d, nn.Dropout3d])
+def test_feature_dropout_on_channels_last(dropout):
+    shape, layout = ((50, 3, 4, 4), torch.channels_last) if dropout is nn.Dropout2d else \
+        ((50, 3, 2, 4, 4), torch.channels_last_3d)
+    x = torch.full(shape, 0.8).mlu().contiguous(memory_format=layout).requires_grad_()
+    y = dropout(0.2)(x)
+    assert y.is_contiguous(memory_format=layout)
+    kept = y.detach().cpu().flatten(2)
+    assert bool(((kept == 0) | (kept == 1.0)).all()) and bool((kept == kept[:, :, :1]).all())  # whole channels
+    y.backward(torch.ones_like(y))
+    assert x.grad.is_contiguous(memory_format=layout)
+    torch.testing.assert_close(x.grad.cpu(), (y.detach().cpu() / 0.8))
+
+
+def test_fused_dropout_and_masked_scale():
+    x = torch.randn(2000, requires_grad=True)
+    output, mask = torch._fused_dropout(x.mlu(), p=0.8)  # p: the probability of keeping an element
+    assert mask.dtype == torch.uint8 and output.is_contiguous()
+    assert 0.75 < mask.float().mean().item() < 0.85
+    torch.testing.assert_close(output.cpu(), x.detach() * mask.cpu() / 0.8)
+    grad = torch.randn(2000)
+    output.backward(grad.mlu())
+    torch.testing.assert_close(x.grad, grad * mask.cpu() / 0.8)
+    kept, all_ones = torch._fused_dropout(x.detach().mlu(), p=1.0)
+    assert torch.equal(kept.cpu(), x.detach()) and bool((all_ones == 1).all())
+    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        torch._fused_dropout(x.detach().mlu(), 1.5)
+    with pytest.raises(RuntimeError, match="mask should be torch.uint8 dtype"):
+        torch._masked_scale(x.detach().mlu(), mask.bool(), 2.0)
