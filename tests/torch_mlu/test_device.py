@@ -284,3 +284,14 @@ def test_concurrent_first_imports_build_the_cpp_part_once(tmp_path, monkeypatch)
     waiter.join(10)
     assert results == ["imported"] and len(built) == 1
     assert imported == [_extension._library(directory, "part_ext")]
+
+
+def test_set_refuses_a_storage_of_another_device(two_devices):
+    on_cpu, on_mlu = torch.randn(2, 3), torch.randn(2, 3).mlu()
+    message = "Attempted to set the storage of a tensor on device .* to a storage on different device"
+    for call in (lambda: on_cpu.set_(on_mlu), lambda: on_mlu.set_(on_cpu), lambda: on_mlu.set_(on_cpu.untyped_storage()),
+                 lambda: on_mlu.set_(torch.randn(2, 3).to("mlu:1"))):
+        with pytest.raises(RuntimeError, match=message):
+            call()
+    assert on_cpu.device.type == "cpu" and on_mlu.device == torch.device("mlu:0")  # both left as they were
+    assert on_cpu.sum().item() == pytest.approx(float(on_cpu.numpy().sum()), rel=1e-5)

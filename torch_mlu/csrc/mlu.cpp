@@ -689,7 +689,10 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
 
 at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_offset, c10::IntArrayRef size,
                         c10::IntArrayRef stride) {
-  TORCH_CHECK(source.device_type() == kMLU, "set_: expected an mlu storage, got one on ", source.device());
+  // A cpu tensor reaches this kernel too when its source is an mlu tensor (set_.source_Tensor dispatches on both).
+  TORCH_CHECK(self.device() == source.device(), "Attempted to set the storage of a tensor on device \"",
+              self.device(), "\" to a storage on different device \"", source.device(),
+              "\".  This is no longer allowed; the devices must match.");
   TORCH_CHECK(storage_offset >= 0, "Tensor: invalid storage offset ", storage_offset);
   TORCH_CHECK(stride.empty() || stride.size() == size.size(),
               "unequal size length (", size.size(), ") and stride length (", stride.size(), ")");
