@@ -103,3 +103,17 @@ def test_fused_dropout_and_masked_scale():
         torch._fused_dropout(x.detach().mlu(), 1.5)
     with pytest.raises(RuntimeError, match="mask should be torch.uint8 dtype"):
         torch._masked_scale(x.detach().mlu(), mask.bool(), 2.0)
+
+
+def test_max_pool2d_refuses_the_windows_the_card_cannot_take():
+    with pytest.raises(RuntimeError, match="max_pool2d: The kernel size should be smaller than 1535, while this kernel "
+                                           "size is 1600"):
+        nn.MaxPool2d(kernel_size=(40, 40), stride=(2, 2))(torch.randn(2, 3, 80, 80).mlu())
+    x = torch.randn(2, 3, 80, 80)
+    torch.testing.assert_close(nn.MaxPool2d(39, 2)(x.mlu()).cpu(), nn.MaxPool2d(39, 2)(x))
+
+
+def test_where_names_the_condition_dtype_as_torch():
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor, but got a tensor with "
+                                           "dtype Long$"):
+        torch.where(torch.tensor(1).mlu(), torch.tensor(1).mlu(), torch.randn(1).mlu())

@@ -11,7 +11,7 @@ import torch
 import cnnl
 
 from ._core import TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
-from ._iter import Destination, check_castable, on_device, resize_out
+from ._iter import Destination, check_castable, on_device, resize_out, type_name
 from .copy import copy_into
 from .fill import device_scalar
 
@@ -102,7 +102,7 @@ def _where_into(condition: torch.Tensor, self, other, out: torch.Tensor) -> torc
     device = check_same_device(condition, *[v for v in (self, other) if isinstance(v, torch.Tensor)], out)
     if condition.dtype not in (torch.bool, torch.uint8):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{str(condition.dtype).replace('torch.', '').capitalize()}")
+                           f"{type_name(condition.dtype)}")
     dtype = torch.result_type(self, other)
     if device.type != "mlu" or dtype not in TORCH_TO_CNNL:
         return fallback(aten.where.self_out, condition, self, other, out=out)

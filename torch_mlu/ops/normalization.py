@@ -20,6 +20,7 @@ import torch
 import cnnl
 
 from ._core import FLOATING, aten, check_same_device, desc, fallback, feature_desc, handle, register, workspace
+from ._iter import type_name
 
 
 def _present(*tensors):
@@ -95,11 +96,6 @@ def _bn_servable(input, weight, bias, running_mean, running_var, training, eps=0
     return all(s.is_contiguous() for s in stats) and input.shape[1] > 0
 
 
-_TYPE_NAMES = {torch.float32: "Float", torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float64: "Double",
-               torch.int32: "Int", torch.int64: "Long", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
-               torch.bool: "Bool"}
-
-
 def _check_parameter_types(weight, bias, running_mean, running_var) -> None:
     """torch_mlu's check of batch norm's parameters (torch's checkAllSameType, its message with the mlu type
     names): weight, bias and the running statistics of one dtype."""
@@ -111,8 +107,8 @@ def _check_parameter_types(weight, bias, running_mean, running_var) -> None:
         if tensor.dtype != first.dtype:
             raise RuntimeError(
                 f"Expected tensor for argument #{first_position} '{first_name}' to have the same type as tensor for "
-                f"argument #{position} '{name}'; but type mlu{_TYPE_NAMES.get(first.dtype, first.dtype)}Type does "
-                f"not equal mlu{_TYPE_NAMES.get(tensor.dtype, tensor.dtype)}Type (while checking arguments for "
+                f"argument #{position} '{name}'; but type mlu{type_name(first.dtype)}Type does not equal "
+                f"mlu{type_name(tensor.dtype)}Type (while checking arguments for "
                 f"cnnl_native_batch_norm)")
 
 

@@ -112,11 +112,19 @@ def _native(*tensors) -> bool:
 
 
 # ---- max pooling ----------------------------------------------------------------------------------------------------
+#: the largest 2-d max pooling window torch_mlu takes on the card (kernel_h * kernel_w below it): its rule, kept so
+#: that what runs here runs there
+MAX_POOL2D_KERNEL = 1535
+
+
 def _max_pool(name: str, spatial: int, self, kernel, stride, padding, dilation, ceil_mode, out, indices, overload):
     check_same_device(self, out, indices)
     if not _native(self):
         return fallback(overload, self, kernel, stride, padding, dilation, ceil_mode, out=out, indices=indices)
     window = _Window(name, self, spatial, kernel, stride, padding, dilation, ceil_mode)
+    if spatial == 2 and window.kernel[0] * window.kernel[1] >= MAX_POOL2D_KERNEL:
+        raise RuntimeError(f"max_pool2d: The kernel size should be smaller than {MAX_POOL2D_KERNEL}, while this "
+                           f"kernel size is {window.kernel[0] * window.kernel[1]}")
     x = window.input
     direct = (_writable_in_place(out, window, x) and _writable_in_place(indices, window, x, torch.int64)
               and out.untyped_storage().data_ptr() != indices.untyped_storage().data_ptr())
