@@ -100,6 +100,11 @@ class Session final : public libkineto::IActivityProfilerSession {
     py::object records;
     if (!note(call_collector("activities", &records))) return;
     py::gil_scoped_acquire gil;
+    // (the records are let go here, under the GIL: `gil` ends before a local declared ahead of it would)
+    struct Release {
+      py::object& held;
+      ~Release() { held = py::object(); }
+    } release{records};
     try {
       // (name, kind code, device, queue id, queue label, start ns, end ns, correlation id, {metadata})
       for (py::handle item : records) {
@@ -234,7 +239,15 @@ struct Stubs final : torch::profiler::impl::ProfilerStubs {
                                              reinterpret_cast<intptr_t>(second->get()));
     TORCH_CHECK(error.empty(), error);
     py::gil_scoped_acquire gil;
-    return value.cast<float>();
+    float microseconds = 0;
+    try {
+      microseconds = value.cast<float>();
+    } catch (...) {
+      value = py::object();  // let go under the GIL (`gil` ends before `value` would)
+      throw;
+    }
+    value = py::object();
+    return microseconds;
   }
   void mark(const char*) const override {}
   void rangePush(const char*) const override {}
