@@ -109,11 +109,17 @@ def _alias(target: str) -> property:
     return property(lambda event: getattr(event, target), doc=f"torch_mlu's name of {target}")
 
 
+#: the collector the C++ part calls (install() makes it)
+COLLECTOR: Collector | None = None
+
+
 def install() -> None:
     """Bind the collector to the C++ part; give torch's profiler events their mlu attribute names."""
     from torch.autograd import profiler_util
 
-    _state.C.profiler_bind(Collector())
+    global COLLECTOR
+    COLLECTOR = Collector()
+    _state.C.profiler_bind(COLLECTOR)
     for cls in (profiler_util.FunctionEvent, profiler_util.FunctionEventAvg):
         for name, target in _MLU_ALIASES.items():
             if not hasattr(cls, name):

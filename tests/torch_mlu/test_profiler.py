@@ -181,7 +181,7 @@ def test_tensorboards_trace_handler_writes_a_trace_with_device_work(tmp_path):
 def test_the_cpu_only_profiler_does_not_watch_the_queues():
     a = torch.randn(8, 8).mlu()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        assert not OBSERVERS.watching_commands
+        assert not OBSERVERS.observing(_profiler.COLLECTOR)
         (a + a).cpu()
     assert device_events(prof) == []
     assert any(e.name == "aten::add" for e in prof.events())
@@ -191,10 +191,10 @@ def test_the_collector_stops_watching_when_the_session_ends():
     a = torch.randn(8, 8).mlu()
     for _ in range(2):  # a second session starts clean
         with profile(activities=DEVICE_ACTIVITIES) as prof:
-            assert OBSERVERS.watching_commands
+            assert OBSERVERS.observing(_profiler.COLLECTOR)
             a.mul_(1)
             torch.mlu.synchronize()
-        assert not OBSERVERS.watching_commands
+        assert not OBSERVERS.observing(_profiler.COLLECTOR)
         assert [e.name for e in device_events(prof)] == ["cnnlTransform_v2"]  # a * scalar
 
 
