@@ -39,6 +39,10 @@ from .stats import (ALLOCATED_BYTES, ALLOCATION, INACTIVE_SPLIT, INACTIVE_SPLIT_
 ONE_EXABYTE = 1 << 60
 
 
+class _CollectFirst(Exception):
+    """An allocation that would grow past garbage_collection_threshold: malloc gives cached segments back first."""
+
+
 class CachingAllocator:
     """malloc/free for the C++ allocator, record_stream, empty_cache, statistics. Thread-safe."""
 
@@ -81,24 +85,27 @@ class CachingAllocator:
             raise self._settings_error
         if self.uncached:
             return uncached.malloc(self, cache, nbytes, stream)
-        settings = self.settings
-        size = settings.round_size(nbytes)
-        if settings.garbage_collection_threshold and self._over_threshold(cache, settings):
+        size = self.settings.round_size(nbytes)
+        try:
+            with self.lock:
+                address = self._allocate(cache, size, stream, nbytes)
+                if address is None:
+                    cache.stats.counters["num_alloc_retries"] += 1
+        except _CollectFirst:  # garbage_collection_threshold: give cached segments back, then grow
             self._release_cached(cache)
-        with self.lock:
-            address = self._allocate(cache, size, stream, nbytes)
-            if address is None:
-                cache.stats.counters["num_alloc_retries"] += 1
+            with self.lock:
+                address = self._allocate(cache, size, stream, nbytes, collect=False)
         if address is None:
             self._release_cached(cache)
             with self.lock:
-                address = self._allocate(cache, size, stream, nbytes)
+                address = self._allocate(cache, size, stream, nbytes, collect=False)
                 if address is None:
                     cache.stats.counters["num_ooms"] += 1
                     raise torch.OutOfMemoryError(self.oom_message(cache, nbytes))
         return address
 
-    def _allocate(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> int | None:
+    def _allocate(self, cache: DeviceCache, size: int, stream: int, nbytes: int,
+                  collect: bool = True) -> int | None:
         """The allocation proper (under the lock); None when a new segment was needed and cnrt had no memory."""
         if cache.pending:
             self._process_pending(cache)
@@ -111,7 +118,7 @@ class CachingAllocator:
                 decrease(values, INACTIVE_SPLIT, block.segment.pool, 1)
                 decrease(values, INACTIVE_SPLIT_BYTES, block.segment.pool, block.size)
         else:
-            block = self._from_pool(cache, size, stream, nbytes)
+            block = self._from_pool(cache, size, stream, nbytes, collect)
             if block is None:
                 return None
         block.allocated = True
@@ -129,7 +136,7 @@ class CachingAllocator:
             cache.stats.note_active_peak(offset)
         return block.address
 
-    def _from_pool(self, cache: DeviceCache, size: int, stream: int, nbytes: int) -> Block | None:
+    def _from_pool(self, cache: DeviceCache, size: int, stream: int, nbytes: int, collect: bool) -> Block | None:
         """Best fit among the stream's free blocks (after merging the parked blocks if need be), else a new segment
         (None when cnrt has no memory); split to `size`. A best fit that max_split_size forbids means every larger
         block is forbidden too.
@@ -146,6 +153,8 @@ class CachingAllocator:
             self._merge_parked(cache)
             block = self._permitted(pool.best_fit(stream, size), size, settings)
         if block is None:
+            if collect and settings.garbage_collection_threshold and self._over_threshold(cache, settings):
+                raise _CollectFirst  # (torch's allocator collects only when it would grow, as here)
             block = self._new_segment(cache, size, small, stream)
             if block is None:
                 return None

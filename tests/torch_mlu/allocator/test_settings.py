@@ -103,10 +103,14 @@ def test_garbage_collection_threshold_gives_cached_segments_back():
     total = torch.mlu.mem_get_info()[1]
     torch.mlu.memory._set_allocator_settings("garbage_collection_threshold:0.1")
     cached = torch.empty(int(total * 0.15) // 4, device="mlu")
+    address = cached.data_ptr()
     del cached  # reserved, unused: past the threshold
     assert torch.mlu.memory_reserved() > 0.1 * total
-    kept = torch.empty(1024, device="mlu")
-    assert torch.mlu.memory_reserved() < 0.1 * total  # given back before the next allocation
+    again = torch.empty(int(total * 0.15) // 4, device="mlu")  # served by the cache: nothing to collect
+    assert again.data_ptr() == address and torch.mlu.memory_reserved() > 0.1 * total
+    del again
+    kept = torch.empty(1024, device="mlu")  # needs a new segment: the unused ones are given back first
+    assert torch.mlu.memory_reserved() < 0.1 * total
     del kept
 
 
