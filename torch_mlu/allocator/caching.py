@@ -196,7 +196,7 @@ class CachingAllocator:
                 return None
         segment = Segment(address, nbytes, cache.device, small, stream=stream)
         if self.history.enabled:
-            segment.stack = self.history.segment_stack()
+            segment.stack = self.history.stack(kept_with=("alloc", "all"))
             self.history.record(cache.device, "segment_alloc", address, nbytes, stream, segment.stack)
         cache.segments[address] = segment
         values = cache.stats.values

@@ -63,16 +63,11 @@ class MemoryHistory:
         self.max_entries = max_entries
 
     # ---- capture (under the allocator's lock) ----
-    def stack(self):
-        """The current stack for a block or segment that stays alive (None when stacks are not kept)."""
-        if self.context is None:
-            return None
-        return gather_traceback(python=True, script=True, cpp=self.cpp)
-
-    def segment_stack(self):
-        """The current stack for a new segment: kept with context "alloc" or "all" (a segment outlives the
-        allocation that made it, and "state" keeps the stacks of live blocks only)."""
-        if self.context not in ("alloc", "all"):
+    def stack(self, kept_with=("state", "alloc", "all")):
+        """The current stack, when the context is one of `kept_with` (else None): a block's with any context, a new
+        segment's with "alloc" or "all" only (a segment outlives the allocation that made it, and "state" keeps
+        the stacks of live blocks only)."""
+        if self.context not in kept_with:
             return None
         return gather_traceback(python=True, script=True, cpp=self.cpp)
 

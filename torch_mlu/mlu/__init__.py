@@ -47,8 +47,8 @@ def init() -> None:
 
 
 def _lazy_init() -> None:
-    """The first use of the device in this process (torch calls it before making the first mlu tensor; set_device,
-    streams and init call it): refused in a forked child of an initialised process."""
+    """The first use of the device in this process (torch calls it before making the first mlu tensor; set_device
+    and init call it): refused in a forked child of an initialised process."""
     global _initialized
     if _initialized:
         return

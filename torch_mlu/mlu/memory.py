@@ -127,14 +127,10 @@ def mem_get_info(device=None) -> tuple[int, int]:
 
 def memory_snapshot(mempool_id=None) -> list[dict]:
     """torch.mlu.memory_snapshot (torch.cuda.memory_snapshot): every device's segments and their blocks."""
-    _no_memory_pool(mempool_id)
-    return _allocator().snapshot()["segments"]
-
-
-def _no_memory_pool(mempool_id) -> None:
     if mempool_id is not None:
         raise ValueError(f"mlu: memory pools are not supported (mempool_id={mempool_id!r}); the caching allocator "
                          f"has the one default pool")
+    return _allocator().snapshot()["segments"]
 
 
 def _snapshot(device=None, augment_with_fx_traces=False) -> dict:

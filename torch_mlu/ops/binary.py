@@ -214,6 +214,8 @@ def _broadcast(self: torch.Tensor, other) -> torch.Size:
 
 def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor | None = None):
     """The shared body of the Tensor / Scalar / in-place / out= forms."""
+    if alpha.__class__ is not int:  # (add/sub only; 1, the usual alpha, needs no check)
+        _check_alpha(out.dtype if out is not None else _result_dtype(op, self, other), alpha)
     if out is None and isinstance(self, torch.Tensor) and _plain_alpha(alpha, self.dtype) and \
             _same_kind(op, self, other):
         if op != DIV and self.is_contiguous() and other.is_contiguous():
@@ -235,8 +237,6 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
         if out is not None and any(argument.name == "out" for argument in overload._schema.arguments):
             kwargs["out"] = out  # (an in-place overload writes self, its out)
         return fallback(overload, self, other, **kwargs)
-    if alpha != 1 and not dtype.is_floating_point and isinstance(alpha, float):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     shape = _broadcast(self, other) if isinstance(self, torch.Tensor) else other.shape
     a = _operand(self, dtype, device)
     b = _operand(other, dtype, device)
@@ -258,6 +258,8 @@ def _binary(op, overload, self: torch.Tensor, other, alpha=1, out: torch.Tensor 
 
 
 def _inplace(op, overload, self: torch.Tensor, other, alpha=1):
+    if alpha.__class__ is not int:
+        _check_alpha(self.dtype, alpha)
     if op != DIV and _plain_alpha(alpha, self.dtype) and _same_kind(op, self, other) and self.is_contiguous() \
             and other.is_contiguous():
         check_no_partial_overlap(self, other)
@@ -294,28 +296,18 @@ def _register_family(name: str, op):
 
     if with_alpha:
         def tensor_form(self, other, *, alpha=1):
-            if alpha.__class__ is not int:
-                _check_alpha(_result_dtype(op, self, other), alpha)
             return _binary(op, tensor_op, self, other, alpha)
 
         def scalar_form(self, other, alpha=1):
-            if alpha.__class__ is not int:
-                _check_alpha(_result_dtype(op, self, other), alpha)
             return _binary(op, scalar_op, self, other, alpha)
 
         def inplace_tensor_form(self, other, *, alpha=1):
-            if alpha.__class__ is not int:
-                _check_alpha(self.dtype, alpha)
             return _inplace(op, inplace_tensor, self, other, alpha)
 
         def inplace_scalar_form(self, other, alpha=1):
-            if alpha.__class__ is not int:
-                _check_alpha(self.dtype, alpha)
             return _inplace(op, inplace_scalar, self, other, alpha)
 
         def out_form(self, other, *, alpha=1, out):
-            if alpha.__class__ is not int:
-                _check_alpha(out.dtype, alpha)
             return _binary(op, out_op, self, other, alpha, out=out)
     else:
         def tensor_form(self, other):

@@ -142,30 +142,29 @@ def _cast(src: torch.Tensor, dst: torch.Tensor) -> None:
             wide = torch.empty(src.shape, dtype=torch.int32, device=src.device)
             _cast(src, wide)
             src = wide
-        if src.dtype in _INTEGER_RANGES and not _fits(src.dtype, dst.dtype):
+        if src.dtype in _INTEGERS and not _fits(src.dtype, dst.dtype):
             _device_to_device(_low_bytes(src, dst.dtype), dst)
             return
     cast = _CAST_TYPES[(src.dtype, dst.dtype)]
     cnnl.castDataType(handle(dst), desc(src), src.data_ptr(), cast, desc(dst), dst.data_ptr())
 
 
-_INTEGER_RANGES = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int16: (-(1 << 15), (1 << 15) - 1),
-                   torch.int32: (-(1 << 31), (1 << 31) - 1), torch.int64: (-(1 << 63), (1 << 63) - 1)}
+_INTEGERS = frozenset((torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64))
 _WRAPPING_TARGETS = frozenset((torch.uint8, torch.int8, torch.int16, torch.int32))
 _NARROW_FROM_FLOAT = frozenset((torch.uint8, torch.int8, torch.int16))
 
 
 def _fits(source: torch.dtype, target: torch.dtype) -> bool:
-    low, high = _INTEGER_RANGES[source]
-    target_low, target_high = _INTEGER_RANGES[target]
-    return target_low <= low and high <= target_high
+    """Whether every value of the integer type `source` is one of `target`."""
+    wide, narrow = torch.iinfo(source), torch.iinfo(target)
+    return narrow.min <= wide.min and wide.max <= narrow.max
 
 
 def _low_bytes(src: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """A strided view, as `dtype`, of the low-order bytes of each element of `src` (made dense first): the value
     modulo 2^bits of `dtype` (little-endian, as the host and the device are)."""
     dense = src.contiguous().reshape(-1)
-    ratio = src.element_size() // torch.empty((), dtype=dtype).element_size()
+    ratio = src.element_size() // dtype.itemsize
     return dense.view(dtype)[::ratio].view(src.shape)
 
 
