@@ -63,8 +63,8 @@ class CndevError(ApiError):
         return f"[{self.name} {self.code}] {self.message}"
 
 
-_FAULT_CODES = {"device": CNDEV_ERROR_INVALID_DEVICE_ID, "not_supported": CNDEV_ERROR_NOT_SUPPORTED,
-                "host_out_of_memory": CNDEV_ERROR_MALLOC}
+_FAULT_CODES = {"device": CNDEV_ERROR_INVALID_DEVICE_ID, "no_device": CNDEV_ERROR_NO_DEVICES,
+                "not_supported": CNDEV_ERROR_NOT_SUPPORTED, "host_out_of_memory": CNDEV_ERROR_MALLOC}
 
 
 def code_of(fault: BaseException) -> int:

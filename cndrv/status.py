@@ -98,7 +98,8 @@ class CndrvError(ApiError):
 
 _FAULT_CODES = {
     "argument": CN_ERROR_INVALID_VALUE, "null_pointer": CN_ERROR_INVALID_VALUE, "direction": CN_ERROR_INVALID_VALUE,
-    "device": CN_ERROR_INVALID_DEVICE, "handle": CN_ERROR_INVALID_HANDLE, "not_supported": CN_OPS_ERROR_NOT_SUPPORTED,
+    "device": CN_ERROR_INVALID_DEVICE, "no_device": CN_ERROR_NO_DEVICE, "handle": CN_ERROR_INVALID_HANDLE,
+    "not_supported": CN_OPS_ERROR_NOT_SUPPORTED,
     "not_ready": CN_ERROR_NOT_READY, "illegal_state": CN_ERROR_ILLEGAL_STATE,
     "out_of_memory": CN_MEMORY_ERROR_OUT_OF_MEMORY, "host_out_of_memory": CN_ERROR_SYSTEM_OUT_OF_MEMORY,
     "queue": CN_INVOKE_ERROR, "kernel": CN_INVOKE_ERROR,

@@ -112,7 +112,7 @@ def _attribute_table(device) -> dict[int, int]:
         C.cnrtAttrMemClockRate: int(spec.mem_clock_hz // 1000),
         C.cnrtAttrGmemBusWidth: spec.bus_width_bits,
         C.cnrtAttrTotalMemSize: total // 2**20,
-        C.cnrtAttrPciBusID: device.index + 1,
+        C.cnrtAttrPciBusID: device.physical + 1,  # the card's own slot, whatever ordinal the process gives it
         C.cnrtAttrPciDeviceID: 0,
         C.cnrtAttrPciDomainID: 0,
     }
@@ -170,7 +170,7 @@ def getDeviceProperties(device: int) -> cnrtDeviceProp_t:
         SramSizePerMcore=a[C.cnrtAttrSramSizePerMcore], LmemSizePerMcore=a[C.cnrtAttrLmemSizePerMcore],
         MaxL2CacheSize=a[C.cnrtAttrMaxL2CacheSize], GmemBusWidth=a[C.cnrtAttrGmemBusWidth],
         pciBusID=a[C.cnrtAttrPciBusID], pciDeviceID=a[C.cnrtAttrPciDeviceID], pciDomainID=a[C.cnrtAttrPciDomainID],
-        uuid=_uuid.uuid5(_uuid.NAMESPACE_URL, f"mlusim/{target.spec.name}/{target.index}").bytes,
+        uuid=_uuid.uuid5(_uuid.NAMESPACE_URL, f"mlusim/{target.spec.name}/{target.physical}").bytes,
         totalGlobalMemSize=target.memory.capacity,
     )
 

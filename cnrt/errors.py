@@ -103,6 +103,7 @@ _FAULT_CODES = {
     "not_supported": cnrtErrorNotSupport,
     "handle": cnrtErrorInvalidResourceHandle,
     "device": cnrtErrorDeviceInvalid,
+    "no_device": cnrtErrorNoDevice,
     "direction": cnrtErrorMemcpyDirectionInvalid,
     "not_ready": cnrtErrorNotReady,
     "illegal_state": cnrtErrorIllegalState,

@@ -11,6 +11,8 @@ reported by the part that knows what it means.
   BANG kernels (mlusim.bang)      MLUSIM_BANG_DEBUG, MLUSIM_BANG_VERBOSE, MLUSIM_BANG_TIME_LIMIT,
                                   MLUSIM_BANG_BARRIER_TIMEOUT
   shared GDRAM (mlusim.host)      MLUSIM_SHARED_GDRAM
+  visibility (mlusim.device)      MLU_VISIBLE_DEVICES: Neuware's own variable (the driver's), read with the
+                                  MLUSIM_* ones when the device table is built
   strictness (mlusim.lenient)     MLUSIM_STRICT: what the real libraries accept but mlusim would refuse, and what a
                                   program relies on that CNRT does not promise (mlusim.ordering), become errors
 
@@ -30,16 +32,23 @@ _lock = threading.Lock()
 _snapshot: Optional[Mapping[str, str]] = None
 
 
+#: Neuware's variables the core reads besides its own MLUSIM_* ones.
+NEUWARE_VARIABLES = frozenset({"MLU_VISIBLE_DEVICES"})
+
+
 def reread() -> Mapping[str, str]:
-    """Take a new snapshot of the MLUSIM_* environment variables (read-only mapping) and return it."""
+    """Take a new snapshot of the MLUSIM_* environment variables (and NEUWARE_VARIABLES; read-only mapping) and
+    return it."""
     global _snapshot
     with _lock:
-        _snapshot = MappingProxyType({k: v for k, v in os.environ.items() if k.startswith("MLUSIM_")})
+        _snapshot = MappingProxyType({k: v for k, v in os.environ.items()
+                                      if k.startswith("MLUSIM_") or k in NEUWARE_VARIABLES})
         return _snapshot
 
 
 def environ() -> Mapping[str, str]:
-    """The MLUSIM_* environment variables as they were at the first call (or the last `reread`)."""
+    """The MLUSIM_* (and NEUWARE_VARIABLES) environment variables as they were at the first call (or the last
+    `reread`)."""
     snapshot = _snapshot
     return snapshot if snapshot is not None else reread()
 

@@ -10,6 +10,9 @@ Configuration comes from the environment (mlusim.config: read when the table is 
   MLUSIM_BLOCKING      1 runs each queued command at its call, so errors surface at the line that caused them
   MLUSIM_POISON        0 turns off poisoning of fresh allocations (default 1: bytes 0xFF)
   MLUSIM_SEED          seed for everything random in the simulator (default 0)
+  MLU_VISIBLE_DEVICES  the devices this process sees, as the driver reads it: a comma-separated list of ordinals
+                       of the machine's devices, in the order they get this process's ordinals 0, 1, ...; the list
+                       ends at the first entry that is not a device ("" and "32" on a 2-device machine leave none)
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from typing import Optional
 from .arch import BOARDS, DEFAULT_BOARD, BoardSpec, board
 from . import config as settings
 from . import hostmem, memory, queue as queues
-from .errors import DeviceIdFault, QueueFault
+from .errors import DeviceIdFault, NoDeviceFault, QueueFault
 from .memory import ADDRESS_BITS, ADDRESS_SPAN, AddressSpace
 from .notifier import HostClock
 from .queue import Queue, wait_all
@@ -51,6 +54,8 @@ class Config:
     blocking: bool = False
     poison: bool = True
     seed: int = 0
+    #: the machine's device ordinals this process sees, in its own ordinals' order (None: all of them)
+    visible: Optional[tuple[int, ...]] = None
 
     @property
     def spec(self) -> BoardSpec:
@@ -59,6 +64,11 @@ class Config:
     @property
     def devices(self) -> int:
         return self.device_count if self.device_count is not None else self.spec.chips_per_board
+
+    @property
+    def visible_devices(self) -> tuple[int, ...]:
+        """The machine's ordinals of the devices in the table (its entry i is the device of ordinal i)."""
+        return tuple(range(self.devices)) if self.visible is None else self.visible
 
     @property
     def memory_per_device(self) -> int:
@@ -83,8 +93,23 @@ def config_from_env(environ=None) -> Config:
         config = replace(config, poison=settings.flag(environ["MLUSIM_POISON"]))
     if "MLUSIM_SEED" in environ:
         config = replace(config, seed=int(environ["MLUSIM_SEED"]))
+    if "MLU_VISIBLE_DEVICES" in environ:
+        config = replace(config, visible=visible_from_text(environ["MLU_VISIBLE_DEVICES"], config.devices))
     _check(config)
     return config
+
+
+def visible_from_text(text: str, count: int) -> tuple[int, ...]:
+    """The ordinals MLU_VISIBLE_DEVICES=`text` leaves visible on a machine of `count` devices. As the driver (and
+    CUDA's CUDA_VISIBLE_DEVICES) reads it, the list ends at its first entry that names no device: a number out of
+    range, one already listed, or not a number."""
+    visible: list[int] = []
+    for entry in text.split(","):
+        entry = entry.strip()
+        if not entry.isdigit() or int(entry) >= count or int(entry) in visible:
+            break
+        visible.append(int(entry))
+    return tuple(visible)
 
 
 def _check(config: Config) -> None:
@@ -94,13 +119,19 @@ def _check(config: Config) -> None:
         raise ValueError(f"device count must be 1..64, got {config.devices}")
     if not 4096 <= config.memory_per_device < ADDRESS_SPAN // 2:
         raise ValueError(f"memory per device must be 4 KiB .. 512 GiB, got {config.memory_per_device}")
+    visible = config.visible_devices
+    if len(set(visible)) != len(visible) or not all(0 <= ordinal < config.devices for ordinal in visible):
+        raise ValueError(f"visible devices {list(visible)} must be distinct ordinals of the machine's "
+                         f"{config.devices} device(s)")
 
 
 class Device:
-    """One simulated MLU: spec, GDRAM, queues, sticky error."""
+    """One simulated MLU: spec, GDRAM, queues, sticky error. `index` is the process's ordinal of it, `physical`
+    the machine's (they differ under MLU_VISIBLE_DEVICES)."""
 
-    def __init__(self, index: int, spec: BoardSpec, config: Config):
+    def __init__(self, index: int, spec: BoardSpec, config: Config, physical: Optional[int] = None):
         self.index = index
+        self.physical = index if physical is None else physical
         self.spec = spec
         self.config = config
         self.memory = AddressSpace(index, (index + 1) * ADDRESS_SPAN, config.memory_per_device, config.poison)
@@ -205,7 +236,7 @@ def configure(config: Optional[Config] = None, **overrides) -> list[Device]:
         new = replace(base, **overrides)
         _check(new)
         _config = new
-        _devices = [Device(i, new.spec, new) for i in range(new.devices)]
+        _devices = [Device(i, new.spec, new, physical) for i, physical in enumerate(new.visible_devices)]
         generation += 1
         return list(_devices)
 
@@ -236,8 +267,9 @@ _current = threading.local()
 
 def current_index() -> int:
     """The ordinal of this host thread's current device (cnrtGetDevice: 0 until set_current, and again after the
-    table was rebuilt)."""
-    devices()
+    table was rebuilt); NoDeviceFault when no device is visible."""
+    if not devices():
+        raise _no_device()
     if getattr(_current, "generation", None) != generation:
         _current.generation = generation
         _current.index = 0
@@ -259,9 +291,16 @@ def current() -> "Device":
 def get(index: int, arg: str = "device") -> Device:
     """The device with ordinal `index`; DeviceIdFault when there is none."""
     table = devices()
+    if not table:
+        raise _no_device(arg)
     if not 0 <= index < len(table):
         raise DeviceIdFault(f"device {index} does not exist ({len(table)} device(s): 0..{len(table) - 1})", arg)
     return table[index]
+
+
+def _no_device(arg: Optional[str] = None) -> NoDeviceFault:
+    return NoDeviceFault(f"no device is visible: MLU_VISIBLE_DEVICES leaves none of the machine's {_config.devices} "
+                         f"device(s)", arg)
 
 
 def owner_of(address: int) -> Optional[Device]:

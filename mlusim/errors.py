@@ -47,6 +47,12 @@ class DeviceIdFault(Fault):
     kind = "device"
 
 
+class NoDeviceFault(Fault):
+    """No device is visible to this process (MLU_VISIBLE_DEVICES leaves none)."""
+
+    kind = "no_device"
+
+
 class DirectionFault(Fault):
     """A memcpy direction that does not match the pointer kinds."""
 

@@ -41,7 +41,6 @@ def _install() -> None:
     torch._register_device_module("mlu", _mlu_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_packed_sequence=True,
                                                          for_storage=True)
-    _mlu_module._refresh_default_generators()
     _devices.on_rebuild(_mlu_module._refresh_default_generators)
 
 
@@ -50,7 +49,7 @@ _install()
 from . import fallback, ops  # noqa: E402,F401  (ops registers the native kernels)
 from . import mlu  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "cncl")
-from . import _inductor, _torch_names, backends  # noqa: E402
+from . import _inductor, _MLUC, _torch_names, backends  # noqa: E402,F401  (_MLUC: the extension's names)
 
 backends.install()  # torch.backends.mlu, torch.backends.cnnl
 _torch_names.install()  # torch.is_mlu_available

@@ -45,3 +45,42 @@ def test_configure_changes_the_board_seen_through_cnrt():
     assert properties.name == "MLU590-M9"
     assert properties.clusterCount == 12
     assert cnrt.memGetInfo() == (8 << 20, 8 << 20)
+
+
+@pytest.mark.parametrize("text, visible", [("1", (1,)), ("2,0", (2, 0)), ("0, 2", (0, 2)), ("", ()), ("32", ()),
+                                           ("1,7,0", (1,)), ("0,0,1", (0,)), ("1,x,2", (1,)), ("-1,0", ())])
+def test_mlu_visible_devices_ends_at_the_first_entry_that_is_no_device(text, visible):
+    config = config_from_env({"MLUSIM_DEVICE_COUNT": "3", "MLU_VISIBLE_DEVICES": text})
+    assert config.devices == 3 and config.visible_devices == visible
+
+
+def test_visible_devices_get_the_process_ordinals_and_keep_their_identity():
+    devices.configure(devices.Config(device_count=3))
+    identity = {i: (cnrt.getDeviceProperties(i).uuid, cnrt.deviceGetPCIBusId(i)) for i in range(3)}
+    devices.configure(devices.Config(device_count=3, visible=(2, 0)))
+    assert cnrt.getDeviceCount() == 2
+    assert [device.physical for device in devices.devices()] == [2, 0]
+    assert (cnrt.getDeviceProperties(0).uuid, cnrt.deviceGetPCIBusId(0)) == identity[2]
+    assert (cnrt.getDeviceProperties(1).uuid, cnrt.deviceGetPCIBusId(1)) == identity[0]
+    with pytest.raises(cnrt.CnrtError) as error:
+        cnrt.setDevice(2)
+    assert error.value.code == cnrt.cnrtErrorDeviceInvalid
+
+
+def test_no_visible_device_is_cnrt_error_no_device():
+    import cndrv
+    devices.configure(devices.Config(device_count=2, visible=()))
+    assert cnrt.getDeviceCount() == 0
+    for call in (cnrt.getDevice, lambda: cnrt.setDevice(0), lambda: cnrt.malloc(16)):
+        with pytest.raises(cnrt.CnrtError, match="no device is visible") as error:
+            call()
+        assert error.value.code == cnrt.cnrtErrorNoDevice
+    with pytest.raises(cndrv.CndrvError) as error:
+        cndrv.cnInit(0)
+    assert error.value.code == cndrv.CN_ERROR_NO_DEVICE
+
+
+def test_visible_devices_must_be_distinct_devices_of_the_machine():
+    for visible in ((0, 0), (2,), (-1,)):
+        with pytest.raises(ValueError, match="visible devices"):
+            devices.configure(devices.Config(device_count=2, visible=visible))

@@ -1,5 +1,6 @@
 """The "mlu" device: a real PrivateUse1 backend (device type, .mlu(), data_ptr = simulated address, printing),
 torch.mlu's device management, the metadata-only kernels and the autoload entry point."""
+import os
 import subprocess
 import sys
 import threading
@@ -214,6 +215,51 @@ def test_lazy_initialisation_and_the_forked_child_rule():
     refused = "Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you must use the " \
               "'spawn' start method"
     assert lines == ["False", "ok", "True", refused, refused, "False [2.0, 2.0]"]
+
+
+VISIBLE_SCRIPT = """
+import os, torch, torch_mlu
+from mlusim import device
+print(device.configured())                       # importing torch_mlu builds no device table
+os.environ["MLU_VISIBLE_DEVICES"] = os.environ["VISIBLE"]
+print(torch.mlu.device_count(), torch.mlu.is_initialized())
+try:
+    torch_mlu._MLUC._mlu_init()
+    x = torch.arange(3.0, device="mlu")
+    print((x * 2).cpu().tolist(), device.devices()[0].physical, len(torch.mlu.default_generators))
+except RuntimeError as error:
+    print(error)
+"""
+
+
+@pytest.mark.child_processes
+@pytest.mark.parametrize("visible, lines", [
+    ("1", ["False", "1 False", "[0.0, 2.0, 4.0] 1 1"]),
+    ("32", ["False", "0 False", "No MLU devices are available (MLU_VISIBLE_DEVICES leaves none)"]),
+    ("", ["False", "0 False", "No MLU devices are available (MLU_VISIBLE_DEVICES leaves none)"])])
+def test_mlu_visible_devices_set_after_import_is_read_at_first_use(visible, lines):
+    environment = dict(os.environ, MLUSIM_DEVICE_COUNT="2", VISIBLE=visible)
+    environment.pop("MLU_VISIBLE_DEVICES", None)
+    out = subprocess.run([sys.executable, "-c", VISIBLE_SCRIPT], capture_output=True, text=True, timeout=240,
+                         env=environment)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines() == lines
+
+
+def test_mluc_names_work_on_the_runtime():
+    assert torch_mlu._MLUC._mlu_getDeviceCount() == torch.mlu.device_count()
+    torch.ones(1, device="mlu:0")
+    assert torch_mlu._MLUC._mlu_hasPrimaryContext(0)
+    stream = torch.mlu.Stream()
+    previous = torch.mlu.current_stream()
+    try:
+        torch_mlu._MLUC._mlu_setStream(stream.stream_id, stream.device_index, stream.device_type)
+        assert torch.mlu.current_stream() == stream
+        assert torch_mlu._MLUC._mlu_getCurrentRawStream(0) is stream.mlu_stream
+    finally:
+        torch.mlu.set_stream(previous)
+    with pytest.raises(AttributeError, match="no attribute"):
+        torch_mlu._MLUC._mlu_not_a_name
 
 
 def test_version_and_registered_ops():

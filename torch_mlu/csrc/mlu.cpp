@@ -89,7 +89,9 @@ struct Runtime {
   PyObject* device_count = nullptr;    // () -> int, after following a rebuilt device table
 };
 Runtime rt;
-std::atomic<DeviceIndex> g_count{0};
+// -1 until the first question about the devices asks mlusim's table (importing torch_mlu builds no table: the
+// device is initialised lazily, after the program may have set MLU_VISIBLE_DEVICES)
+std::atomic<DeviceIndex> g_count{-1};
 bool g_ready = false;
 // Bumped when mlusim's device table is rebuilt: every thread's current device and streams start over then.
 std::atomic<int> g_generation{0};
@@ -207,18 +209,35 @@ auto with_gil(const char* what, F&& body) -> decltype(body()) {
   }
 }
 
+// Asks the runtime for the device count; the table follows a rebuild, whose reset() stores the new count.
+void ask_device_count() {
+  py::gil_scoped_acquire gil;
+  try {
+    call(rt.device_count);
+  } catch (py::error_already_set& e) {
+    rethrow(e, "device_count");
+  }
+}
+
+DeviceIndex device_count() {
+  if (g_count.load() < 0 && g_ready) ask_device_count();
+  return std::max<DeviceIndex>(g_count.load(), 0);
+}
+
+DeviceIndex device_count_or_none() noexcept {
+  try {
+    return device_count();
+  } catch (...) {
+    return 0;
+  }
+}
+
 DeviceIndex checked_index(DeviceIndex index) {
   if (index < 0) return current_device();
-  if (index >= g_count && g_ready) {  // the device table may have been rebuilt with more devices: ask once
-    py::gil_scoped_acquire gil;
-    try {
-      call(rt.device_count);
-    } catch (py::error_already_set& e) {
-      rethrow(e, "device_count");
-    }
-  }
-  TORCH_CHECK_INDEX(index < g_count, "mlu: invalid device ordinal ", static_cast<int>(index), ": there are ",
-                    static_cast<int>(g_count), " mlu device(s) (MLUSIM_DEVICE_COUNT sets the number)");
+  if (index >= device_count() && g_ready) ask_device_count();  // the table may have been rebuilt with more devices
+  const DeviceIndex count = std::max<DeviceIndex>(g_count.load(), 0);
+  TORCH_CHECK_INDEX(index < count, "mlu: invalid device ordinal ", static_cast<int>(index), ": there are ",
+                    static_cast<int>(count), " mlu device(s) (MLUSIM_DEVICE_COUNT sets the number)");
   return index;
 }
 
@@ -462,7 +481,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   void* getStreamNativeHandle(const c10::Stream stream) const override {
     return reinterpret_cast<void*>(static_cast<intptr_t>(stream.id()));
   }
-  DeviceIndex deviceCount() const noexcept override { return g_count; }
+  DeviceIndex deviceCount() const noexcept override { return device_count_or_none(); }
   void record(void** event, const c10::Stream& stream, const DeviceIndex device_index,
               const c10::EventFlag flag) const override {
     TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "Event device index ",
@@ -574,9 +593,9 @@ void resize_storage_bytes(const c10::Storage& storage, size_t nbytes);
 struct Hooks final : at::PrivateUse1HooksInterface {
   void init() const override {}
   bool isBuilt() const override { return true; }
-  bool isAvailable() const override { return g_count > 0; }
+  bool isAvailable() const override { return device_count_or_none() > 0; }
   bool hasPrimaryContext(DeviceIndex) const override { return true; }
-  DeviceIndex deviceCount() const override { return g_count; }
+  DeviceIndex deviceCount() const override { return device_count_or_none(); }
   DeviceIndex getCurrentDevice() const override { return current_device(); }
   void setCurrentDevice(DeviceIndex device) const override { set_current_device(device); }
   DeviceIndex exchangeDevice(DeviceIndex device) const override {
@@ -854,9 +873,6 @@ void init(py::object runtime) {
   rt.memory_totals = bind("memory_totals");
   rt.on_fallback = bind("on_fallback");
   rt.device_count = bind("device_count");
-  const int count = runtime.attr("device_count")().cast<int>();
-  TORCH_CHECK(count >= 0 && count <= kMaxDevices, "mlu: ", count, " devices; at most ", kMaxDevices);
-  g_count = static_cast<DeviceIndex>(count);
   g_ready = true;
   at::RegisterPrivateUse1HooksInterface(&g_hooks);
 }
@@ -980,7 +996,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("get_device", [] { return mlu::current_device(); });
   m.def("set_device", [](DeviceIndex device) { if (device >= 0) mlu::set_current_device(device); });
   m.def("exchange_device", &mlu::exchange_device);
-  m.def("device_count", [] { return mlu::g_count.load(); });
+  m.def("device_count", [] { return mlu::device_count(); });
   m.def("default_generator", &mlu::default_generator);
   m.def("is_pinned_ptr", [](uintptr_t ptr) { return mlu::is_pinned(reinterpret_cast<void*>(ptr)); });
   m.def("run_fallback", &mlu::run_fallback, "Run an aten op through the CPU fallback");

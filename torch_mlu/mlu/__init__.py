@@ -48,7 +48,7 @@ def init() -> None:
 
 def _lazy_init() -> None:
     """The first use of the device in this process (torch calls it before making the first mlu tensor; set_device
-    and init call it): refused in a forked child of an initialised process."""
+    and init call it): refused in a forked child of an initialised process, and when no device is visible."""
     global _initialized
     if _initialized:
         return
@@ -56,6 +56,8 @@ def _lazy_init() -> None:
         if _in_bad_fork:
             raise RuntimeError("Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you "
                                "must use the 'spawn' start method")
+        if device_count() == 0:
+            raise RuntimeError("No MLU devices are available (MLU_VISIBLE_DEVICES leaves none)")
         _initialized = True
 
 
@@ -181,13 +183,25 @@ def can_device_access_peer(device, peer_device) -> bool:
     return bool(cnrt.getPeerAccessibility(checked_index(device), checked_index(peer_device)))
 
 
-default_generators: tuple = ()
+_generators: "tuple | None" = None
 
 
 def _refresh_default_generators(*_ignored) -> None:
-    """torch.mlu.default_generators: one torch.Generator per device (re-made when the device table changes)."""
-    global default_generators
-    default_generators = tuple(_state.C.default_generator(i) for i in range(_state.C.device_count()))
+    """Forget the generators of the old device table (the next `default_generators` makes the new ones)."""
+    global _generators
+    _generators = None
+
+
+def __getattr__(name: str):
+    # torch.mlu.default_generators (one torch.Generator per device) is made at its first use, since counting the
+    # devices builds mlusim's device table, which importing torch_mlu must not do (lazy initialization)
+    global _generators
+    if name == "default_generators":
+        _devices.check()
+        if _generators is None:
+            _generators = tuple(_state.C.default_generator(i) for i in range(_state.C.device_count()))
+        return _generators
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
