@@ -3,7 +3,7 @@
 torch_mlu is another module (csrc/mlu.cpp); these are its Python-facing counterparts with the real module's names."""
 from __future__ import annotations
 
-from . import _state, mlu
+from . import _state, backends, mlu
 from .mlu._utils import checked_index
 from .mlu.streams import current_stream
 
@@ -35,6 +35,16 @@ def _mlu_setStream(stream_id: int = 0, device_index: int = -1, device_type: int 
     """torch_mlu._MLUC._mlu_setStream(stream_id, device_index, device_type): make the stream with these fields (a
     torch.Stream's) its device's current stream."""
     _state.C.set_stream(stream_id, checked_index(device_index))
+
+
+def _get_mlufusion_enabled() -> bool:
+    """torch_mlu._MLUC._get_mlufusion_enabled: torch.backends.mlufusion.enabled."""
+    return backends.mlufusion.enabled
+
+
+def _set_mlufusion_enabled(enabled: bool) -> None:
+    """torch_mlu._MLUC._set_mlufusion_enabled: set torch.backends.mlufusion.enabled."""
+    backends.mlufusion.set_flags(enabled)
 
 
 def __getattr__(name: str):

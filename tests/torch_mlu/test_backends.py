@@ -47,3 +47,15 @@ def test_float32_products_stay_float32_whatever_the_switch_says(restored):
     want = a.double() @ b.double()
     torch.set_float32_matmul_precision("medium")  # (torch's CPU kernels would now use bfloat16: not the reference)
     torch.testing.assert_close((a.mlu() @ b.mlu()).cpu().double(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_mlufusion_switch_sets_and_restores():
+    assert torch.backends.mlufusion.enabled is True
+    assert importlib.import_module("torch.backends.mlufusion") is torch.backends.mlufusion
+    with torch.backends.mlufusion.flags(enabled=False):
+        assert torch.backends.mlufusion.enabled is False
+        assert torch_mlu._MLUC._get_mlufusion_enabled() is False
+    assert torch.backends.mlufusion.enabled is True
+    assert torch.backends.mlufusion.set_flags(False) == (True,)
+    torch_mlu._MLUC._set_mlufusion_enabled(True)
+    assert torch.backends.mlufusion.enabled is True

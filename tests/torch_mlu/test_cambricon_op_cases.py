@@ -1,6 +1,8 @@
 """Cambricon's torch_ops cases, re-expressed (test/torch_ops of Cambricon/torch_mlu): errors raised with torch_mlu's
 types and messages, torch's CUDA-only dropout ops that torch_mlu has, results laid out as torch lays them out, a
 complex Python scalar."""
+import re
+
 import pytest
 import torch
 from torch import nn
@@ -117,3 +119,34 @@ def test_where_names_the_condition_dtype_as_torch():
     with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor, but got a tensor with "
                                            "dtype Long$"):
         torch.where(torch.tensor(1).mlu(), torch.tensor(1).mlu(), torch.randn(1).mlu())
+
+
+def test_an_mlu_op_draws_from_an_mlu_generator_only():
+    p = torch.rand(4).mlu()
+    for draw in (lambda g: torch.bernoulli(p, generator=g), lambda g: torch.randn(3, device="mlu", generator=g),
+                 lambda g: torch.empty(3, device="mlu").normal_(generator=g)):
+        with pytest.raises(RuntimeError, match="Expected a 'mlu' device type for generator but found 'cpu'"):
+            draw(torch.Generator())
+        assert draw(torch.Generator(device="mlu")).device.type == "mlu"
+    with pytest.raises(RuntimeError, match=r"^bernoulli_ expects p to be in \[0, 1\], but got p=2$"):
+        torch.empty(3, device="mlu").bernoulli_(2.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: nn.functional.max_pool3d(x, (2, 2)), lambda x: nn.functional.max_pool3d(x, 2, padding=(1, 1)),
+    lambda x: nn.functional.avg_pool3d(x, 2, stride=(1, 1)), lambda x: nn.functional.avg_pool3d(x, (2, 2)),
+    lambda x: nn.functional.max_pool2d(x[0], 2, dilation=(1, 1, 1)),
+    lambda x: nn.functional.max_pool2d(x[0], 2, stride=(1, 1, 1)),
+    lambda x: nn.functional.avg_pool2d(x[0], (2, 2, 2)), lambda x: nn.functional.avg_pool2d(x[0], 2, padding=(1, 1, 1)),
+    lambda x: nn.functional.adaptive_avg_pool2d(x[0], (1, 1, 1))])
+def test_pooling_parameter_errors_are_torchs(call):
+    x = torch.randn(1, 1, 4, 4, 4)
+    with pytest.raises(RuntimeError) as expected:
+        call(x)
+    with pytest.raises(RuntimeError, match=f"^{re.escape(str(expected.value))}$"):
+        call(x.mlu())
+
+
+def test_adaptive_average_pooling_of_a_wrong_rank_in_torch_mlus_words():
+    with pytest.raises(RuntimeError, match=r"^adaptive_avg_pool2d\(\): Expected 3D or 4D tensor, but got: \[2, 3\]$"):
+        nn.functional.adaptive_avg_pool2d(torch.randn(2, 3).mlu(), 2)

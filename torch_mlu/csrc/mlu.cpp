@@ -821,7 +821,9 @@ void cpu_generators(const c10::OperatorHandle& op, torch::jit::Stack* stack, siz
     c10::IValue& value = (*stack)[first + i];
     at::Generator source = value.isNone() ? g_hooks.getDefaultGenerator(op_device(*stack, first, count))
                                           : value.toGenerator();
-    if (source.device().type() != kMLU) continue;
+    // an mlu op draws from an mlu generator only (torch's check_generator rule of device kernels)
+    TORCH_CHECK(source.device().type() == kMLU, "Expected a 'mlu' device type for generator but found '",
+                source.device().type(), "'");
     uint64_t seed = 0, offset = 0;
     {
       std::lock_guard<std::mutex> lock(source.mutex());

@@ -37,12 +37,21 @@ def _pool_descriptor(rank: int, mode: int, kernel, padding, stride, dilation, ce
     return found
 
 
-def _expand(value, n: int, name: str) -> list[int]:
+_COUNT_WORDS = {2: "two", 3: "three"}
+
+
+def _expand(value, n: int, name: str, op: str) -> list[int]:
+    """`value` (an int or a 1- or n-element sequence) as n ints; torch's message for another length."""
     values = [value] if isinstance(value, int) else list(value)
     if len(values) == 1:
         values = values * n
     if len(values) != n:
-        raise RuntimeError(f"{name} must either be a single int, or a tuple of {n} ints")
+        if name == "output_size":
+            raise RuntimeError(f"{op}: output_size must be {n}")
+        rule = {"kernel_size": "must be a single int" if op.startswith("avg") else "must either be a single int",
+                "stride": "must either be omitted, a single int", "padding": "must either be a single int",
+                "dilation": "must be either a single int"}[name]
+        raise RuntimeError(f"{op}: {name} {rule}, or a tuple of {_COUNT_WORDS.get(n, n)} ints")
     return values
 
 
@@ -74,10 +83,10 @@ class _Window:
             raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input tensor")
         self.unbatched = self_.dim() == spatial + 1
         self.input = self_.unsqueeze(0) if self.unbatched else self_
-        self.kernel = _expand(kernel, spatial, "kernel_size")
-        self.stride = _expand(stride, spatial, "stride") if stride else list(self.kernel)
-        self.padding = _expand(padding, spatial, "padding")
-        self.dilation = _expand(dilation, spatial, "dilation")
+        self.kernel = _expand(kernel, spatial, "kernel_size", name)
+        self.stride = _expand(stride, spatial, "stride", name) if stride else list(self.kernel)
+        self.padding = _expand(padding, spatial, "padding", name)
+        self.dilation = _expand(dilation, spatial, "dilation", name)
         self.ceil_mode = ceil_mode
         if any(p * 2 > k for p, k in zip(self.padding, self.kernel)):
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={self.padding[0]}, "
@@ -340,10 +349,10 @@ def avg_pool3d_backward_out(grad_output, self, kernel_size, stride, padding, cei
 
 # ---- adaptive pooling -----------------------------------------------------------------------------------------------
 def _adaptive_input(self, output_size, spatial: int):
-    if self.dim() not in (spatial + 1, spatial + 2):
+    if self.dim() not in (spatial + 1, spatial + 2):  # torch_mlu's words ("got:"; torch's CPU kernel: "got")
         raise RuntimeError(f"adaptive_avg_pool{spatial}d(): Expected {spatial + 1}D or {spatial + 2}D tensor, but "
-                           f"got {list(self.shape)}")
-    sizes = _expand(output_size, spatial, "output_size")
+                           f"got: {list(self.shape)}")
+    sizes = _expand(output_size, spatial, "output_size", f"adaptive_avg_pool{spatial}d")
     unbatched = self.dim() == spatial + 1
     return (self.unsqueeze(0) if unbatched else self), sizes, unbatched
 
@@ -388,7 +397,7 @@ def _adaptive_max_input(self, output_size):
     then gives torch's own result or error: wrong ranks, empty planes, negative sizes)."""
     if not _native(self) or self.dim() not in (3, 4) or any(n == 0 for n in self.shape[1:]):
         return None
-    sizes = _expand(output_size, 2, "output_size")
+    sizes = _expand(output_size, 2, "output_size", "adaptive_max_pool2d")
     if any(s <= 0 for s in sizes):
         return None
     unbatched = self.dim() == 3

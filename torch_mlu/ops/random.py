@@ -77,8 +77,8 @@ def uniform_(self: torch.Tensor, from_: float = 0.0, to: float = 1.0, *, generat
 @register("aten::bernoulli_.float")
 def bernoulli_(self: torch.Tensor, p: float = 0.5, *, generator=None) -> torch.Tensor:
     """aten::bernoulli_.float(self, p, *, generator): 1 with probability p (uniform < p, cnnlLogicOp)."""
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    if not 0 <= p <= 1:  # p as C++ prints a double (2, not 2.0)
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if self.dtype not in TORCH_TO_CNNL:
         return fallback(aten.bernoulli_.float, self, p, generator=generator)
     if self.numel() == 0:
