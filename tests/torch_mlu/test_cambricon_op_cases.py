@@ -150,3 +150,17 @@ def test_pooling_parameter_errors_are_torchs(call):
 def test_adaptive_average_pooling_of_a_wrong_rank_in_torch_mlus_words():
     with pytest.raises(RuntimeError, match=r"^adaptive_avg_pool2d\(\): Expected 3D or 4D tensor, but got: \[2, 3\]$"):
         nn.functional.adaptive_avg_pool2d(torch.randn(2, 3).mlu(), 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.float32, torch.int64])
+def test_conj_physical_in_place_and_out(dtype):
+    x = torch.testing.make_tensor((4, 6), dtype=dtype, device="cpu")
+    for view in (lambda t: t, lambda t: t[:, ::2], lambda t: t.t()):
+        expected, device = view(x.clone()), view(x.clone().mlu())
+        address = device.data_ptr()
+        torch.conj_physical_(expected)
+        assert torch.conj_physical_(device) is device and device.data_ptr() == address
+        assert torch.equal(device.cpu(), expected)
+        out = torch.empty(0, dtype=dtype, device="mlu")
+        torch.conj_physical(view(x.mlu()), out=out)
+        assert torch.equal(out.cpu(), torch.conj_physical(view(x)))

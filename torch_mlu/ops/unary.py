@@ -144,6 +144,38 @@ def frac_out(self, *, out):
     return target.finish()
 
 
+# ---- conjugation ----------------------------------------------------------------------------------------------------
+def _negate_imaginary(values: torch.Tensor) -> None:
+    if values.numel():
+        torch.view_as_real(values).select(-1, 1).neg_()
+
+
+@register("aten::conj_physical.out")
+def conj_physical_out(self, *, out):
+    """aten::conj_physical.out(self, *, out): the conjugate's values (a copy for real dtypes): the imaginary parts
+    negated in place through a real view."""
+    check_same_device(self, out)
+    if self.device.type != "mlu" or self.is_conj() or self.is_neg() or out.is_conj() or out.is_neg():
+        return fallback(aten.conj_physical.out, self, out=out)
+    check_castable(self.dtype, out)
+    target = Destination(out, self.shape, self.dtype, (self,))
+    target.target.copy_(self)
+    if self.is_complex():
+        _negate_imaginary(target.target)
+    return target.finish()
+
+
+@register("aten::conj_physical_")
+def conj_physical_(self):
+    """aten::conj_physical_(self): conjugate in place (nothing to do for real dtypes). torch routes it to a device
+    stub that a PrivateUse1 backend does not have."""
+    if self.is_complex():
+        if self.is_conj() or self.is_neg():
+            return fallback(aten.conj_physical_.default, self)
+        _negate_imaginary(self)
+    return self
+
+
 # ---- backward of sigmoid and tanh -----------------------------------------------------------------------------------
 def _activation_backward(name: str, descriptor, grad_output: torch.Tensor, output: torch.Tensor,
                          grad_input: torch.Tensor) -> torch.Tensor:
