@@ -164,3 +164,25 @@ def test_conj_physical_in_place_and_out(dtype):
         out = torch.empty(0, dtype=dtype, device="mlu")
         torch.conj_physical(view(x.mlu()), out=out)
         assert torch.equal(out.cpu(), torch.conj_physical(view(x)))
+
+
+def test_dot_names_the_devices_in_argument_order():
+    with pytest.raises(RuntimeError, match="found at least two devices, cpu and mlu:0!"):
+        torch.dot(torch.randn(3), torch.randn(3).mlu())
+    with pytest.raises(RuntimeError, match="found at least two devices, mlu:0 and cpu!"):
+        torch.dot(torch.randn(3).mlu(), torch.randn(3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: torch.prod(x, 1, dtype=torch.float64, out=torch.ones(3, device=x.device)),
+    lambda x: torch.sum(x, 1, dtype=torch.int32, out=torch.ones(3, device=x.device, dtype=torch.int64)),
+    lambda x: torch.max(x, 1, out=(torch.empty(0, device=x.device, dtype=torch.half),
+                                   torch.empty(0, device=x.device, dtype=torch.int64))),
+    lambda x: torch.min(x, 1, out=(torch.empty(0, device=x.device),
+                                   torch.empty(0, device=x.device, dtype=torch.uint8)))])
+def test_out_dtype_errors_name_the_cpp_types_as_torch(call):
+    x = torch.ones(3, 4)
+    with pytest.raises(RuntimeError) as expected:
+        call(x)
+    with pytest.raises(RuntimeError, match=f"^{re.escape(str(expected.value))}$"):
+        call(x.mlu())

@@ -138,9 +138,10 @@ def workspace(nbytes: int, device: torch.device):
 
 
 # ---- checks and the fallback --------------------------------------------------------------------------------------
-def check_same_device(*tensors: torch.Tensor) -> torch.device:
+def check_same_device(*tensors: torch.Tensor, argument_order: bool = False) -> torch.device:
     """The common device of the tensors, with torch's usual error when they differ (0-d cpu tensors are scalars
-    and may mix in, as in TensorIterator)."""
+    and may mix in, as in TensorIterator). The error names the mlu device first (TensorIterator's common device),
+    or with `argument_order` the devices as the arguments come (ops that compare their arguments: dot)."""
     device = None
     for tensor in tensors:
         where = tensor.device
@@ -149,7 +150,7 @@ def check_same_device(*tensors: torch.Tensor) -> torch.device:
         if device is None:
             device = where
         elif where != device:
-            first, second = (device, where) if device.type == "mlu" else (where, device)
+            first, second = (device, where) if device.type == "mlu" or argument_order else (where, device)
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{first} and {second}!")
     return device

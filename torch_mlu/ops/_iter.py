@@ -28,6 +28,17 @@ def type_name(dtype: torch.dtype) -> str:
     return _TYPE_NAMES.get(dtype, str(dtype).replace("torch.", ""))
 
 
+_CPP_NAMES = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
+              torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int", torch.int16: "short int",
+              torch.int8: "signed char", torch.uint8: "unsigned char", torch.bool: "bool",
+              torch.complex64: "c10::complex<float>", torch.complex128: "c10::complex<double>"}
+
+
+def cpp_name(dtype: torch.dtype) -> str:
+    """The C++ type name of a dtype, as torch's TypeMeta prints it in out= dtype errors (float, long int, ...)."""
+    return _CPP_NAMES.get(dtype, str(dtype).replace("torch.", ""))
+
+
 def float_result(dtype: torch.dtype) -> torch.dtype:
     """The result dtype of a floating-point function of a tensor of `dtype` (integers give the default float)."""
     return torch.get_default_dtype() if dtype in INTEGRAL else dtype

@@ -159,7 +159,7 @@ def _check_vectors(name: str, a: torch.Tensor, b: torch.Tensor) -> None:
 @register("aten::dot")
 def dot(self: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
     """aten::dot(self, tensor): the inner product of two 1-D tensors (cnnlMatMul of [1, n] and [n, 1])."""
-    device = check_same_device(self, tensor)
+    device = check_same_device(self, tensor, argument_order=True)
     _check_vectors("dot", self, tensor)
     if device.type != "mlu" or not _native(self, tensor):
         return fallback(aten.dot.default, self, tensor)

@@ -16,7 +16,7 @@ import cnnl
 from mlusim.memo import BoundedMemo
 
 from ._core import FLOATING, TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
-from ._iter import Destination, INTEGRAL, type_name
+from ._iter import Destination, INTEGRAL, cpp_name, type_name
 from .copy import copy_into
 
 ADD, AVG, MUL, MAX, MIN = (cnnl.CNNL_REDUCE_ADD, cnnl.CNNL_REDUCE_AVG, cnnl.CNNL_REDUCE_MUL, cnnl.CNNL_REDUCE_MAX,
@@ -113,7 +113,8 @@ def _accumulated(kind: str, self: torch.Tensor, dims, keepdim: bool, dtype, out:
         raise RuntimeError(f"mean(): could not infer output dtype. {'Optional' if dtype else 'Input'} dtype must be "
                            f"either a floating point or complex dtype. Got: {type_name(dtype or self.dtype)}")
     if dtype is not None and out.dtype != dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {dtype}, but got {out.dtype} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {cpp_name(dtype)}, but got {cpp_name(out.dtype)} "
+                           f"instead")
     dtype = out.dtype
     axes = normalize_dims(dims, self.dim())
     shape = reduced_shape(self.shape, axes, keepdim)
@@ -184,12 +185,14 @@ def extreme(op: int, name: str, self: torch.Tensor, dims, keepdim: bool, out: to
     finishers = []
     if want_values:
         if out.dtype != self.dtype:
-            raise RuntimeError(f"Expected out tensor to have dtype {self.dtype}, but got {out.dtype} instead")
+            raise RuntimeError(f"Expected out tensor to have dtype {cpp_name(self.dtype)}, but got "
+                               f"{cpp_name(out.dtype)} instead")
         target = Destination(out, shape, self.dtype, (self,))
         values, finishers = target.target, [target]
     if indices_out is not None:
         if indices_out.dtype != torch.int64:
-            raise RuntimeError(f"Expected out tensor to have dtype long int, but got {indices_out.dtype} instead")
+            raise RuntimeError(f"Expected out tensor to have dtype long int, but got {cpp_name(indices_out.dtype)} "
+                               f"instead")
         target = Destination(indices_out, shape, torch.int64, (self,))
         indices = target.target
         finishers.append(target)

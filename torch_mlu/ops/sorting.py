@@ -10,7 +10,7 @@ import torch
 import cnnl
 
 from ._core import TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
-from ._iter import Destination, INTEGRAL, check_castable
+from ._iter import Destination, INTEGRAL, check_castable, cpp_name
 
 
 def _axis(dim: int, ndim: int) -> int:
@@ -41,9 +41,11 @@ def _selection(self, k: int, dim: int, largest: bool, values, indices, name: str
     if self.dim():
         shape[axis] = k
     if values.dtype != self.dtype:
-        raise RuntimeError(f"{name}: Expected out tensor to have dtype {self.dtype}, but got {values.dtype} instead")
+        raise RuntimeError(f"{name}: Expected out tensor to have dtype {cpp_name(self.dtype)}, but got "
+                           f"{cpp_name(values.dtype)} instead")
     if indices.dtype != torch.int64:
-        raise RuntimeError(f"{name}: Expected out tensor to have dtype long int, but got {indices.dtype} instead")
+        raise RuntimeError(f"{name}: Expected out tensor to have dtype long int, but got {cpp_name(indices.dtype)} "
+                           f"instead")
     value_target = Destination(values, shape, self.dtype, (self,))
     index_target = Destination(indices, shape, torch.int64, (self,))
     if value_target.target.numel():
