@@ -186,3 +186,23 @@ def test_out_dtype_errors_name_the_cpp_types_as_torch(call):
         call(x)
     with pytest.raises(RuntimeError, match=f"^{re.escape(str(expected.value))}$"):
         call(x.mlu())
+
+
+@pytest.mark.parametrize("shape, groups", [((2, 4, 3, 0), 2), ((0, 4, 3), 2), ((3, 6), 3)])
+def test_group_norm_of_empty_groups_gives_torchs_statistics_and_gradients(shape, groups):
+    layer = nn.GroupNorm(groups, shape[1])
+    x = torch.randn(shape, requires_grad=True)
+    device_layer = nn.GroupNorm(groups, shape[1]).mlu()
+    device_x = x.detach().mlu().requires_grad_()
+    weight, bias = torch.ones(shape[1]), torch.zeros(shape[1])
+    expected = torch.ops.aten.native_group_norm(x.detach(), weight, bias, shape[0], shape[1],
+                                                x[0, 0].numel() if x.numel() else 0, groups, 1e-5)
+    got = torch.ops.aten.native_group_norm(device_x.detach(), weight.mlu(), bias.mlu(), shape[0], shape[1],
+                                           x[0, 0].numel() if x.numel() else 0, groups, 1e-5)
+    for want, have in zip(expected[1:], got[1:]):
+        torch.testing.assert_close(have.cpu(), want, equal_nan=True)
+    layer(x).sum().backward()
+    device_layer(device_x).sum().backward()
+    for want, have in ((layer.weight.grad, device_layer.weight.grad), (layer.bias.grad, device_layer.bias.grad),
+                       (x.grad, device_x.grad)):
+        torch.testing.assert_close(have.cpu(), want, equal_nan=True)

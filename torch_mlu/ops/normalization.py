@@ -321,9 +321,9 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     if not _native(input, weight, bias) or any(p.dtype != input.dtype for p in _present(weight, bias)) or \
             input.dim() < 2:
         return fallback(aten.native_group_norm.default, input, weight, bias, N, C, HxW, group, eps)
-    if input.numel() == 0:
-        stats = torch.empty((N, group), dtype=input.dtype, device=input.device)
-        return torch.empty_like(input), stats, stats.clone()
+    if input.numel() == 0:  # torch's statistics of a group of no elements: mean 0, rstd NaN
+        return (torch.empty_like(input), torch.zeros((N, group), dtype=input.dtype, device=input.device),
+                torch.full((N, group), float("nan"), dtype=input.dtype, device=input.device))
     if eps < 0:
         xhat, mean, rstd = _rows_forward(input.reshape(N * group, -1), eps)
         channel = (1, C) + (1,) * (input.dim() - 2)
@@ -355,9 +355,13 @@ def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, g
         return fallback(aten.native_group_norm_backward.default, grad_out, input, mean, rstd, weight, N, C, HxW,
                         group, output_mask)
     if input.numel() == 0:
-        zeros = torch.zeros(C, dtype=input.dtype, device=input.device)
+        # torch's sums over empty groups: the bias gradient is 0; the weight gradient sums (0 - 0 * mean) * rstd,
+        # NaN where a group's statistics are (a group of no elements has NaN mean and rstd)
+        dscale = (mean * 0 * rstd).view(N, group).sum(0).repeat_interleave(C // group) if N else \
+            torch.zeros(C, dtype=input.dtype, device=input.device)
         return (torch.empty_like(input) if output_mask[0] else None,
-                zeros if output_mask[1] and weight is not None else None, zeros.clone() if output_mask[2] else None)
+                dscale if output_mask[1] and weight is not None else None,
+                torch.zeros(C, dtype=input.dtype, device=input.device) if output_mask[2] else None)
     x, dy = input.contiguous(), grad_out.contiguous()
     m, r = mean.contiguous(), rstd.contiguous()
     dx = torch.empty(input.shape, dtype=input.dtype, device=input.device)
