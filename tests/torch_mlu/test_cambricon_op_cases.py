@@ -206,3 +206,10 @@ def test_group_norm_of_empty_groups_gives_torchs_statistics_and_gradients(shape,
     for want, have in ((layer.weight.grad, device_layer.weight.grad), (layer.bias.grad, device_layer.bias.grad),
                        (x.grad, device_x.grad)):
         torch.testing.assert_close(have.cpu(), want, equal_nan=True)
+
+
+def test_index_put_with_more_indices_than_dims_is_torch_mlus_error():
+    a = torch.rand(2, 3, 4).mlu()
+    index = torch.tensor([0, 1, 0]).mlu()
+    with pytest.raises(RuntimeError, match="^indices have more indices than self dim"):
+        a.index_put_((index, index, index, index), torch.randn(1).mlu())

@@ -162,8 +162,9 @@ def scatter_value_reduce_out(self, dim, index, value, *, reduce, out):
 # ---- index_put ------------------------------------------------------------------------------------------------------
 def _index_put(self, indices, values, accumulate: bool) -> torch.Tensor:
     """self[indices] = values (or += with accumulate), in place, by cnnlIndexPut."""
-    if len(indices) > self.dim():
-        raise IndexError(f"too many indices for tensor of dimension {self.dim()} (got {len(indices)})")
+    if len(indices) > self.dim():  # torch_mlu's words and type (torch's CPU kernel: an IndexError)
+        raise RuntimeError(f"indices have more indices than self dim: {len(indices)} indices for a tensor of "
+                           f"dimension {self.dim()}")
     if values.dtype != self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {self.dtype} for "
                            f"the destination and {values.dtype} for the source.")
