@@ -10,6 +10,7 @@ Programs import it by MagicMind's own paths (`import magicmind.python.runtime as
   model/                        the built Model and its serialized form
   runtime/                      System, Device, Engine, Context, run-time tensors, profiling
   parsers/                      ONNX and TorchScript front ends
+  dynamo/                       torch.compile(backend="magicmind"): MagicMind subgraphs of a torch graph
 
 It sits on cnrt (queues, device memory, copies) and the mlusim core (the submission builder, the cost model);
 it never imports torch_mlu. See docs/magicmind.md.

@@ -1,0 +1,70 @@
+"""The module a fused partition becomes: MagicMind models of the subgraph, one per input shape, built on first use."""
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from ..status import MagicMindError
+from .subgraph import BuiltSubgraph, build_model, export_onnx
+
+
+class MagicMindSubgraph(torch.nn.Module):
+    """A partition of the compiled graph: `frozen` gives the positions of its arguments that are model weights
+    (exported as constants); the rest are its live inputs. `eager` (the partition's own GraphModule) runs where a
+    model cannot: an empty tensor, inputs on different devices."""
+
+    def __init__(self, name: str, eager, frozen: set, config_text: str, calibrate: bool):
+        super().__init__()
+        self.name = name
+        self.eager = eager
+        self.frozen = frozen
+        self.config_text = config_text
+        self.calibrate = calibrate
+        self.count = len([n for n in eager.graph.nodes if n.op == "placeholder"])
+        self.built: dict = {}
+        #: calls that ran a MagicMind model / ran eagerly (reports and tests read them)
+        self.model_calls = 0
+        self.eager_calls = 0
+        self._lock = threading.Lock()
+
+    def _key(self, args) -> tuple:
+        live = tuple((tuple(a.shape), a.dtype) for i, a in enumerate(args) if i not in self.frozen)
+        weights = tuple((id(a), a._version) for i, a in enumerate(args) if i in self.frozen)
+        return live, weights
+
+    def build(self, args) -> BuiltSubgraph:
+        """The model for these arguments' shapes and weights (built, or read from the disk cache)."""
+        key = self._key(args)
+        found = self.built.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self.built.get(key)
+            if found is None:
+                frozen = {i: args[i] for i in self.frozen}
+                live = [a for i, a in enumerate(args) if i not in self.frozen]
+                onnx_bytes, as_tuple = export_onnx(self.eager, self.count, frozen, live)
+                calibration = [a.detach().cpu().numpy() for a in live] if self.calibrate else []
+                model = build_model(self.name, onnx_bytes, self.config_text, calibration)
+                stale = [k for k in self.built if k[1] != key[1]]
+                for old in stale:  # weights changed in place: their models are stale
+                    del self.built[old]
+                found = self.built[key] = BuiltSubgraph(model, as_tuple)
+        return found
+
+    def forward(self, *args):
+        live = [a for i, a in enumerate(args) if i not in self.frozen]
+        device = live[0].device if live else None
+        usable = device is not None and device.type == "mlu" and \
+            all(a.device == device and a.numel() > 0 for a in args if isinstance(a, torch.Tensor))
+        if usable:
+            try:
+                result = self.build(args).run(self.name, live)
+            except MagicMindError as error:
+                raise RuntimeError(f"magicmind: {error}") from None
+            if result is not None:
+                self.model_calls += 1
+                return result
+        self.eager_calls += 1
+        return self.eager(*args)
