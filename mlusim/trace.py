@@ -111,11 +111,13 @@ class Recorder:
         return target
 
 
-def _host_pid(device: int) -> int:
+def host_pid(device: int) -> int:
+    """The trace's process id of a device's host wall-clock timeline."""
     return 2 * device + 1
 
 
-def _model_pid(device: int) -> int:
+def model_pid(device: int) -> int:
+    """The trace's process id of a device's modelled timeline."""
     return 2 * device + 2
 
 
@@ -123,13 +125,13 @@ def _metadata(records: list[Record]) -> list[dict]:
     events = []
     devices = sorted({(r.device, r.board) for r in records})
     for device, board in devices:
-        for pid, what in ((_host_pid(device), "host wall clock"),
-                          (_model_pid(device), "modelled MLU time (estimate)")):
+        for pid, what in ((host_pid(device), "host wall clock"),
+                          (model_pid(device), "modelled MLU time (estimate)")):
             events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
                            "args": {"name": f"device {device} {board}: {what}"}})
             events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
     for device, queue, label in sorted({(r.device, r.queue, r.queue_label) for r in records}):
-        for pid in (_host_pid(device), _model_pid(device)):
+        for pid in (host_pid(device), model_pid(device)):
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": queue, "args": {"name": label}})
     return events
 
@@ -149,9 +151,9 @@ def chrome_trace(records: list[Record], host_origin: float) -> dict:
     for record in records:
         args = _arguments(record)
         common = {"name": record.name, "cat": record.kind, "tid": record.queue, "args": args}
-        events.append({**common, "ph": "X", "pid": _host_pid(record.device),
+        events.append({**common, "ph": "X", "pid": host_pid(record.device),
                        "ts": (record.host_start - host_origin) * 1e6, "dur": record.host_seconds * 1e6})
-        events.append({**common, "ph": "X", "pid": _model_pid(record.device),
+        events.append({**common, "ph": "X", "pid": model_pid(record.device),
                        "ts": record.model_start - model_origin, "dur": record.model_us})
     return {"traceEvents": events, "displayTimeUnit": "ms",
             "otherData": {"generator": "mlusim", "model_origin_us": model_origin,

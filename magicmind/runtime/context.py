@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -29,7 +28,7 @@ from ..enums import TensorLocation
 from ..graph import ops as O
 from ..graph.infer import infer_node
 from ..status import Code, MagicMindError, Status
-from . import library
+from . import library, profiler
 from . import plan as P
 from .system import queue_arg
 from .tensor import IRTTensor
@@ -47,16 +46,6 @@ class ContextDumpInfo:
     tensor_name: list = field(default_factory=list)
     dump_mode: int = 2
     file_format: int = 0
-
-
-@dataclass
-class LayerRecord:
-    name: str
-    op: str
-    host_ms: float
-    model_us: float
-    flops: float
-    nbytes: int
 
 
 def _rate(step, in_infos, out_infos) -> str:
@@ -87,8 +76,6 @@ class Context:
         self._arena_bytes = 0
         self._lock = threading.Lock()
         self._dump: Optional[ContextDumpInfo] = None
-        self.profiling = False
-        self.layers: list = []
         self.last_memory_plan: Optional[P.MemoryPlan] = None
         self._spec = None
         self._handles: dict = {}  # cnrt queue -> the cnnl handle bound to it (library layers)
@@ -288,6 +275,7 @@ class _Run:
         self.owned: list = []
         self.spec = queue.device.spec
         self._buffers: dict = {}
+        self.serial = next(profiler.RUNS)
         self.const_base, self.const_offsets = context.engine.constants(context.device)
         for key, offset in self.const_offsets.items():
             self.address[key] = self.const_base + offset
@@ -310,7 +298,6 @@ class _Run:
                 self.address[key] = self.address[where]
         outputs = self._outputs()
         self._stage_inputs()
-        ctx.layers = [] if ctx.profiling else ctx.layers
         self._observe(self.program.inputs)
         for index, step in enumerate(self.program.steps):
             if index in self.plan.host_steps:
@@ -459,11 +446,13 @@ class _Run:
                 cnrt.memcpyAsync(tensor.device_address, data, data.nbytes, self.queue, cnrt.cnrtMemcpyHostToDev)
 
     def _issue(self, step, index=None) -> None:
-        """Queue one step: a library layer through its cnnl call, anything else as one command of our own kernel."""
-        if step.op in library.PREPARE:
-            self._issue_library(step, index)
-        else:
-            self._issue_kernel(step, index)
+        """Queue one step: a library layer through its cnnl call, anything else as one command of our own kernel
+        (tagged with the layer for a running mm.Profiler)."""
+        with profiler.issuing(self.context.model.get_name(), step.name, step.op, self.serial):
+            if step.op in library.PREPARE:
+                self._issue_library(step, index)
+            else:
+                self._issue_kernel(step, index)
 
     def _prepared(self, step, index, make):
         """The step's layer for this run's shapes: made once per shape plan (planned runs), or now."""
@@ -494,7 +483,6 @@ class _Run:
         in_infos = [infos[v] for v in step.ins]
         out_infos = [infos[v] for v in step.outs]
         kernel = self._prepared(step, index, lambda: op.prepare(step.attrs, in_infos, out_infos))
-        profiling = self.context.profiling
         with Submission(Kind.OP, f"mm:{step.name}") as submission:
             sources = []
             nbytes = 0
@@ -521,8 +509,6 @@ class _Run:
             if flops is None:
                 flops = op.flops(step.attrs, [i.shape for i in in_infos], [o.shape for o in out_infos])
             model_us = cost.op_us(self.spec, flops, nbytes, _rate(step, in_infos, out_infos), op.unit)
-            layers = self.context.layers
-            name, op_name = step.name, step.op
 
             def view(entry):
                 kind, item = entry
@@ -532,12 +518,8 @@ class _Run:
                 return span.typed(dt, shape)
 
             def run():
-                started = time.perf_counter()
                 with np.errstate(all="ignore"):
                     kernel([view(s) for s in sources], [view(t) for t in targets])
-                if profiling:
-                    layers.append(LayerRecord(name, op_name, (time.perf_counter() - started) * 1e3, model_us,
-                                              flops, nbytes))
 
             submission.submit(self.queue, run, model_us,
                                info={"flops": flops, "bytes": nbytes, "unit": op.unit, "layer": step.name,

@@ -1,7 +1,7 @@
 """`import magicmind.python.runtime as mm`: MagicMind's Python API on the simulated MLU.
 
 Build: Network, Parser, BuilderConfig, Builder -> Model; run: System, Device, Model.EngineConfig, Engine, Context,
-IRTTensor. See docs/magicmind.md.
+IRTTensor; Profiler. See docs/magicmind.md.
 """
 from ...build.builder import Builder  # noqa: F401
 from ...build.calibration import CalibDataInterface, Calibrator, RemoteConfig  # noqa: F401
@@ -15,6 +15,7 @@ from ...graph.tensor import INode, ITensor  # noqa: F401
 from ...model.model import Model  # noqa: F401
 from ...runtime.context import Context, ContextDumpInfo  # noqa: F401
 from ...runtime.engine import Engine, EngineConfig  # noqa: F401
+from ...runtime.profiler import Profiler, ProfilerOptions  # noqa: F401
 from ...runtime.system import Device, Queue, System  # noqa: F401
 from ...runtime.tensor import IRTTensor  # noqa: F401
 from ...status import Code, MagicMindError, Status  # noqa: F401
