@@ -95,6 +95,16 @@ def _partition(gm) -> torch.fx.GraphModule:
     return partitioner.fuse_partitions(partitions, prefix="magicmind_")
 
 
+def _symbolic_axes(node) -> dict:
+    """Argument position -> the axes of that tensor argument torch traced as symbolic sizes."""
+    found = {}
+    for i, arg in enumerate(node.args):
+        example = arg.meta.get("example_value") if isinstance(arg, torch.fx.Node) else None
+        if isinstance(example, torch.Tensor):
+            found[i] = [axis for axis, size in enumerate(example.shape) if isinstance(size, torch.SymInt)]
+    return found
+
+
 class _Capture(torch.fx.Interpreter):
     """Runs the fused graph on the example inputs, keeping each partition's arguments (the values it is built
     from and calibrated on)."""
@@ -131,7 +141,7 @@ def magicmind_backend(gm: torch.fx.GraphModule, example_inputs, options=None):
     for node in calls:
         eager = getattr(fused, node.target)
         frozen = {i for i, arg in enumerate(node.args) if arg in weights or getattr(arg, "op", "") == "get_attr"}
-        module = MagicMindSubgraph(f"{node.target}", eager, frozen, text, calibrate)
+        module = MagicMindSubgraph(f"{node.target}", eager, frozen, text, calibrate, _symbolic_axes(node))
         try:
             module.build(capture.seen[node.target])
         except Exception as error:  # noqa: BLE001 - torch's exporter raises many types; the warning names it

@@ -1,6 +1,8 @@
-"""The module a fused partition becomes: MagicMind models of the subgraph, one per input shape, built on first use."""
+"""The module a fused partition becomes: MagicMind models of the subgraph, built on first use: one mutable model
+when torch left axes symbolic (a dynamic batch), else one per input shape."""
 from __future__ import annotations
 
+import json
 import threading
 
 import torch
@@ -9,16 +11,22 @@ from ..status import MagicMindError
 from .subgraph import BuiltSubgraph, build_model, export_onnx
 
 
+#: the largest extent of a symbolic axis (torch's sizes are int64; the model's dims int32)
+MAX_EXTENT = 2 ** 31 - 1
+
+
 class MagicMindSubgraph(torch.nn.Module):
     """A partition of the compiled graph: `frozen` gives the positions of its arguments that are model weights
     (exported as constants); the rest are its live inputs. `eager` (the partition's own GraphModule) runs where a
     model cannot: an empty tensor, inputs on different devices."""
 
-    def __init__(self, name: str, eager, frozen: set, config_text: str, calibrate: bool):
+    def __init__(self, name: str, eager, frozen: set, config_text: str, calibrate: bool, symbolic=None):
         super().__init__()
         self.name = name
         self.eager = eager
         self.frozen = frozen
+        #: argument position -> the axes torch left symbolic (a dynamic batch): one mutable model serves them all
+        self.symbolic = {i: tuple(axes) for i, axes in (symbolic or {}).items() if axes and i not in frozen}
         self.config_text = config_text
         self.calibrate = calibrate
         self.count = len([n for n in eager.graph.nodes if n.op == "placeholder"])
@@ -29,9 +37,21 @@ class MagicMindSubgraph(torch.nn.Module):
         self._lock = threading.Lock()
 
     def _key(self, args) -> tuple:
-        live = tuple((tuple(a.shape), a.dtype) for i, a in enumerate(args) if i not in self.frozen)
+        live = tuple((tuple(-1 if axis in self.symbolic.get(i, ()) else size for axis, size in enumerate(a.shape)),
+                      a.dtype) for i, a in enumerate(args) if i not in self.frozen)
         weights = tuple((id(a), a._version) for i, a in enumerate(args) if i in self.frozen)
         return live, weights
+
+    def _config(self, live_shapes) -> str:
+        """The BuilderConfig text: mutable on the symbolic axes (any extent), fixed on the others."""
+        if not self.symbolic:
+            return self.config_text
+        values = json.loads(self.config_text)
+        values["graph_shape_mutable"] = True
+        values["dim_range"] = {str(j): {"min": [1 if d == -1 else d for d in shape],
+                                        "max": [MAX_EXTENT if d == -1 else d for d in shape]}
+                               for j, (shape, _) in enumerate(live_shapes)}
+        return json.dumps(values, sort_keys=True)
 
     def build(self, args) -> BuiltSubgraph:
         """The model for these arguments' shapes and weights (built, or read from the disk cache)."""
@@ -44,9 +64,11 @@ class MagicMindSubgraph(torch.nn.Module):
             if found is None:
                 frozen = {i: args[i] for i in self.frozen}
                 live = [a for i, a in enumerate(args) if i not in self.frozen]
-                onnx_bytes, as_tuple = export_onnx(self.eager, self.count, frozen, live)
+                positions = [i for i in range(len(args)) if i not in self.frozen]
+                dynamic = {j: self.symbolic[i] for j, i in enumerate(positions) if i in self.symbolic}
+                onnx_bytes, as_tuple = export_onnx(self.eager, self.count, frozen, live, dynamic)
                 calibration = [a.detach().cpu().numpy() for a in live] if self.calibrate else []
-                model = build_model(self.name, onnx_bytes, self.config_text, calibration)
+                model = build_model(self.name, onnx_bytes, self._config(key[0]), calibration)
                 stale = [k for k in self.built if k[1] != key[1]]
                 for old in stale:  # weights changed in place: their models are stale
                     del self.built[old]

@@ -3,7 +3,7 @@
 The subgraph is exported by torch's ONNX exporter with its weights as constants (parameters and buffers of the
 model, frozen at their values when they were compiled, so the builder can fold batch norms into convolutions) and
 read by the ONNX parser; the model is built for the concrete shapes of its inputs (one model per input shape, as
-the builder's fixed-shape models are fastest) and kept on disk under the hash of the exported graph and the build
+the builder's fixed-shape models are fastest; axes torch left symbolic are mutable in one model) and kept on disk under the hash of the exported graph and the build
 options. A run binds the mlu tensors' memory to the context's inputs and to new output tensors and enqueues the
 model on the current stream's queue, so it is ordered with the eager ops around it.
 
@@ -59,8 +59,9 @@ class _Frozen(torch.nn.Module):
         return self.graph_module(*args)
 
 
-def export_onnx(graph_module, count: int, frozen: dict, live_examples: list) -> tuple:
-    """The subgraph as ONNX bytes (inputs input0.., outputs output0..) and whether it returns a tuple."""
+def export_onnx(graph_module, count: int, frozen: dict, live_examples: list, dynamic=None) -> tuple:
+    """The subgraph as ONNX bytes (inputs input0.., outputs output0..; `dynamic`: live input index -> its axes
+    exported as dynamic) and whether it returns a tuple."""
     module = _Frozen(graph_module, count, {i: v.detach().cpu() for i, v in frozen.items()}).eval()
     examples = tuple(t.detach().cpu() for t in live_examples)
     with torch.no_grad():
@@ -72,6 +73,7 @@ def export_onnx(graph_module, count: int, frozen: dict, live_examples: list) -> 
         warnings.simplefilter("ignore")
         torch.onnx.export(module, examples, buffer, input_names=[f"input{i}" for i in range(len(examples))],
                           output_names=[f"output{i}" for i in range(outputs)], opset_version=OPSET,
+                          dynamic_axes={f"input{i}": list(axes) for i, axes in (dynamic or {}).items()} or None,
                           do_constant_folding=True, dynamo=False)
     return buffer.getvalue(), as_tuple
 
