@@ -1,5 +1,6 @@
 """Matrix products over cnnlMatMul and cnnlBatchMatMulBCast: mm, addmm, bmm, baddbmm, addmv (so mv), dot, vdot (and
-their out= forms); torch.matmul and nn.Linear reach them through torch's own decompositions. A transposed operand is described as the dense matrix
+their out= forms); torch.matmul and nn.Linear reach them through torch's own decompositions. The vector product
+(linalg_cross) is three differences of products of mlu elementwise ops. A transposed operand is described as the dense matrix
 it is a view of, with cnnl's transpose flag, so the product runs on dense BLAS without a copy."""
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import torch
 import cnnl
 
 from ._core import FLOATING, aten, check_same_device, desc, fallback, handle, register, workspace
-from ._iter import Destination, type_name
+from ._iter import Destination, cpp_name, type_name
 from .binary import scaled_sum
 from .copy import copy_into
 
@@ -219,4 +220,41 @@ def baddbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
             scaled_sum(product, alpha, product, 0, target.target)
         else:
             scaled_sum(product, alpha, self.to(product.dtype).expand(product.shape), beta, target.target)
+    return target.finish()
+
+
+_CROSS_TYPES = FLOATING | {torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.complex64,
+                           torch.complex128}
+
+
+@register("aten::linalg_cross.out")
+def linalg_cross_out(self, other, *, dim=-1, out):
+    """aten::linalg_cross.out(self, other, *, dim=-1, out): the vector product along `dim` (of length 3) of the two
+    inputs broadcast together. Two inputs of different dtypes are refused with torch_mlu's (TensorIterator's)
+    message "Found dtype <other> but expected <self>"; the other checks are torch's linalg_cross meta function's."""
+    check_same_device(self, other, out)
+    if self.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    axis = dim + self.dim() if -self.dim() <= dim < 0 else dim
+    if not 0 <= axis < max(self.dim(), 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-self.dim()}, {self.dim() - 1}], "
+                         f"but got {dim})")
+    if self.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[axis]} and "
+                           f"{other.shape[axis]}")
+    if other.dtype != self.dtype:
+        raise RuntimeError(f"Found dtype {type_name(other.dtype)} but expected {type_name(self.dtype)}")
+    if out.dtype != self.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {cpp_name(self.dtype)}, but got "
+                           f"{cpp_name(out.dtype)} instead")
+    if self.dtype not in _CROSS_TYPES:
+        raise NotImplementedError(f'"cross" not implemented for \'{type_name(self.dtype)}\'')
+    shape = torch.broadcast_shapes(self.shape, other.shape)
+    target = Destination(out, shape, self.dtype, (self, other))
+    if target.target.numel():
+        a = [self.expand(shape).select(axis, i) for i in range(3)]
+        b = [other.expand(shape).select(axis, i) for i in range(3)]
+        for i in range(3):
+            j, k = (i + 1) % 3, (i + 2) % 3
+            target.target.select(axis, i).copy_(a[j] * b[k] - a[k] * b[j])
     return target.finish()
