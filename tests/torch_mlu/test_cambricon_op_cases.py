@@ -213,3 +213,38 @@ def test_index_put_with_more_indices_than_dims_is_torch_mlus_error():
     index = torch.tensor([0, 1, 0]).mlu()
     with pytest.raises(RuntimeError, match="^indices have more indices than self dim"):
         a.index_put_((index, index, index, index), torch.randn(1).mlu())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_rrelu_takes_one_slope_per_call_as_torch_mlu_and_its_gradient_is_that_slope(dtype):
+    torch.manual_seed(3)
+    x = torch.randn(6, 7).to(dtype)
+    negative = x < 0
+    for training, low, high in ((True, 0.1, 0.3), (False, 0.1, 0.3), (True, 0.2, 0.2)):
+        xm = x.mlu().requires_grad_()
+        before = sum(fallback.counts().values())
+        y = torch.nn.functional.rrelu(xm, low, high, training=training)
+        assert sum(fallback.counts().values()) == before and y.dtype == dtype
+        slopes = (y.detach().cpu()[negative].float() / x[negative].float())
+        slope = float(slopes[0])
+        assert low - 1e-3 <= slope <= high + 1e-3
+        if not training:
+            assert slope == pytest.approx((low + high) / 2, rel=1e-3)
+        torch.testing.assert_close(y.detach().cpu(), torch.nn.functional.leaky_relu(x, slope), rtol=2e-3, atol=2e-3)
+        y.backward(torch.ones_like(y))
+        grad = xm.grad.cpu().float()
+        assert torch.all(grad[~negative] == 1)
+        torch.testing.assert_close(grad[negative], torch.full_like(grad[negative], slope), rtol=2e-3, atol=2e-3)
+    inplace = x.mlu()
+    torch.rrelu_(inplace, 0.25, 0.25, True)
+    torch.testing.assert_close(inplace.cpu(), torch.nn.functional.leaky_relu(x, 0.25))
+    assert torch.rrelu(torch.empty(0, 3, device="mlu"), training=True).shape == (0, 3)
+
+
+def test_rrelu_slope_comes_from_the_cpu_generator():
+    x = torch.randn(50).mlu()
+    torch.manual_seed(11)
+    first = torch.rrelu(x, 0.0, 1.0, True).cpu()
+    torch.manual_seed(11)
+    assert torch.equal(torch.rrelu(x, 0.0, 1.0, True).cpu(), first)
+    assert not torch.equal(torch.rrelu(x, 0.0, 1.0, True).cpu(), first)

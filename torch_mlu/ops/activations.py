@@ -1,5 +1,5 @@
-"""Activations and their backward kernels: relu, gelu (erf and tanh forms), silu, leaky_relu, elu and hardswish
-through cnnlActivationForward / cnnlActivationBackward; softplus, mish, hardsigmoid, log_sigmoid and logit composed
+"""Activations and their backward kernels: relu, gelu (erf and tanh forms), silu, leaky_relu (and rrelu over it),
+elu and hardswish through cnnlActivationForward / cnnlActivationBackward; softplus, mish, hardsigmoid, log_sigmoid and logit composed
 of native elementwise ops (cnnl has no mode for them)."""
 from __future__ import annotations
 
@@ -139,6 +139,54 @@ def leaky_relu_backward_out(grad_output, self, negative_slope, self_is_result, *
                            "backward calculation with negative slope")
     return activation_backward(_descriptor(cnnl.CNNL_ACTIVATION_LEAKYRELU, negative_slope), grad_output, self,
                                grad_input, aten.leaky_relu_backward.grad_input, args, {"grad_input": grad_input})
+
+
+# ---- rrelu --------------------------------------------------------------------------------------------------------
+def _rrelu_slope(self, lower, upper, training: bool, generator) -> float:
+    """torch_mlu's rule (csrc/aten/operators/cnnl/activation.cpp): in training ONE slope per call, drawn uniformly
+    from [lower, upper) by a CPU generator (the one given, else torch's default) and rounded to the input's dtype;
+    in evaluation (lower + upper) / 2. torch's CPU kernel draws a slope per negative element instead."""
+    if not training:
+        return (float(lower) + float(upper)) / 2
+    if generator is not None and generator.device.type != "cpu":
+        raise RuntimeError(f"Expected a 'cpu' device type for generator but found '{generator.device.type}'")
+    slope = torch.empty((), dtype=torch.float64).uniform_(float(lower), float(upper), generator=generator)
+    return float(slope.to(self.dtype))
+
+
+def _rrelu(self, noise, lower, upper, training, generator, out):
+    check_same_device(self, noise, out)
+    if self.dtype not in FLOATING or self.device.type != "mlu":
+        return fallback(aten.rrelu_with_noise.out, self, noise, lower, upper, training, generator, out=out)
+    if self.numel() == 0:
+        return out
+    slope = _rrelu_slope(self, lower, upper, training, generator)
+    if training:
+        # the backward multiplies by the noise: the slope where the input is <= 0, else 1 (torch's CPU noise);
+        # torch_mlu leaves the noise unwritten, which makes its training backward wrong
+        if noise.shape != self.shape:
+            raise RuntimeError(f"rrelu_with_noise: noise of shape {list(noise.shape)} for an input of shape "
+                               f"{list(self.shape)}")
+        noise.copy_(torch.where(self <= 0, slope, 1.0))
+    return leaky_relu_out(self, slope, out=out)
+
+
+@register("aten::rrelu_with_noise.out")
+def rrelu_with_noise_out(self, noise, lower=0.125, upper=1 / 3, training=False, generator=None, *, out):
+    """aten::rrelu_with_noise.out: leaky_relu with a random slope (see _rrelu_slope)."""
+    return _rrelu(self, noise, lower, upper, training, generator, out)
+
+
+@register("aten::rrelu_with_noise")
+def rrelu_with_noise(self, noise, lower=0.125, upper=1 / 3, training=False, generator=None):
+    """aten::rrelu_with_noise (torch.rrelu and nn.RReLU reach it)."""
+    return _rrelu(self, noise, lower, upper, training, generator, torch.empty_like(self))
+
+
+@register("aten::rrelu_with_noise_")
+def rrelu_with_noise_(self, noise, lower=0.125, upper=1 / 3, training=False, generator=None):
+    """aten::rrelu_with_noise_ (torch.rrelu_)."""
+    return _rrelu(self, noise, lower, upper, training, generator, self)
 
 
 @register("aten::elu.out")
