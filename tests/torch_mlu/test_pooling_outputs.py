@@ -1,6 +1,7 @@
-"""Max pooling writes its values and indices straight into the outputs torch allocated (and its gradient straight
-into grad_input) when their layout allows, else through a temporary: both ways match torch's CPU kernels, for
-batched and unbatched inputs, channels-last memory, user out= tensors of other strides, empty inputs and NaN."""
+"""Pooling writes its outputs: max pooling its values and indices straight into the outputs torch allocated (and
+its gradient straight into grad_input) when their layout allows, else through a temporary: both ways match torch's
+CPU kernels, for batched and unbatched inputs, channels-last memory, user out= tensors of other strides, empty
+inputs and NaN; adaptive average pooling into an out= of any layout."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -91,3 +92,20 @@ def test_max_pooling_indices_of_nan_windows_are_torchs():
         values, indices = pool(x.to("mlu"))
         torch.testing.assert_close(values.cpu(), want_values, equal_nan=True)
         assert torch.equal(indices.cpu(), want_indices)
+
+
+@pytest.mark.parametrize("make_out", [
+    lambda: torch.randn(2, 8, 4, 4, 3, device="mlu").contiguous(memory_format=torch.channels_last_3d),
+    lambda: torch.randn(2, 8, 4, 4, 4, device="mlu")[..., :-1],
+    lambda: torch.empty(0, device="mlu"),
+], ids=["channels_last", "strided", "resized"])
+def test_adaptive_avg_pool3d_out_of_any_layout_holds_the_pooled_values(make_out):
+    # torch's CPU kernel writes such outs as if they were contiguous; the functional form is the reference
+    x = torch.randn(2, 8, 6, 7, 9)
+    expected = torch._C._nn.adaptive_avg_pool3d(x, (4, 4, 3))
+    out = make_out()
+    for source in (x.mlu(), x.mlu().contiguous(memory_format=torch.channels_last_3d)):
+        assert torch._C._nn.adaptive_avg_pool3d(source, (4, 4, 3), out=out) is out
+        torch.testing.assert_close(out.cpu(), expected)
+    with pytest.raises(RuntimeError, match="double"):
+        torch._C._nn.adaptive_avg_pool3d(x.mlu(), (4, 4, 3), out=torch.empty(0, dtype=torch.double, device="mlu"))

@@ -392,6 +392,20 @@ def adaptive_avg_pool2d_backward(grad_output, self):
     return dx.squeeze(0) if unbatched else dx
 
 
+@register("aten::adaptive_avg_pool3d.out")
+def adaptive_avg_pool3d_out(self, output_size, *, out):
+    """aten::adaptive_avg_pool3d.out(self, output_size, *, out): the pooled values copied into `out` whatever its
+    layout. torch's CPU kernel writes a channels-last or strided out as if it were contiguous (wrong values): the
+    result is computed by _adaptive_avg_pool3d and copied, so out= gives what the functional form gives."""
+    check_same_device(self, out)
+    if self.device.type != "mlu" or out.dtype != self.dtype:
+        return fallback(aten.adaptive_avg_pool3d.out, self, output_size, out=out)
+    result = aten._adaptive_avg_pool3d.default(self, output_size)
+    resize_out(out, result.shape)
+    out.copy_(result)
+    return out
+
+
 def _adaptive_max_input(self, output_size):
     """(batched input, output sizes, unbatched) when the mlu kernel serves the call, else None (the CPU fallback
     then gives torch's own result or error: wrong ranks, empty planes, negative sizes)."""
