@@ -190,6 +190,7 @@ def test_out_dtype_errors_name_the_cpp_types_as_torch(call):
 
 @pytest.mark.parametrize("shape, groups", [((2, 4, 3, 0), 2), ((0, 4, 3), 2), ((3, 6), 3)])
 def test_group_norm_of_empty_groups_gives_torchs_statistics_and_gradients(shape, groups):
+    torch.manual_seed(0)
     layer = nn.GroupNorm(groups, shape[1])
     x = torch.randn(shape, requires_grad=True)
     device_layer = nn.GroupNorm(groups, shape[1]).mlu()
@@ -199,13 +200,14 @@ def test_group_norm_of_empty_groups_gives_torchs_statistics_and_gradients(shape,
                                                 x[0, 0].numel() if x.numel() else 0, groups, 1e-5)
     got = torch.ops.aten.native_group_norm(device_x.detach(), weight.mlu(), bias.mlu(), shape[0], shape[1],
                                            x[0, 0].numel() if x.numel() else 0, groups, 1e-5)
+    # the rstd of a group of two values amplifies the rounding of its sums: float32 sums in another order differ
     for want, have in zip(expected[1:], got[1:]):
-        torch.testing.assert_close(have.cpu(), want, equal_nan=True)
+        torch.testing.assert_close(have.cpu(), want, equal_nan=True, rtol=1e-5, atol=1e-5)
     layer(x).sum().backward()
     device_layer(device_x).sum().backward()
     for want, have in ((layer.weight.grad, device_layer.weight.grad), (layer.bias.grad, device_layer.bias.grad),
                        (x.grad, device_x.grad)):
-        torch.testing.assert_close(have.cpu(), want, equal_nan=True)
+        torch.testing.assert_close(have.cpu(), want, equal_nan=True, rtol=1e-5, atol=1e-5)
 
 
 def test_index_put_with_more_indices_than_dims_is_torch_mlus_error():
@@ -213,6 +215,20 @@ def test_index_put_with_more_indices_than_dims_is_torch_mlus_error():
     index = torch.tensor([0, 1, 0]).mlu()
     with pytest.raises(RuntimeError, match="^indices have more indices than self dim"):
         a.index_put_((index, index, index, index), torch.randn(1).mlu())
+
+
+def test_index_put_checks_its_indices_before_the_values_dtype_as_torch():
+    a = torch.rand(2, 3, 4).mlu()
+    index, mask = torch.tensor([0, 1, 0]).mlu(), torch.ones(3, 4, dtype=torch.bool).mlu()
+    mask[0, 0] = False
+    with pytest.raises(IndexError) as raised:
+        a.index_put_((index, mask), values=torch.randn(1).int().mlu())
+    assert raised.value.args[0] == "shape mismatch: indexing tensors could not be broadcast together with shapes " \
+                                   "[3], [11], [11]"
+    with pytest.raises(RuntimeError) as raised:
+        a.index_put_((index,), values=torch.randn(1).int().mlu())
+    assert str(raised.value) == "Index put requires the source and destination dtypes match, got Float for the " \
+                                "destination and Int for the source."
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])

@@ -12,7 +12,7 @@ import torch
 import cnnl
 
 from ._core import TORCH_TO_CNNL, aten, check_same_device, desc, fallback, handle, register, workspace
-from ._iter import Destination, check_no_internal_overlap
+from ._iter import Destination, check_no_internal_overlap, type_name
 from .copy import copy_into
 from .fill import converted, device_scalar
 
@@ -160,14 +160,34 @@ def scatter_value_reduce_out(self, dim, index, value, *, reduce, out):
 
 
 # ---- index_put ------------------------------------------------------------------------------------------------------
+def _check_indices_broadcast(indices) -> None:
+    """torch's IndexError when the index tensors (a mask counting as one index of its True count per dim) cannot
+    broadcast together. Counting a mask's True values waits for the device: called on error paths only."""
+    shapes = []
+    for index in indices:
+        if index is None:
+            continue
+        if index.dtype in (torch.bool, torch.uint8):
+            shapes.extend([[int(index.count_nonzero())]] * max(index.dim(), 1))
+        else:
+            shapes.append(list(index.shape))
+    try:
+        torch.broadcast_shapes(*shapes)
+    except RuntimeError:
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         f"{', '.join(str(s) for s in shapes)}") from None
+
+
 def _index_put(self, indices, values, accumulate: bool) -> torch.Tensor:
     """self[indices] = values (or += with accumulate), in place, by cnnlIndexPut."""
     if len(indices) > self.dim():  # torch_mlu's words and type (torch's CPU kernel: an IndexError)
         raise RuntimeError(f"indices have more indices than self dim: {len(indices)} indices for a tensor of "
                            f"dimension {self.dim()}")
     if values.dtype != self.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {self.dtype} for "
-                           f"the destination and {values.dtype} for the source.")
+        _check_indices_broadcast(indices)  # torch checks the indices first (make_info before the iterator)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{type_name(self.dtype)} for the destination and {type_name(values.dtype)} for the "
+                           f"source.")
     usable = all(i is None or i.dtype in (torch.int32, torch.int64, torch.bool, torch.uint8) for i in indices)
     if not native(self) or not usable or not any(i is not None for i in indices) or \
             (accumulate and self.dtype == torch.bool):
