@@ -200,14 +200,17 @@ def test_group_norm_of_empty_groups_gives_torchs_statistics_and_gradients(shape,
                                                 x[0, 0].numel() if x.numel() else 0, groups, 1e-5)
     got = torch.ops.aten.native_group_norm(device_x.detach(), weight.mlu(), bias.mlu(), shape[0], shape[1],
                                            x[0, 0].numel() if x.numel() else 0, groups, 1e-5)
-    # the rstd of a group of two values amplifies the rounding of its sums: float32 sums in another order differ
+    # the rstd of a group of two values amplifies the rounding of its sums (float32 sums in another order differ):
+    # the tolerance scales with the largest rstd
+    rstd = torch.nan_to_num(expected[2], nan=0.0)
+    scale = max(1.0, float(rstd.abs().max()) if rstd.numel() else 1.0)
     for want, have in zip(expected[1:], got[1:]):
-        torch.testing.assert_close(have.cpu(), want, equal_nan=True, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(have.cpu(), want, equal_nan=True, rtol=1e-5, atol=1e-6 * scale)
     layer(x).sum().backward()
     device_layer(device_x).sum().backward()
     for want, have in ((layer.weight.grad, device_layer.weight.grad), (layer.bias.grad, device_layer.bias.grad),
                        (x.grad, device_x.grad)):
-        torch.testing.assert_close(have.cpu(), want, equal_nan=True, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(have.cpu(), want, equal_nan=True, rtol=1e-5, atol=1e-5 * scale)
 
 
 def test_index_put_with_more_indices_than_dims_is_torch_mlus_error():
