@@ -17,6 +17,7 @@ import collections
 import operator
 import json
 import warnings
+import weakref
 from dataclasses import dataclass, field
 
 import torch
@@ -31,9 +32,10 @@ OPTIONS = ("precision", "builder_config")
 
 @dataclass
 class CompiledGraph:
-    """What the backend made of one captured graph."""
+    """What the backend made of one captured graph. It refers to the graph and its subgraphs weakly (proxies): the
+    report keeps no model, context or device memory alive once torch drops the compiled graph."""
 
-    graph_module: torch.fx.GraphModule
+    graph_module: object
     subgraphs: list = field(default_factory=list)      # the MagicMindSubgraph modules
     eager_nodes: list = field(default_factory=list)    # names of the call nodes left to eager mlu
     reason: str = ""                                   # why the whole graph runs eagerly, if it does
@@ -124,7 +126,7 @@ def magicmind_backend(gm: torch.fx.GraphModule, example_inputs, options=None):
     """The TorchDynamo backend "magicmind" (registered through the torch_dynamo_backends entry point)."""
     text = config_text(options)
     calibrate = json.loads(text)["precision_config"]["precision_mode"].startswith("qint")
-    report = CompiledGraph(gm)
+    report = CompiledGraph(weakref.proxy(gm))
     graphs.append(report)
     report.reason = _eager_reason(example_inputs)
     if report.reason:
@@ -149,9 +151,9 @@ def magicmind_backend(gm: torch.fx.GraphModule, example_inputs, options=None):
             report.eager_nodes.extend(n.name for n in eager.graph.nodes if n.op.startswith("call"))
             continue
         setattr(fused, node.target, module)
-        report.subgraphs.append(module)
+        report.subgraphs.append(weakref.proxy(module))
     report.eager_nodes.extend(n.name for n in fused.graph.nodes if n.op.startswith("call") and n not in calls
                               and not (n.target is operator.getitem and n.args[0] in calls))
-    report.graph_module = fused
+    report.graph_module = weakref.proxy(fused)
     fused.recompile()
     return fused
