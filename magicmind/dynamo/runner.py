@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 
 import torch
 
@@ -53,14 +54,23 @@ class MagicMindSubgraph(torch.nn.Module):
                                for j, (shape, _) in enumerate(live_shapes)}
         return json.dumps(values, sort_keys=True)
 
+    def _cached(self, key, args):
+        """The model built for `key` if its weights are these very tensors. An id outlives its tensor: torch reuses
+        a compiled graph for another model of the same shapes, whose new weights can get a dead one's id (and
+        version 0), so the entry also holds weak references to the weights it was built from."""
+        found = self.built.get(key)
+        if found is not None and all(ref() is args[i] for i, ref in found.weights):
+            return found
+        return None
+
     def build(self, args) -> BuiltSubgraph:
         """The model for these arguments' shapes and weights (built, or read from the disk cache)."""
         key = self._key(args)
-        found = self.built.get(key)
+        found = self._cached(key, args)
         if found is not None:
             return found
         with self._lock:
-            found = self.built.get(key)
+            found = self._cached(key, args)
             if found is None:
                 frozen = {i: args[i] for i in self.frozen}
                 live = [a for i, a in enumerate(args) if i not in self.frozen]
@@ -70,9 +80,10 @@ class MagicMindSubgraph(torch.nn.Module):
                 calibration = [a.detach().cpu().numpy() for a in live] if self.calibrate else []
                 model = build_model(self.name, onnx_bytes, self._config(key[0]), calibration)
                 stale = [k for k in self.built if k[1] != key[1]]
-                for old in stale:  # weights changed in place: their models are stale
+                for old in stale:  # other weights, or these changed in place: their models are stale
                     del self.built[old]
-                found = self.built[key] = BuiltSubgraph(model, as_tuple)
+                weights = [(i, weakref.ref(args[i])) for i in sorted(self.frozen)]
+                found = self.built[key] = BuiltSubgraph(model, as_tuple, weights)
         return found
 
     def forward(self, *args):

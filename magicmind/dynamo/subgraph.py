@@ -153,8 +153,10 @@ def _torch_dtype(data_type):
 class BuiltSubgraph:
     """A built model of the subgraph for one set of input shapes, with a context per device it runs on."""
 
-    def __init__(self, model: Model, as_tuple: bool):
+    def __init__(self, model: Model, as_tuple: bool, weights: list = ()):
         self.model = model
+        #: (argument position, weak reference) of each weight the model was built from
+        self.weights = list(weights)
         self.engine = model.create_i_engine()
         self.as_tuple = as_tuple
         self.contexts: dict = {}

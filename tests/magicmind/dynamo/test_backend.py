@@ -151,6 +151,29 @@ def test_frozen_weights_changed_in_place_are_rebuilt():
     assert all(len(s.built) == 1 for s in report.subgraphs if s.model_calls == 2)
 
 
+
+def test_another_model_whose_weights_reuse_dead_ids_is_rebuilt():
+    """torch reuses a compiled graph for another model of the same shapes (its weights are graph inputs); new
+    weights can get the ids of dead ones, with the same version 0, and must not find the old model."""
+    def step(model, x):
+        return torch.relu(model(x))
+
+    compiled = torch.compile(step, backend="magicmind")
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        first = _model(nn.Linear, 8, 4).to("mlu")
+        compiled(first, x.to("mlu"))
+        torch.manual_seed(1)
+        second = nn.Linear(8, 4).eval()
+        reference = step(second, x)
+        second.to("mlu")
+        (sub,) = md.graphs[-1].subgraphs
+        (live, _), built = sub.built.popitem()
+        # the dead-id case made certain: the entry as if `first`'s weights had had `second`'s ids
+        sub.built[(live, tuple((id(p), p._version) for p in (second.weight, second.bias)))] = built
+        result = compiled(second, x.to("mlu")).cpu()
+    assert len(md.graphs) == 1 and torch.allclose(result, reference, atol=1e-6)
+
 def test_a_symbolic_batch_is_one_mutable_model():
     reference = _model(M.ResNetish)
     with torch.no_grad():
