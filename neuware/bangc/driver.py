@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from . import unicode_space
 from .rewrite import CompileError, rewrite
 
 PACKAGE_INCLUDE = Path(__file__).resolve().parent / "include"
@@ -265,7 +266,7 @@ def user_file_filter(include: Sequence[Path]):
 def translate(o: Options, source: str, isa: int) -> str:
     """The rewritten preprocessed C++ of one .mlu file (CompileError / DriverError on failure)."""
     command = preprocess_command(o, source, isa)
-    done = _run(command, o.verbose, capture_output=True, text=True)
+    done = unicode_space.preprocess(command, source, lambda c: _run(c, o.verbose, capture_output=True, text=True))
     if done.returncode:
         sys.stderr.write(done.stderr)
         raise DriverError(None)
@@ -334,11 +335,15 @@ def write_dependencies(o: Options, source: str, output: Optional[str], isa: int)
             extra += ["-MF", str(Path(output).with_suffix(".d"))]
         if "-MT" not in extra and "-MQ" not in extra:
             extra += ["-MT", output]
-    done = _run(command + extra, o.verbose, capture_output=not o.depend_only or bool(o.output), text=True)
+    written = [extra[k + 1] for k, a in enumerate(extra[:-1]) if a == "-MF"]
+    done = unicode_space.preprocess(command + extra, source,
+                                    lambda c: _run(c, o.verbose, capture_output=True, text=True), written)
     if done.returncode:
         if done.stderr:
             sys.stderr.write(done.stderr)
         raise DriverError(None)
+    if o.depend_only and not written:
+        sys.stdout.write(done.stdout)
 
 
 def _default_object(source: str) -> str:

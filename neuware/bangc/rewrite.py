@@ -8,7 +8,9 @@ and changes only code from the user's files (not system headers nor mlusim's dev
 - `__nram__` / `__wram__` / `__mlu_shared__` arrays become references into the running task's on-chip memory (laid
   out per launch, checked against the board's capacity);
 - every loop polls the watchdog at its head;
-- inline assembly is an error naming it (nothing silently wrong).
+- inline assembly whose instructions are all `sync` (the wait for the core's pending copies that Cambricon's own
+  kernels spell `__asm__ volatile("sync;")`) becomes `__sync()`; any other instruction is an error naming it
+  (nothing silently wrong).
 Inserted text has no newlines, so every line keeps its number.
 """
 from __future__ import annotations
@@ -104,6 +106,15 @@ def tokenize(source: str, user_file) -> list[Token]:
     return tokens
 
 
+def _string_value(token: Token) -> str:
+    """The characters of a plain string literal token, with its escapes resolved."""
+    text = token.text
+    quote = text.index('"')
+    if text[:quote].endswith("R"):  # a raw string: R"delim( ... )delim"
+        return text[text.index("(") + 1:text.rindex(")")]
+    return text[quote + 1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
 def _matching(tokens: list[Token], index: int) -> int:
     """Index of the bracket closing tokens[index] ( ( [ { )."""
     pairs = {"(": ")", "[": "]", "{": "}"}
@@ -192,8 +203,7 @@ class Rewriter:
             if token.kind != "id" and text != "<<<":
                 continue
             if text in ("__asm__", "asm", "__asm"):
-                self.error(token, f"inline assembly ('{text}') is not simulated: mlusim runs BANG C on the host, "
-                                  f"and an MLU instruction cannot run there")
+                self.inline_assembly(i)
             elif text in KERNEL_QUALIFIERS:
                 self.kernel_definition(i)
             elif text == "__mlu_func__":
@@ -220,6 +230,28 @@ class Rewriter:
         out.append(self.source[position:])
         self.result.text = "".join(out)
         return self.result
+
+    # ---- inline assembly ---------------------------------------------------------------------------------------
+    def inline_assembly(self, i: int) -> None:
+        """`asm [volatile] ("sync;" ...)` becomes `__sync()`; other instructions are refused, named."""
+        tokens = self.tokens
+        j = i + 1
+        while j < len(tokens) and tokens[j].text in ("volatile", "__volatile__", "__volatile", "inline", "goto"):
+            j += 1
+        if j >= len(tokens) or tokens[j].text != "(":
+            self.error(tokens[i], f"inline assembly ('{tokens[i].text}') is not simulated")
+        close = _matching(tokens, j)
+        body = tokens[j + 1:close]
+        colon = next((k for k, t in enumerate(body) if t.text in (":", "::")), len(body))
+        template = body[:colon]  # the instructions; operands and clobbers follow the first colon
+        text = "".join(_string_value(t) for t in template if t.kind == "str")
+        instructions = [part.strip() for part in re.split(r"[;\n]", text) if part.strip()]
+        if instructions and all(t.kind == "str" for t in template) and all(part == "sync" for part in instructions):
+            self.edit(tokens[i].start, tokens[close].end, "__sync()")
+            return
+        shown = "; ".join(instructions) or text
+        self.error(tokens[i], f"inline assembly ('{shown}') is not simulated: mlusim runs BANG C on the host, and "
+                              f"an MLU instruction other than sync cannot run there")
 
     # ---- kernels -----------------------------------------------------------------------------------------------
     def kernel_definition(self, i: int) -> None:

@@ -145,11 +145,13 @@ def test_initialised_nram_array_starts_fresh_in_every_task(kernels):
     np.testing.assert_array_equal(values, expected)
 
 
-def test_async_copy_lands_at_the_sync(kernels):
+@pytest.mark.parametrize("name", ["async_copy", "asm_sync_copy"])
+def test_async_copy_lands_at_the_sync(kernels, name):
+    """__sync_io(), or the sync instruction in inline assembly (as Cambricon's kernels write it)."""
     x = np.arange(16, dtype=np.float32)
     px, py = _to_device(x), cnrt.malloc(4 * 32)
     queue = cnrt.queueCreate()
-    kernels["async_copy"][(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](px, py, 16)
+    kernels[name][(1, 1, 1), cnrt.cnrtFuncTypeBlock, queue](px, py, 16)
     cnrt.queueSync(queue)
     out = _from_device(py, 32)
     np.testing.assert_array_equal(out[:16], np.full(16, 7, np.float32))
