@@ -6,5 +6,8 @@
 #include "mlusim_bang/access.h"
 #include "mlusim_bang/memory.h"
 #include "mlusim_bang/vector.h"
+#include "mlusim_bang/cycle.h"
+#include "mlusim_bang/search.h"
+#include "mlusim_bang/atomic.h"
 #include "mlusim_bang/launch.h"
 #endif

@@ -97,6 +97,50 @@ __MLU_BINARY(__bang_or, (A)(a != 0 || b != 0))
 __MLU_BINARY(__bang_xor, (A)((a != 0) != (b != 0)))
 __MLU_BINARY(__bang_squared_diff, (a - b) * (a - b))
 
+/* the bitwise intrinsics work on each element's bits (any element type) */
+template <int N> struct __mlu_bits;
+template <> struct __mlu_bits<1> { typedef uint8_t type; };
+template <> struct __mlu_bits<2> { typedef uint16_t type; };
+template <> struct __mlu_bits<4> { typedef uint32_t type; };
+template <> struct __mlu_bits<8> { typedef uint64_t type; };
+#define __MLU_BITWISE(NAME, OP)                                                                                    \
+  template <typename T>                                                                                            \
+  __MLU_INLINE void NAME(T *dst, const T *src0, const T *src1, int n) {                                           \
+    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
+    __MLU_OPERAND(#NAME, "src0", src0, n);                                                                         \
+    __MLU_OPERAND(#NAME, "src1", src1, n);                                                                         \
+    typedef typename __mlu_bits<sizeof(T)>::type U;                                                                \
+    for (int i = 0; i < n; ++i) {                                                                                  \
+      U a, b;                                                                                                      \
+      memcpy(&a, src0 + i, sizeof(T));                                                                             \
+      memcpy(&b, src1 + i, sizeof(T));                                                                             \
+      a = (U)(a OP b);                                                                                             \
+      memcpy(dst + i, &a, sizeof(T));                                                                              \
+    }                                                                                                              \
+    __mlu_count_vector(n);                                                                                         \
+  }
+__MLU_BITWISE(__bang_band, &)
+__MLU_BITWISE(__bang_bor, |)
+__MLU_BITWISE(__bang_bxor, ^)
+/** __bang_bnot(dst, src, n): each element's bits inverted. */
+template <typename T>
+__MLU_INLINE void __bang_bnot(T *dst, const T *src, int n) {
+  __MLU_OPERAND("__bang_bnot", "dst", dst, n);
+  __MLU_OPERAND("__bang_bnot", "src", src, n);
+  typedef typename __mlu_bits<sizeof(T)>::type U;
+  for (int i = 0; i < n; ++i) {
+    U a;
+    memcpy(&a, src + i, sizeof(T));
+    a = (U)~a;
+    memcpy(dst + i, &a, sizeof(T));
+  }
+  __mlu_count_vector(n);
+}
+
+/* a scalar operand: anything but a pointer (templates taking a vector or a scalar dispatch on it) */
+template <typename S> struct __mlu_enable_scalar { typedef int type; };
+template <typename S> struct __mlu_enable_scalar<S *> {};
+
 #define __MLU_SCALAR(NAME, EXPR)                                                                                   \
   template <typename T, typename S>                                                                                \
   __MLU_INLINE void NAME(T *dst, const T *src, S value, int n) {                                                  \
@@ -122,6 +166,10 @@ __MLU_SCALAR(__bang_lt_scalar, (A)(a < b))
 __MLU_SCALAR(__bang_le_scalar, (A)(a <= b))
 __MLU_SCALAR(__bang_gt_scalar, (A)(a > b))
 __MLU_SCALAR(__bang_ge_scalar, (A)(a >= b))
+/* the MLU200 names of the scalar forms, which MLU200-era kernels (mmcv's, DIOPI's) still call */
+__MLU_SCALAR(__bang_add_const, a + b)
+__MLU_SCALAR(__bang_mul_const, a * b)
+__MLU_SCALAR(__bang_sub_const, a - b)
 
 /** __bang_write_value(dst, n, value): fill n elements of NRAM with value. */
 template <typename T, typename V>
@@ -185,6 +233,22 @@ __MLU_UNARY(__bang_floor, floorf((float)x))
 __MLU_UNARY(__bang_ceil, ceilf((float)x))
 __MLU_UNARY(__bang_round, nearbyintf((float)x))
 __MLU_UNARY(__bang_not, (A)(x == 0))
+
+/** __bang_relun(dst, src, n, threshold): __bang_relu's value (a negative gives -0, NaN stays NaN), at most
+    threshold. */
+template <typename T, typename S>
+__MLU_INLINE void __bang_relun(T *dst, const T *src, int n, S threshold) {
+  __MLU_OPERAND("__bang_relun", "dst", dst, n);
+  __MLU_OPERAND("__bang_relun", "src", src, n);
+  typedef typename __mlu_acc<T>::type A;
+  A top = (A)(T)threshold;
+  for (int i = 0; i < n; ++i) {
+    A x = (A)src[i];
+    x = x > 0 ? x : x * 0;
+    dst[i] = (T)(x < top || x != x ? x : top);
+  }
+  __mlu_count_vector(n);
+}
 
 /* ---- reductions ---------------------------------------------------------------------------------------------- */
 /** __bang_reduce_sum(dst, src, n): dst[0] = the sum of src[0:n] (as mlusim.bang.reduce_sum: one result). */
@@ -297,6 +361,40 @@ __MLU_FLOAT2INT(__bang_float2int32, int32_t, float, truncf)
 __MLU_FLOAT2INT(__bang_float2int16_tz, int16_t, float, truncf)
 __MLU_FLOAT2INT(__bang_float2int16_rn, int16_t, float, nearbyintf)
 __MLU_FLOAT2INT(__bang_half2int32_tz, int32_t, half, truncf)
+
+/* the MLU300 forms with a fixed-point position: the integer is the value times 2^-position (real = int * 2^pos) */
+#define __MLU_FLOAT2INT_POSITION(NAME, D, S, ROUND)                                                               \
+  __MLU_INLINE void NAME(D *dst, const S *src, int n, int position) {                                           \
+    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                          \
+    __MLU_OPERAND(#NAME, "src", src, n);                                                                          \
+    const double top = sizeof(D) == 4 ? 2147483647.0 : 32767.0, bottom = -top - 1;                              \
+    for (int i = 0; i < n; ++i) {                                                                                 \
+      double v = ROUND(ldexp((double)(float)src[i], -position));                                                  \
+      dst[i] = v != v ? (D)0 : v >= top ? (D)top : v <= bottom ? (D)bottom : (D)v;                                \
+    }                                                                                                             \
+    __mlu_count_vector(n);                                                                                        \
+  }
+__MLU_FLOAT2INT_POSITION(__bang_float2int32, int32_t, float, trunc)
+__MLU_FLOAT2INT_POSITION(__bang_float2int_tz, int32_t, float, trunc)
+__MLU_FLOAT2INT_POSITION(__bang_float2int_rn, int32_t, float, nearbyint)
+__MLU_FLOAT2INT_POSITION(__bang_float2int_dn, int32_t, float, floor)
+__MLU_FLOAT2INT_POSITION(__bang_float2int_up, int32_t, float, ceil)
+__MLU_FLOAT2INT_POSITION(__bang_float2int16_tz, int16_t, float, trunc)
+__MLU_FLOAT2INT_POSITION(__bang_float2int16_rn, int16_t, float, nearbyint)
+__MLU_FLOAT2INT_POSITION(__bang_float2int16_dn, int16_t, float, floor)
+__MLU_FLOAT2INT_POSITION(__bang_float2int16_up, int16_t, float, ceil)
+#define __MLU_INT2FLOAT_POSITION(NAME, D, S)                                                                      \
+  __MLU_INLINE void NAME(D *dst, const S *src, int n, int position) {                                           \
+    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                          \
+    __MLU_OPERAND(#NAME, "src", src, n);                                                                          \
+    for (int i = 0; i < n; ++i) dst[i] = (D)ldexp((double)src[i], position);                                     \
+    __mlu_count_vector(n);                                                                                        \
+  }
+__MLU_INT2FLOAT_POSITION(__bang_int2float, float, int32_t)
+__MLU_INT2FLOAT_POSITION(__bang_int2float_rn, float, int32_t)
+__MLU_INT2FLOAT_POSITION(__bang_int162float, float, int16_t)
+__MLU_INT2FLOAT_POSITION(__bang_int2half, half, int32_t)
+__MLU_INT2FLOAT_POSITION(__bang_int162half, half, int16_t)
 
 /* scalar conversions */
 __MLU_INLINE float __half2float(half x) { return (float)x; }
