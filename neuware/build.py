@@ -134,6 +134,10 @@ MLUSIM_BANG_TLS __thread int taskIdX, taskIdY, taskIdZ, taskDimX, taskDimY, task
     clusterDim, coreId, coreDim;
 """
 _LIBRARY_EXTRAS = {"cnrt": _BANG_THREAD_STATE}
+#: a library's dependencies on others of the tree: the real libcnrt is built on CNDrv and lists libcndrv.so, so
+#: programs that call cn_api.h functions link -lcnrt alone (DIOPI's camb back end: cnCtxGetCurrent,
+#: cnGetCtxConfigParam)
+NEEDED = {"cnrt": ("cndrv",)}
 
 
 def c_source(parsed: cdecl.Library) -> str:
@@ -176,7 +180,8 @@ def _compile(library: str, out_dir: Path) -> Path:
     """Build one library into out_dir (in this process: cffi's compile changes the working directory)."""
     parsed = cdecl.read_library(library)
     return cembed.compile_embedded(_module_name(library), library, cffi_declarations(parsed), c_source(parsed),
-                                   cdecl.INCLUDE_DIR, _init_code(library, parsed), out_dir)
+                                   cdecl.INCLUDE_DIR, _init_code(library, parsed), out_dir,
+                                   NEEDED.get(library, ()))
 
 
 def all_library_names() -> tuple:

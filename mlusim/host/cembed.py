@@ -53,20 +53,35 @@ def locked(directory: Path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _needed_stubs(names, directory: Path) -> list:
+    """Link arguments that give a library DT_NEEDED entries on lib<name>.so for each name, found at run time next
+    to it ($ORIGIN): empty stand-ins with those sonames are linked, so the real ones need not be built yet."""
+    if not names:
+        return []
+    for name in names:
+        _empty_library(name, directory / f"lib{name}.so")
+    return [f"-L{directory}", "-Wl,--no-as-needed"] + [f"-l{name}" for name in names] + ["-Wl,--as-needed",
+                                                                                         "-Wl,-rpath,$ORIGIN"]
+
+
 def compile_embedded(module: str, library: str, cdef: str, source: str, include_dir: Path, init_code: str,
-                     out_dir: Path) -> Path:
+                     out_dir: Path, needed=()) -> Path:
     """Build lib<library>.so into out_dir: cffi's embedding of `cdef` (the callbacks) and `source` (the shims),
-    running `init_code` at the first call. Call it in a process of its own: cffi's compile changes the working
-    directory. The file appears whole (written beside and renamed)."""
+    running `init_code` at the first call; `needed`: libraries of the same directory it lists as dependencies. Call
+    it in a process of its own: cffi's compile changes the working directory. The file appears whole (written
+    beside and renamed)."""
     import cffi
     ffi = cffi.FFI()
     ffi.embedding_api("")  # the exports are the shims: cffi only embeds the interpreter
     ffi.cdef(cdef)
     libdir = sysconfig.get_config_var("LIBDIR") or ""
-    ffi.set_source(module, source, include_dirs=[str(include_dir)],
-                   extra_link_args=[f"-Wl,-rpath,{libdir}"] if libdir else [], extra_compile_args=["-O1"])
-    ffi.embedding_init_code(init_code)
     with tempfile.TemporaryDirectory(prefix=f"mlusim-capi-{library}-") as tmp:
+        stubs = Path(tmp) / "needed"
+        stubs.mkdir()
+        link = ([f"-Wl,-rpath,{libdir}"] if libdir else []) + _needed_stubs(needed, stubs)
+        ffi.set_source(module, source, include_dirs=[str(include_dir)], extra_link_args=link,
+                       extra_compile_args=["-O1"])
+        ffi.embedding_init_code(init_code)
         built = Path(ffi.compile(tmpdir=tmp, target=f"lib{library}.so", verbose=False))
         target = out_dir / f"lib{library}.so"
         partial = out_dir / f".lib{library}.so.{os.getpid()}"
@@ -75,15 +90,19 @@ def compile_embedded(module: str, library: str, cdef: str, source: str, include_
     return target
 
 
-def link_companion(name: str, depends: str, out_dir: Path) -> None:
-    """lib<name>.so: no code of its own, DT_NEEDED on lib<depends>.so (found next to it through $ORIGIN)."""
-    partial = out_dir / f".lib{name}.so.{os.getpid()}"
-    command = [os.environ.get("CC") or "gcc", "-shared", "-x", "c", os.devnull, "-o", str(partial),
-               f"-L{out_dir}", "-Wl,--no-as-needed", f"-l{depends}", "-Wl,-rpath,$ORIGIN",
-               f"-Wl,-soname,lib{name}.so"]
+def _empty_library(name: str, path: Path, link=()) -> None:
+    """A shared object with no code, soname lib<name>.so, linked with `link`."""
+    command = [os.environ.get("CC") or "gcc", "-shared", "-x", "c", os.devnull, "-o", str(path),
+               f"-Wl,-soname,lib{name}.so", *link]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if result.returncode != 0:
         raise RuntimeError(f"linking lib{name}.so failed:\n{' '.join(command)}\n{result.stdout}{result.stderr}")
+
+
+def link_companion(name: str, depends: str, out_dir: Path) -> None:
+    """lib<name>.so: no code of its own, DT_NEEDED on lib<depends>.so (found next to it through $ORIGIN)."""
+    partial = out_dir / f".lib{name}.so.{os.getpid()}"
+    _empty_library(name, partial, [f"-L{out_dir}", "-Wl,--no-as-needed", f"-l{depends}", "-Wl,-rpath,$ORIGIN"])
     os.replace(partial, out_dir / f"lib{name}.so")
 
 
