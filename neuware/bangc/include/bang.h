@@ -8,6 +8,7 @@
 #include "mlusim_bang/vector.h"
 #include "mlusim_bang/cycle.h"
 #include "mlusim_bang/search.h"
+#include "mlusim_bang/pool.h"
 #include "mlusim_bang/atomic.h"
 #include "mlusim_bang/launch.h"
 #endif

@@ -174,3 +174,65 @@ def test_a_lock_makes_a_read_modify_write_safe(kernels):
 def test_an_unknown_lock_traps(kernels):
     error = _sync_error(_launch(kernels, "bad_lock"))
     assert error.code == cnrt.cnrtErrorKernelTrap and "lock (9, 0)" in str(error)
+
+
+def _pool_reference(x, how):
+    windows = np.lib.stride_tricks.sliding_window_view(x, (3, 2), axis=(0, 1))[::2, ::1]  # (2, 4, 8, 3, 2)
+    reduce = {0: np.sum, 1: np.mean, 2: np.max, 3: np.min}[how]
+    return reduce(windows.astype(np.float64), axis=(-2, -1)).astype(np.float32)
+
+
+@pytest.mark.parametrize("how", range(4))
+def test_pooling_over_height_width_channel(kernels, how):
+    x = rng.integers(-9, 10, (6, 5, 8)).astype(np.float32)
+    py = cnrt.malloc(4 * 2 * 4 * 8)
+    _run(kernels, "pools", _to_device(x), py, how)
+    got = _from_device(py, 2 * 4 * 8).reshape(2, 4, 8)
+    np.testing.assert_allclose(got, _pool_reference(x, how), rtol=1e-6)
+
+
+def test_filter_log2_pow2_nan_maximum_rem_rotate_incseq_move(kernels):
+    x = rng.uniform(0.25, 8, N).astype(np.float32)
+    mask = (rng.random(N) < 0.3).astype(np.float32)
+    x[3], mask[5] = np.nan, np.nan
+    py, pc = cnrt.malloc(4 * 8 * N), cnrt.malloc(4)
+    _run(kernels, "selects", _to_device(x), _to_device(mask), py, pc)
+    y = _from_device(py, 8 * N).reshape(8, N)
+    kept = x[mask != 0]
+    assert _from_device(pc, 1, np.int32)[0] == kept.size
+    np.testing.assert_array_equal(y[0, :kept.size], kept)
+    assert (y[0, kept.size:] == -1).all()
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(y[1], np.log2(x), rtol=1e-6)
+        np.testing.assert_allclose(y[2], np.exp2(x), rtol=1e-6)
+        np.testing.assert_array_equal(y[3], np.where(np.isnan(x) | np.isnan(mask), np.nan, np.maximum(x, mask)))
+        np.testing.assert_allclose(y[4], np.fmod(x, np.float32(1.5)), rtol=1e-6)
+    np.testing.assert_array_equal(y[5], x[::-1])
+    np.testing.assert_array_equal(y[6].view(np.int32), np.arange(N))
+    np.testing.assert_array_equal(y[7], x)
+
+
+def test_bitwise_scalars_and_integer_remainder(kernels):
+    a = rng.integers(-2 ** 31, 2 ** 31, N, dtype=np.int64).astype(np.int32)
+    py = cnrt.malloc(4 * 4 * N)
+    _run(kernels, "int_scalars", _to_device(a), py)
+    got = _from_device(py, 4 * N, np.int32).reshape(4, N)
+    np.testing.assert_array_equal(got[:3], [a & 0x00ff00ff, a | 0x0f000000, ~a])
+    np.testing.assert_array_equal(got[3], np.fmod(a, 7))  # C's remainder: the dividend's sign
+
+
+def test_atomic_reductions_from_every_task(kernels):
+    tasks = 8
+    rows = rng.integers(-50, 50, (tasks, 64)).astype(np.float32)
+    sums, tops, bottoms = (_to_device(np.full(64, start, np.float32)) for start in (0.0, -1e9, 1e9))
+    _run(kernels, "atomic_reduce", _to_device(rows), sums, tops, bottoms, tasks=tasks)
+    np.testing.assert_array_equal(_from_device(sums, 64), rows.sum(0))
+    np.testing.assert_array_equal(_from_device(tops, 64), rows.max(0))
+    np.testing.assert_array_equal(_from_device(bottoms, 64), rows.min(0))
+
+
+def test_the_strided_nramset_async_is_refused_by_name(kernels):
+    py = cnrt.malloc(4 * 64)
+    error = _sync_error(_launch(kernels, "strided_nramset", py))
+    assert error.code == cnrt.cnrtErrorKernelTrap and "__nramset_async: the strided form" in str(error)
+    np.testing.assert_array_equal(_from_device(py, 64), np.ones(64, np.float32))

@@ -1,4 +1,4 @@
-/* mlusim BANG C: atomic read-modify-write of GDRAM (__bang_atomic_add) and the locks tasks take around shared
+/* mlusim BANG C: atomic read-modify-write of GDRAM (__bang_atomic_add, __bang_atomic_reduce_*) and the locks tasks take around shared
  * updates (__bang_lock / __bang_unlock).
  *
  * Tasks run concurrently on host threads, so each element's update is a compare-and-swap on its own bytes: atomic
@@ -9,19 +9,29 @@
 
 #include "vector.h"
 
+/* one element's update: 0 add, 1 max, 2 min; returns the value before it */
 template <typename T>
-__MLU_INLINE T __mlu_atomic_add_one(T *address, T value) {
+__MLU_INLINE T __mlu_atomic_update(T *address, T value, int how) {
   typedef typename __mlu_bits<sizeof(T)>::type U;
   typedef typename __mlu_acc<T>::type A;
   U *word = (U *)address;
   U seen = __atomic_load_n(word, __ATOMIC_RELAXED), next;
-  T old, sum;
+  T old, result;
   do {
     memcpy(&old, &seen, sizeof(T));
-    sum = (T)((A)old + (A)value);
-    memcpy(&next, &sum, sizeof(T));
+    A a = (A)old, b = (A)value;
+    result = (T)(how == 0 ? a + b : how == 1 ? (b > a ? b : a) : (b < a ? b : a));
+    memcpy(&next, &result, sizeof(T));
   } while (!__atomic_compare_exchange_n(word, &seen, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
   return old;
+}
+
+template <typename T>
+__MLU_INLINE void __mlu_check_gdram_target(const char *what, T *target, int n) {
+  struct __mlu_region r;
+  __mlu_check_span(what, "dst", target, (int64_t)n * (int64_t)sizeof(T), __MLU_GDRAM, &r);
+  if ((uintptr_t)target % sizeof(T) != 0)
+    __mlu_trapf("%s: %p is not aligned to its %d-byte elements", what, (void *)target, (int)sizeof(T));
 }
 
 /** __bang_atomic_add(dst, src1, src2, n): src1 (GDRAM) += src2 (NRAM), element by element atomically; dst (NRAM,
@@ -29,18 +39,28 @@ __MLU_INLINE T __mlu_atomic_add_one(T *address, T value) {
 template <typename T>
 __MLU_INLINE void __bang_atomic_add(T *dst, T *src1, const T *src2, int n) {
   __mlu_check_operand("__bang_atomic_add", "dst", dst, n, (int64_t)sizeof(T), __MLU_NRAM);
-  struct __mlu_region r;
-  __mlu_check_span("__bang_atomic_add", "src1", src1, (int64_t)n * (int64_t)sizeof(T), __MLU_GDRAM, &r);
+  __mlu_check_gdram_target("__bang_atomic_add", src1, n);
   __mlu_check_operand("__bang_atomic_add", "src2", src2, n, (int64_t)sizeof(T), __MLU_NRAM);
-  if ((uintptr_t)src1 % sizeof(T) != 0)
-    __mlu_trapf("__bang_atomic_add: src1 %p is not aligned to its %d-byte elements", (void *)src1, (int)sizeof(T));
   for (int i = 0; i < n; ++i) {
     T added = src2[i];
-    dst[i] = __mlu_atomic_add_one(src1 + i, added);
+    dst[i] = __mlu_atomic_update(src1 + i, added, 0);
   }
   __mlu_count_copy(GDRAM2NRAM, (int64_t)n * (int64_t)sizeof(T));
   __mlu_count_copy(NRAM2GDRAM, (int64_t)n * (int64_t)sizeof(T));
 }
+
+#define __MLU_ATOMIC_REDUCE(NAME, HOW)                                                                           \
+  template <typename T>                                                                                          \
+  __MLU_INLINE void NAME(T *dst, const T *src, int n) {                                                         \
+    __mlu_check_gdram_target(#NAME, dst, n);                                                                     \
+    __mlu_check_operand(#NAME, "src", src, n, (int64_t)sizeof(T), __MLU_NRAM);                                  \
+    for (int i = 0; i < n; ++i) __mlu_atomic_update(dst + i, src[i], HOW);                                       \
+    __mlu_count_copy(NRAM2GDRAM, (int64_t)n * (int64_t)sizeof(T));                                               \
+  }
+/* __bang_atomic_reduce_add/max/min(dst, src, n): dst (GDRAM) = dst op src (NRAM), each element atomically */
+__MLU_ATOMIC_REDUCE(__bang_atomic_reduce_add, 0)
+__MLU_ATOMIC_REDUCE(__bang_atomic_reduce_max, 1)
+__MLU_ATOMIC_REDUCE(__bang_atomic_reduce_min, 2)
 
 enum { __MLU_LOCKS = 64 };
 /* one table per process: a vague-linkage (inline, default visibility) function's static */

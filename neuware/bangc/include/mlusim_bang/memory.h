@@ -188,6 +188,15 @@ __MLU_INLINE void __nramset(T *dst, int n, V value) {
   __mlu_fill("__nramset", dst, n, (T)value, __MLU_NRAM);
   __mlu_count_vector(n);
 }
+/** __nramset_async(dst, n, value, stride, segments): __nramset issued without waiting (it is done at once here);
+    the strided form (segments of n elements `stride` bytes apart) is not simulated and traps naming itself. */
+template <typename T, typename V>
+__MLU_INLINE void __nramset_async(T *dst, int n, V value, int stride, int segments) {
+  if (stride != 0 || segments != 0)
+    __mlu_trapf("__nramset_async: the strided form (stride %d, segments %d) is not simulated", stride, segments);
+  __mlu_fill("__nramset_async", dst, n, (T)value, __MLU_NRAM);
+  __mlu_count_vector(n);
+}
 template <typename T, typename V>
 __MLU_INLINE void __sramset(T *dst, int n, V value) {
   __mlu_fill("__sramset", dst, n, (T)value, __MLU_SRAM);

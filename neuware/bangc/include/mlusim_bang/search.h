@@ -1,5 +1,5 @@
-/* mlusim BANG C: the intrinsics that search a vector: __bang_count, __bang_findfirst1 / __bang_findlast1 and
- * __bang_max / __bang_min with the position of the extremum.
+/* mlusim BANG C: the intrinsics that search a vector or select from it: __bang_count, __bang_findfirst1 /
+ * __bang_findlast1, __bang_max / __bang_min with the position of the extremum, and __bang_filter.
  *
  * __bang_max(dst, src, n) writes the largest element to dst[0] and its index (the first, where several are equal)
  * into the bits of dst[1] as an unsigned integer of the element's width (mmcv's kernels read it as
@@ -66,5 +66,19 @@ __MLU_INLINE void __bang_argmax(T *dst, const T *src, int n) { __mlu_extremum("_
 /** __bang_argmin(dst, src, n): the same layout as __bang_min. */
 template <typename T>
 __MLU_INLINE void __bang_argmin(T *dst, const T *src, int n) { __mlu_extremum("__bang_argmin", dst, src, n, 0); }
+
+/** __bang_filter(dst, src, mask, n): the elements of src whose mask element is not zero, packed in order at the
+    start of dst (may be src); returns how many (the rest of dst is left as it was). */
+template <typename T>
+__MLU_INLINE uint32_t __bang_filter(T *dst, const T *src, const T *mask, int n) {
+  __MLU_OPERAND("__bang_filter", "dst", dst, n);
+  __MLU_OPERAND("__bang_filter", "src", src, n);
+  __MLU_OPERAND("__bang_filter", "mask", mask, n);
+  uint32_t kept = 0;
+  for (int i = 0; i < n; ++i)
+    if ((float)mask[i] != 0.0f) dst[kept++] = src[i];
+  __mlu_count_vector(n);
+  return kept;
+}
 
 #endif

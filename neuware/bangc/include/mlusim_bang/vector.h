@@ -96,6 +96,9 @@ __MLU_BINARY(__bang_and, (A)(a != 0 && b != 0))
 __MLU_BINARY(__bang_or, (A)(a != 0 || b != 0))
 __MLU_BINARY(__bang_xor, (A)((a != 0) != (b != 0)))
 __MLU_BINARY(__bang_squared_diff, (a - b) * (a - b))
+/* NaN in either operand gives NaN (__bang_maximum/minimum take the other operand, as fmax/fmin) */
+__MLU_BINARY(__bang_nan_maximum, a != a || b != b ? a + b : (a > b ? a : b))
+__MLU_BINARY(__bang_nan_minimum, a != a || b != b ? a + b : (a < b ? a : b))
 
 /* the bitwise intrinsics work on each element's bits (any element type) */
 template <int N> struct __mlu_bits;
@@ -135,6 +138,69 @@ __MLU_INLINE void __bang_bnot(T *dst, const T *src, int n) {
     memcpy(dst + i, &a, sizeof(T));
   }
   __mlu_count_vector(n);
+}
+
+#define __MLU_BITWISE_SCALAR(NAME, OP)                                                                             \
+  template <typename T, typename S>                                                                                \
+  __MLU_INLINE void NAME(T *dst, const T *src, S value, int n) {                                                  \
+    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
+    __MLU_OPERAND(#NAME, "src", src, n);                                                                           \
+    typedef typename __mlu_bits<sizeof(T)>::type U;                                                                \
+    T typed = (T)value;                                                                                            \
+    U b;                                                                                                           \
+    memcpy(&b, &typed, sizeof(T));                                                                                 \
+    for (int i = 0; i < n; ++i) {                                                                                  \
+      U a;                                                                                                         \
+      memcpy(&a, src + i, sizeof(T));                                                                              \
+      a = (U)(a OP b);                                                                                             \
+      memcpy(dst + i, &a, sizeof(T));                                                                              \
+    }                                                                                                              \
+    __mlu_count_vector(n);                                                                                         \
+  }
+__MLU_BITWISE_SCALAR(__bang_band_scalar, &)
+__MLU_BITWISE_SCALAR(__bang_bor_scalar, |)
+__MLU_BITWISE_SCALAR(__bang_bxor_scalar, ^)
+
+/** __bang_rem(dst, src, value, n): the remainder of each element divided by value, with C's sign rule (the
+    dividend's: fmod for floating types, % for integers); a zero integer divisor traps. */
+template <typename T, typename S>
+__MLU_INLINE void __bang_rem(T *dst, const T *src, S value, int n) {
+  __MLU_OPERAND("__bang_rem", "dst", dst, n);
+  __MLU_OPERAND("__bang_rem", "src", src, n);
+  typedef typename __mlu_acc<T>::type A;
+  A b = (A)(T)value;
+  if ((A)1 / 2 == 0 && b == 0) __mlu_trapf("__bang_rem: integer division by zero");
+  for (int i = 0; i < n; ++i) {
+    A a = (A)src[i];
+    dst[i] = (T)((A)1 / 2 == 0 ? (A)((int64_t)a % (int64_t)b) : (A)fmod((double)a, (double)b));
+  }
+  __mlu_count_vector(n);
+}
+
+/** __bang_incseq(dst, n): dst[i] = i. */
+template <typename T>
+__MLU_INLINE void __bang_incseq(T *dst, int n) {
+  __MLU_OPERAND("__bang_incseq", "dst", dst, n);
+  for (int i = 0; i < n; ++i) dst[i] = (T)i;
+  __mlu_count_vector(n);
+}
+
+/** __bang_move(dst, src, bytes): copy bytes within the core's on-chip memory (the vector unit's move; the
+    ranges may overlap). */
+__MLU_INLINE void __bang_move(void *dst, const void *src, int bytes) {
+  __mlu_check_operand("__bang_move", "dst", dst, bytes, 1, __MLU_NRAM);
+  __mlu_check_operand("__bang_move", "src", src, bytes, 1, __MLU_NRAM);
+  memmove(dst, src, (size_t)bytes);
+  __mlu_count_vector(bytes / 4);
+}
+
+/** __bang_printf(format, ...): the device printf. */
+__attribute__((format(printf, 1, 2))) __MLU_INLINE int __bang_printf(const char *format, ...) {
+  va_list list;
+  va_start(list, format);
+  int written = vprintf(format, list);
+  va_end(list);
+  return written;
 }
 
 /* a scalar operand: anything but a pointer (templates taking a vector or a scalar dispatch on it) */
@@ -233,6 +299,8 @@ __MLU_UNARY(__bang_floor, floorf((float)x))
 __MLU_UNARY(__bang_ceil, ceilf((float)x))
 __MLU_UNARY(__bang_round, nearbyintf((float)x))
 __MLU_UNARY(__bang_not, (A)(x == 0))
+__MLU_UNARY(__bang_log2, log2f((float)x))
+__MLU_UNARY(__bang_pow2, exp2f((float)x))
 
 /** __bang_relun(dst, src, n, threshold): __bang_relu's value (a negative gives -0, NaN stays NaN), at most
     threshold. */
@@ -285,6 +353,18 @@ __MLU_INLINE void __bang_transpose(T *dst, const T *src, int height, int width) 
   if ((const void *)dst == (const void *)src) __mlu_trapf("__bang_transpose: dst and src must be different buffers");
   for (int64_t r = 0; r < height; ++r)
     for (int64_t c = 0; c < width; ++c) dst[c * height + r] = src[r * width + c];
+  __mlu_count_vector(count);
+}
+
+/** __bang_rotate180(dst, src, height, width): the height x width matrix turned by half a turn. */
+template <typename T>
+__MLU_INLINE void __bang_rotate180(T *dst, const T *src, int height, int width) {
+  if (height < 0 || width < 0) __mlu_trapf("__bang_rotate180: negative height %d or width %d", height, width);
+  int64_t count = (int64_t)height * width;
+  __MLU_OPERAND("__bang_rotate180", "dst", dst, count);
+  __MLU_OPERAND("__bang_rotate180", "src", src, count);
+  if ((const void *)dst == (const void *)src) __mlu_trapf("__bang_rotate180: dst and src must be different buffers");
+  for (int64_t i = 0; i < count; ++i) dst[count - 1 - i] = src[i];
   __mlu_count_vector(count);
 }
 
@@ -392,6 +472,7 @@ __MLU_FLOAT2INT_POSITION(__bang_float2int16_up, int16_t, float, ceil)
   }
 __MLU_INT2FLOAT_POSITION(__bang_int2float, float, int32_t)
 __MLU_INT2FLOAT_POSITION(__bang_int2float_rn, float, int32_t)
+__MLU_INT2FLOAT_POSITION(__bang_int322float_rn, float, int32_t)
 __MLU_INT2FLOAT_POSITION(__bang_int162float, float, int16_t)
 __MLU_INT2FLOAT_POSITION(__bang_int2half, half, int32_t)
 __MLU_INT2FLOAT_POSITION(__bang_int162half, half, int16_t)
