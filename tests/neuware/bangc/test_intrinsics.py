@@ -236,3 +236,15 @@ def test_the_strided_nramset_async_is_refused_by_name(kernels):
     error = _sync_error(_launch(kernels, "strided_nramset", py))
     assert error.code == cnrt.cnrtErrorKernelTrap and "__nramset_async: the strided form" in str(error)
     np.testing.assert_array_equal(_from_device(py, 64), np.ones(64, np.float32))
+
+
+def test_pad_and_table_lookup(kernels):
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    index = rng.integers(0, 8, 64).astype(np.uint32)
+    py, pl = cnrt.malloc(4 * 6 * 7 * 2), cnrt.malloc(4 * 64)
+    _run(kernels, "pad_and_lut", _to_device(x), _to_device(index), py, pl, 0)
+    np.testing.assert_array_equal(_from_device(py, 6 * 7 * 2).reshape(6, 7, 2),
+                                  np.pad(x, ((1, 2), (0, 3), (0, 0))))
+    np.testing.assert_array_equal(_from_device(pl, 64, np.int32), (100 * np.arange(8) - 3)[index])
+    error = _sync_error(_launch(kernels, "pad_and_lut", _to_device(x), _to_device(index), py, pl, 1))
+    assert error.code == cnrt.cnrtErrorKernelTrap and "index[5] = 9 is outside the table of 8" in str(error)

@@ -368,6 +368,41 @@ __MLU_INLINE void __bang_rotate180(T *dst, const T *src, int height, int width) 
   __mlu_count_vector(count);
 }
 
+/** __bang_pad(dst, src, channel, height, width, top, bottom, left, right): src (height x width x channel) in the
+    middle of dst ((top + height + bottom) x (left + width + right) x channel), the border zero. */
+template <typename T>
+__MLU_INLINE void __bang_pad(T *dst, const T *src, int channel, int height, int width, int top, int bottom,
+                             int left, int right) {
+  if (channel < 0 || height < 0 || width < 0 || top < 0 || bottom < 0 || left < 0 || right < 0)
+    __mlu_trapf("__bang_pad: negative size (channel %d, height %d, width %d, pads %d %d %d %d)", channel, height,
+                width, top, bottom, left, right);
+  int64_t out_h = (int64_t)top + height + bottom, out_w = (int64_t)left + width + right;
+  __MLU_OPERAND("__bang_pad", "src", src, (int64_t)height * width * channel);
+  __MLU_OPERAND("__bang_pad", "dst", dst, out_h * out_w * channel);
+  if ((const void *)dst == (const void *)src) __mlu_trapf("__bang_pad: dst and src must be different buffers");
+  memset((void *)dst, 0, (size_t)(out_h * out_w * channel) * sizeof(T));
+  for (int64_t y = 0; y < height; ++y)
+    memcpy(dst + ((y + top) * out_w + left) * channel, src + y * width * channel,
+           (size_t)width * channel * sizeof(T));
+  __mlu_count_vector(out_h * out_w * channel);
+}
+
+/** __bang_lut(dst, index, table, n, table_length): dst[i] = table[index[i]]; an index past the table traps. */
+template <typename T, typename I>
+__MLU_INLINE void __bang_lut(T *dst, const I *index, const T *table, int n, int table_length) {
+  __MLU_OPERAND("__bang_lut", "dst", dst, n);
+  __MLU_OPERAND("__bang_lut", "index", index, n);
+  __mlu_check_operand("__bang_lut", "table", table, table_length, (int64_t)sizeof(T), __MLU_NRAM);
+  for (int i = 0; i < n; ++i) {
+    int64_t at = (int64_t)index[i];
+    if (at < 0 || at >= table_length)
+      __mlu_trapf("__bang_lut: index[%d] = %lld is outside the table of %d entries", i, (long long)at,
+                  table_length);
+    dst[i] = table[at];
+  }
+  __mlu_count_vector(n);
+}
+
 /* ---- conversions ---------------------------------------------------------------------------------------------- */
 #define __MLU_CONVERT(NAME, D, S)                                                                                 \
   __MLU_INLINE void NAME(D *dst, const S *src, int n) {                                                         \
