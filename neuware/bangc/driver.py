@@ -287,11 +287,27 @@ CHECKED_ACCESSES = ["-fsanitize=kernel-address", "--param", "asan-instrumentatio
                     "--param", "asan-globals=0", "--param", "asan-stack=0", "-fno-sanitize-address-use-after-scope"]
 
 
+#: what GCC's -Wall warns about in C++ and clang's (the real cncc's) does not: a .mlu file that builds with
+#: `-Wall -Werror` under cncc must build here too (mlu-ops' kernels compare signed and unsigned sizes)
+CLANG_WALL = {"-Wno-sign-compare": "-Wsign-compare", "-Wno-maybe-uninitialized": None,
+              "-Wno-class-memaccess": None, "-Wno-strict-aliasing": None}
+
+
+def clang_warnings(flags) -> list:
+    """`flags` with the GCC-only -Wall warnings turned off after them, unless asked for by name (or, for
+    -Wsign-compare, by -Wextra, as in clang)."""
+    if "-Wall" not in flags:
+        return list(flags)
+    off = [quiet for quiet, loud in CLANG_WALL.items()
+           if (loud or quiet.replace("-Wno-", "-W")) not in flags and not (loud and "-Wextra" in flags)]
+    return list(flags) + off
+
+
 def compile_unit(o: Options, text: str, source: str, output: str) -> None:
     """A rewritten unit to a host object (through the cache)."""
     cxx = host_compiler()
-    flags = ([f"-std={o.std}", "-fPIC"] + [f for f in o.compiler if f not in ("-fno-exceptions",) and
-                                           not f.startswith("-fsanitize")] + CHECKED_ACCESSES)
+    flags = ([f"-std={o.std}", "-fPIC"] + clang_warnings([f for f in o.compiler if f not in ("-fno-exceptions",) and
+                                                          not f.startswith("-fsanitize")]) + CHECKED_ACCESSES)
     if not any(f.startswith("-O") for f in flags):
         flags.append("-O2")
     key = hashlib.sha256("\0".join([text, cxx, _compiler_version(cxx)] + flags).encode()).hexdigest()

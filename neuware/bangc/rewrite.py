@@ -141,6 +141,8 @@ class Rewriter:
         self.result = Result("")
         # file-scope on-chip arrays: name -> accessor expression, replaced in later uses
         self.file_arrays: dict[str, str] = {}
+        # template kernels: a launch without template arguments deduces them from its arguments
+        self.template_kernels: set = set()
 
     def error(self, token: Token, message: str):
         raise CompileError(token.file, token.line, message)
@@ -261,6 +263,7 @@ class Rewriter:
         k = i - 1
         while k >= 0 and tokens[k].text not in (";", "}", "{"):
             if tokens[k].text == "template":
+                self.template_kernel(k, i)
                 return
             k -= 1
         j = i + 1
@@ -281,6 +284,75 @@ class Rewriter:
         self.edit(tokens[end].end, tokens[end].end,
                   f' extern "C++" {{ static __mlu_registrar<decltype(&{name}), &{name}> '
                   f'__mlu_registered_{number}("{name}", __MLU_TU_FLAGS); }}')
+
+    def template_kernel(self, template: int, qualifier: int) -> None:
+        """After a template kernel's definition or declaration, a declaration that gives, for the arguments of
+        a launch, the type of the specialization they select: `__mlu_deduce_K(params) -> void (*)(params)`,
+        used only inside decltype (a launch `K<<<...>>>(args)` deduces T as a call would, conversions and all)."""
+        tokens = self.tokens
+        if template + 1 >= len(tokens) or tokens[template + 1].text != "<":
+            return
+        header_end = self._template_header_end(template + 1)
+        j = qualifier + 1
+        while j < len(tokens) and tokens[j].text != "(":
+            if tokens[j].text in (";", "{", "="):
+                return
+            j += 1
+        if j >= len(tokens) or tokens[j - 1].kind != "id":
+            return
+        name = tokens[j - 1].text
+        close = _matching(tokens, j)
+        after = close + 1
+        end = _matching(tokens, after) if after < len(tokens) and tokens[after].text == "{" else after
+        if end >= len(tokens):
+            return
+        header = self.source[tokens[template].start:tokens[header_end].end]
+        params = self.source[tokens[j].start:tokens[close].end]
+        types = "(" + ", ".join(self._without_default(p) for p in self._split_params(j + 1, close)) + ")"
+        self.template_kernels.add(name)
+        self.edit(tokens[end].end, tokens[end].end,
+                  f" {header} __attribute__((unused)) static auto __mlu_deduce_{name}{params} -> void (*){types};")
+
+    def _template_header_end(self, opening: int) -> int:
+        """The index of the '>' closing a template parameter list opened at `opening`."""
+        tokens, depth, nested = self.tokens, 0, 0
+        for k in range(opening, len(tokens)):
+            text = tokens[k].text
+            nested += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(text, 0)
+            if nested == 0:
+                depth += {"<": 1, ">": -1, ">>": -2}.get(text, 0)
+                if depth <= 0:
+                    return k
+        self.error(tokens[opening], "unbalanced template parameter list")
+
+    def _split_params(self, start: int, end: int) -> list:
+        """The texts of the top-level comma-separated parameters in tokens[start:end]."""
+        tokens, pieces, begin, depth = self.tokens, [], start, 0
+        for k in range(start, end):
+            text = tokens[k].text
+            if text in ("(", "[", "{", "<"):
+                depth += 1
+            elif text in (")", "]", "}", ">"):
+                depth -= 1
+            elif text == "," and depth == 0:
+                pieces.append((begin, k))
+                begin = k + 1
+        if begin < end:
+            pieces.append((begin, end))
+        return [self.source[tokens[a].start:tokens[b - 1].end] for a, b in pieces if b > a]
+
+    @staticmethod
+    def _without_default(param: str) -> str:
+        """A parameter's text without its default argument (a function type has none)."""
+        depth = 0
+        for at, char in enumerate(param):
+            if char in "([{<":
+                depth += 1
+            elif char in ")]}>":
+                depth -= 1
+            elif char == "=" and depth == 0:
+                return param[:at].rstrip()
+        return param
 
     def device_function(self, i: int) -> None:
         tokens = self.tokens
@@ -324,8 +396,13 @@ class Rewriter:
         self.result.launches += 1
         self.result.kernels.append(name)
         escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+        kernel_type = f"decltype(&{callee})"
+        if tokens[i - 1].kind == "id" and tokens[i - 1].text in self.template_kernels:
+            arguments = self.source[tokens[close + 1].end:tokens[_matching(tokens, close + 1)].start]
+            scope = self.source[tokens[first].start:tokens[i - 1].start]
+            kernel_type = f"decltype({scope}__mlu_deduce_{tokens[i - 1].text}({arguments}))"
         self.edit(tokens[first].start, tokens[close].end,
-                  f'__mlu_launch<decltype(&{callee}), &{callee}>("{escaped}", __MLU_TU_FLAGS, {config})')
+                  f'__mlu_launch<{kernel_type}, &{callee}>("{escaped}", __MLU_TU_FLAGS, {config})')
 
     def _outside_brackets(self, start: int, text: str) -> int:
         """The index of the first token from `start` on that is `text` outside every (), [] and {} opened after

@@ -135,3 +135,16 @@ def test_find_package_bang_builds_a_library_and_an_executable(tmp_path, library_
     done = subprocess.run([str(project / "build" / "launch")], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "status 0 wrong 0 first 15"
+
+
+def test_wall_warns_as_clang_does(tmp_path):
+    """-Wall -Werror: a signed/unsigned comparison is no error (clang's -Wall, the real cncc's, has no
+    -Wsign-compare), unless -Wextra or -Wsign-compare asks for it."""
+    source = tmp_path / "sizes.mlu"
+    source.write_text("#include <bang.h>\n__mlu_global__ void k(int *y, unsigned n) {\n"
+                      "  for (int i = 0; i < n; ++i) y[i] = i;\n}\n")
+    cncc("-c", source, "-o", tmp_path / "a.o", "-Wall", "-Werror")
+    for extra in ("-Wextra", "-Wsign-compare"):
+        done = cncc("-c", source, "-o", tmp_path / "b.o", "-Wall", "-Werror", extra, check=False)
+        assert done.returncode == 1 and "sizes.mlu:3" in done.stderr and "sign-compare" in done.stderr
+    assert driver.clang_warnings(["-O2"]) == ["-O2"]

@@ -248,3 +248,21 @@ def test_pad_and_table_lookup(kernels):
     np.testing.assert_array_equal(_from_device(pl, 64, np.int32), (100 * np.arange(8) - 3)[index])
     error = _sync_error(_launch(kernels, "pad_and_lut", _to_device(x), _to_device(index), py, pl, 1))
     assert error.code == cnrt.cnrtErrorKernelTrap and "index[5] = 9 is outside the table of 8" in str(error)
+
+
+def test_template_kernels_launched_with_deduced_and_explicit_arguments(kernels, tmp_path):
+    """`k<<<dim, ktype, queue>>>(args)` of a template kernel deduces its template arguments from the call, as
+    CUDA and cncc do (mlu-ops' prior_box launches so), converting an int to a float parameter."""
+    import ctypes
+
+    from neuware import bangc
+    library = tmp_path / "libtemplates.so"
+    cncc("-shared", "-O1", SOURCES / "intrinsics.mlu", "-o", library)
+    host = ctypes.CDLL(str(library))
+    x = np.arange(64, dtype=np.float32)
+    px, py, pz = _to_device(x), cnrt.malloc(4 * 64), cnrt.malloc(4 * 64)
+    host.launch_template_kernels(None, ctypes.c_void_p(px), ctypes.c_void_p(py), ctypes.c_void_p(pz), 64)
+    cnrt.syncDevice()  # the launches went to the default queue
+    np.testing.assert_array_equal(_from_device(py, 64), x + 2)
+    np.testing.assert_array_equal(_from_device(pz, 64), x * 3 + 1)
+    assert {"deduced_copy", "scaled_copy<float, 3>"} <= set(bangc.load(library).kernels)
