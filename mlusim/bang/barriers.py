@@ -19,7 +19,11 @@ from .context import BARRIER_KEY, BARRIERS
 from .faults import KernelTrap
 from .dma import sync
 
-CLUSTER, ALL = 0, 1
+#: barrier scopes: the cluster's cores and its memory core, every core of the union, the compute cores (IPUs) of the
+#: cluster or of the union alone, the memory cores (MPUs) alone
+CLUSTER, ALL, IPU_CLUSTER, IPU_ALL, MPU_ALL = 0, 1, 2, 3, 4
+_SCOPE_NAMES = {CLUSTER: "sync_cluster", ALL: "sync_all", IPU_CLUSTER: "sync_all_ipu_within_cluster",
+                IPU_ALL: "sync_all_ipu", MPU_ALL: "sync_all_mpu"}
 
 # The object-mode block only waits at the barrier; the rest of a kernel still runs without the GIL.
 
@@ -29,11 +33,13 @@ class BarrierAborted(KernelTrap):
 
 
 class RoundBarriers:
-    """The barriers of one round: tasks first_task .. first_task + size - 1."""
+    """The barriers of one round: tasks first_task .. first_task + size - 1 (members 0 .. size - 1) and, when the
+    kernel runs them, the clusters' memory cores (members size + cluster)."""
 
-    def __init__(self, first_task: int, size: int, cores_per_cluster: int, timeout: float):
+    def __init__(self, first_task: int, size: int, cores_per_cluster: int, timeout: float, memory_cores: int = 0):
         self.first = first_task
         self.size = size
+        self.memory_cores = memory_cores
         self.cores_per_cluster = cores_per_cluster
         self.timeout = timeout
         self.cond = threading.Condition()
@@ -42,23 +48,35 @@ class RoundBarriers:
         self.releases: dict[tuple, int] = {}
         self.broken: KernelTrap | None = None
 
-    def _key(self, member: int, scope: int) -> tuple:
-        return ("sync_all",) if scope == ALL else ("sync_cluster", member // self.cores_per_cluster)
+    def _cluster(self, member: int) -> int:
+        return member - self.size if member >= self.size else member // self.cores_per_cluster
 
-    def _participants(self, key: tuple) -> range:
-        if key[0] == "sync_all":
-            return range(self.size)
+    def _key(self, member: int, scope: int) -> tuple:
+        if scope in (ALL, IPU_ALL, MPU_ALL):
+            return (scope,)
+        return (scope, self._cluster(member))
+
+    def _participants(self, key: tuple) -> list:
+        scope = key[0]
+        compute = list(range(self.size))
+        memory = list(range(self.size, self.size + self.memory_cores))
+        if scope in (ALL, IPU_ALL, MPU_ALL):
+            return {ALL: compute + memory, IPU_ALL: compute, MPU_ALL: memory}[scope]
         start = key[1] * self.cores_per_cluster
-        return range(start, start + self.cores_per_cluster)
+        cluster = list(range(start, start + self.cores_per_cluster))
+        return cluster + ([self.size + key[1]] if scope == CLUSTER and self.memory_cores else [])
 
     def _name(self, key: tuple) -> str:
-        return "sync_all" if key[0] == "sync_all" else f"sync_cluster of cluster {key[1]}"
+        return _SCOPE_NAMES[key[0]] + (f" of cluster {key[1]}" if len(key) > 1 else "")
 
     def _tasks(self, members) -> str:
-        return ", ".join(str(self.first + m) for m in sorted(members))
+        return ", ".join(str(self.first + m) if m < self.size else f"the memory core of cluster {m - self.size}"
+                         for m in sorted(members))
 
     def arrive(self, member: int, scope: int) -> None:
         key = self._key(member, scope)
+        if member not in self._participants(key):
+            return  # a compute core at a memory-core barrier, or the reverse: not among those it waits for
         with self.cond:
             if self.broken is not None:
                 raise self.broken
@@ -107,19 +125,23 @@ class RoundBarriers:
                     self._break(KernelTrap(f"deadlock: tasks {waiters} wait at {self._name(key)}, but task(s) "
                                            f"{self._tasks(gone)} returned without reaching it"))
                 return
-        live = [m for m in range(self.size) if m not in self.finished]
+        live = [m for m in range(self.size + self.memory_cores) if m not in self.finished]
         if live and all(m in self.waiting for m in live):
-            where = "; ".join(f"task {self.first + m} at {self._name(self.waiting[m])}" for m in live)
+            where = "; ".join(f"task {self._tasks([m])} at {self._name(self.waiting[m])}" for m in live)
             self._break(KernelTrap(f"deadlock: every task of the round waits, at different barriers: {where}"))
 
 
 class BarrierSet:
-    """The barriers of one launch, round by round."""
+    """The barriers of one launch, round by round. Memory-core tasks (`memory_cores` per round) have the task numbers
+    task_dim + round * memory_cores + cluster."""
 
-    def __init__(self, group_size: int, cores_per_cluster: int, timeout: float):
+    def __init__(self, group_size: int, cores_per_cluster: int, timeout: float, memory_cores: int = 0,
+                 task_dim: int = 0):
         self.group_size = group_size
         self.cores_per_cluster = cores_per_cluster
         self.timeout = timeout
+        self.memory_cores = memory_cores
+        self.task_dim = task_dim
         self._rounds: dict[int, RoundBarriers] = {}
         self._lock = threading.Lock()
         self.stopped: KernelTrap | None = None
@@ -133,22 +155,30 @@ class BarrierSet:
             with barriers.cond:
                 barriers._break(self.stopped)
 
-    def round_of(self, task_id: int) -> RoundBarriers:
-        index = task_id // self.group_size
+    def _member(self, task_id: int) -> tuple:
+        """(round, member) of a task."""
+        if self.memory_cores and task_id >= self.task_dim:
+            index, cluster = divmod(task_id - self.task_dim, self.memory_cores)
+            return index, self.group_size + cluster
+        return divmod(task_id, self.group_size)
+
+    def round_of(self, index: int) -> RoundBarriers:
         with self._lock:
             barriers = self._rounds.get(index)
             if barriers is None:
                 barriers = RoundBarriers(index * self.group_size, self.group_size, self.cores_per_cluster,
-                                         self.timeout)
+                                         self.timeout, self.memory_cores)
                 barriers.broken = self.stopped
                 self._rounds[index] = barriers
             return barriers
 
     def arrive(self, task_id: int, scope: int) -> None:
-        self.round_of(task_id).arrive(task_id % self.group_size, scope)
+        index, member = self._member(task_id)
+        self.round_of(index).arrive(member, scope)
 
     def finish(self, task_id: int, faulted: bool) -> None:
-        self.round_of(task_id).finish(task_id % self.group_size, faulted)
+        index, member = self._member(task_id)
+        self.round_of(index).finish(member, faulted)
 
 
 _registry: dict[int, BarrierSet] = {}
@@ -167,7 +197,7 @@ def unregister(key: int) -> None:
 
 def arrive(key: int, task_id: int, cluster_dim: int, scope: int) -> None:
     """Wait at a barrier of the launch registered under `key` (called from compiled code in object mode)."""
-    name = "sync_all" if scope == ALL else "sync_cluster"
+    name = _SCOPE_NAMES.get(scope, "a barrier")
     if cluster_dim == 0:
         raise KernelTrap(f"{name} in a Block task: Block tasks have no cluster or union to synchronise with")
     barriers = _registry.get(key)

@@ -39,6 +39,8 @@ from .dma import sync
 from .pointer import GDRAM, NRAM, SRAM, WRAM, Ptr
 from .work import WorkCounts, counts_from_state, modelled_us
 
+#: the coreId a cluster's memory core reports
+MEMORY_CORE_ID = 0x80
 #: A first task faster than this runs the whole launch on the calling thread (threads would cost more).
 INLINE_TASK_SECONDS = 50e-6
 HOST_WORKERS = host_cores()
@@ -91,6 +93,8 @@ class Launch:
         self.device = device
         self.spec = device.spec
         self.layout = task_layout
+        #: memory-core tasks per round: one per cluster of a Union launch of a kernel that asks for them
+        self.memory_cores = task_layout.union if getattr(kernel, "runs_memory_cores", False) else 0
         self.args = kernel.bind_arguments(device, args)
         self.limits = board_limits(self.spec)
         self.seed = device.config.seed
@@ -108,9 +112,26 @@ class Launch:
 
     # ---- per task ------------------------------------------------------------------------------------------------
 
+    def memory_task(self, round_index: int, cluster: int) -> int:
+        """The task number of a round's memory-core task of `cluster` (past the compute cores' taskDim)."""
+        return self.layout.task_dim + round_index * self.memory_cores + cluster
+
+    def describe(self, task: int) -> str:
+        lay = self.layout
+        if task < lay.task_dim:
+            return lay.describe(task)
+        round_index, cluster = divmod(task - lay.task_dim, self.memory_cores)
+        return f"the memory core (coreId=0x80) of cluster {cluster} in round {round_index}"
+
     def context(self, task: int, arena: CoreArena, sram: SramArena) -> Ctx:
         lay = self.layout
         dx, dy, dz = lay.dim
+        if task >= lay.task_dim:  # a memory core: the ids of its cluster's first core, coreId 0x80
+            round_index, cluster = divmod(task - lay.task_dim, self.memory_cores)
+            first = round_index * lay.group_size + cluster * lay.cores_per_cluster
+            return Ctx(lay.task_x[first], lay.task_y[first], lay.task_z[first], dx, dy, dz, task, lay.task_dim,
+                       cluster, lay.cluster_dim, MEMORY_CORE_ID, lay.cores_per_cluster,
+                       arena.nram, arena.wram, sram.data, arena.state, self.limits)
         return Ctx(lay.task_x[task], lay.task_y[task], lay.task_z[task], dx, dy, dz, task, lay.task_dim,
                    lay.cluster_id[task], lay.cluster_dim, lay.core_id[task], lay.cores_per_cluster,
                    arena.nram, arena.wram, sram.data, arena.state, self.limits)
@@ -204,7 +225,7 @@ class Launch:
         return modelled_us(self.spec, self.counts, self.layout.task_dim, self.layout.union)
 
     def _run_tasks(self, body, workers: int, barrier_timeout: float) -> list[np.ndarray]:
-        if self.kernel.uses_barriers and self.layout.union:
+        if (self.kernel.uses_barriers or self.memory_cores) and self.layout.union:
             return self._run_rounds(body, barrier_timeout)
         return self._run_pool(body, workers)
 
@@ -289,12 +310,13 @@ class Launch:
     def _run_rounds(self, body, timeout: float) -> list[np.ndarray]:
         lay = self.layout
         group = lay.group_size
+        members_per_round = group + self.memory_cores
         round_order = shuffled(self.seed, lay.rounds)
         self.schedule = [r * group + m for r in round_order for m in range(group)]
-        barrier_set = BarrierSet(group, lay.cores_per_cluster, timeout)
+        barrier_set = BarrierSet(group, lay.cores_per_cluster, timeout, self.memory_cores, lay.task_dim)
         self.limits[BARRIER_KEY] = barrier_registry.register(barrier_set)
         self.limits[SRAM_SHARED] = 1
-        arenas = POOL.take_cores(self.spec, group)
+        arenas = POOL.take_cores(self.spec, members_per_round)
         srams = POOL.take_srams(self.spec, lay.union)
         self._take(arenas, srams)
 
@@ -303,17 +325,18 @@ class Launch:
             for sram in srams:
                 sram.repoison(used)
 
-        round_gate = threading.Barrier(group, action=between_rounds)
+        round_gate = threading.Barrier(members_per_round, action=between_rounds)
         self.stopper.on_stop(barrier_set.stop)
         self.stopper.on_stop(lambda reason: round_gate.abort())
 
         def run_member(member: int) -> None:
             arena = arenas[member]
-            sram = srams[member // lay.cores_per_cluster]
+            cluster = member - group if member >= group else member // lay.cores_per_cluster
+            sram = srams[cluster]
             self.stopper.enter()
             try:
                 for index in round_order:
-                    task = index * group + member
+                    task = self.memory_task(index, cluster) if member >= group else index * group + member
                     completed = self.run_task(body, task, arena, sram)
                     barrier_set.finish(task, faulted=not completed)
                     try:
@@ -326,7 +349,7 @@ class Launch:
                 self.stopper.leave()
 
         try:
-            members = list(shuffled(self.seed + 1, group))
+            members = list(shuffled(self.seed + 1, members_per_round))
             threads = [threading.Thread(target=run_member, args=(m,), name=f"mlusim-bang-core{m}", daemon=True)
                        for m in members[1:]]
             for thread in threads:
@@ -355,7 +378,8 @@ class Launch:
             reason, what = exc.reason, str(exc)
         else:
             reason, what = "trap", f"{type(exc).__name__}: {exc}"
-        message = (f"kernel '{self.name}' task {task} ({self.layout.describe(task)}) on {self.spec.name}: {what}")
+        name = f"task {task}" if task < self.layout.task_dim else "a task"
+        message = f"kernel '{self.name}' {name} ({self.describe(task)}) on {self.spec.name}: {what}"
         fault = KernelFault(message, kernel=self.name, task_id=task, reason=reason)
         fault.__cause__ = exc
         return fault

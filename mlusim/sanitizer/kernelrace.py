@@ -208,7 +208,7 @@ def race_report(launch, record, race) -> Report:
     for task, write in zip(race.tasks, race.writes):
         sides.append(Access("write" if write else "read", command=launch.name, kind="kernel",
                             queue=record.queue_name if record else "", task=task,
-                            task_ids=layout.describe(task),
+                            task_ids=launch.describe(task),
                             stack=record.stack if record else ()))
     both = all(race.writes)
     if region.block is not None:

@@ -75,7 +75,7 @@ def kernel_fault_report(launch, fault, record) -> Optional[Report]:
         address, size, device = _device_address(launch, match)
     task = fault.task_id
     accesses = [Access(access, command=launch.name, kind="kernel", queue=record.queue_name if record else "",
-                       task=task, task_ids=launch.layout.describe(task) if task is not None else "",
+                       task=task, task_ids=launch.describe(task) if task is not None else "",
                        stack=record.stack if record else ())]
     return Report("memcheck", kind, f"kernel '{launch.name}' task {task}: {text}", address=address, size=size,
                   device=device, accesses=accesses, task=task, raised=True)

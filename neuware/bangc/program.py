@@ -31,6 +31,7 @@ from mlusim.errors import ArgumentFault, Fault, KernelFault
 from .registry import KernelInfo
 
 # context row slots (mlusim_bang/core.h)
+C_ENGINE_TASK = 0
 C_TASK, C_NRAM, C_STATE, C_LIMITS, C_STOP, C_LAUNCH = 1, 13, 19, 20, 21, 22
 C_ERROR, C_ERROR_SIZE, C_ERROR_KIND, C_SERIAL, C_PENDING, C_SLOTS = 23, 24, 25, 26, 62, 64
 #: async copies a task may have pending (struct __mlu_pending: dst, src, size)
@@ -167,6 +168,7 @@ class BangCKernel(TaskKernel):
         self.__name__ = self.name = info.name
         self.entry = _ENTRY(info.entry)
         self.uses_barriers = info.uses_barriers
+        self.runs_memory_cores = info.uses_memory_cores
         self.barrier_timeout = DEFAULT_BARRIER_TIMEOUT
         self.workers = HOST_WORKERS
         self.argtypes = tuple(_C_TYPES.get(p, f"struct of {p[1]} bytes") for p in info.params)
@@ -217,6 +219,9 @@ class BangCKernel(TaskKernel):
         """One task (the engine's body): the compiled trampoline on this host thread, the GIL released."""
         row, error, _ = bound.context_row(ctx)
         row[C_TASK:C_TASK + 12] = ctx[:12]
+        row[C_ENGINE_TASK] = ctx.taskId
+        # the taskId the kernel sees: from its x, y, z (a memory core's engine number is past taskDim)
+        row[C_TASK + 6] = ctx.taskIdX + ctx.taskDimX * (ctx.taskIdY + ctx.taskDimY * ctx.taskIdZ)
         row[C_SERIAL] = next(_serials)
         kind = self.entry(row.ctypes.data, ctypes.addressof(bound.argv))
         if kind:

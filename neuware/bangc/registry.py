@@ -45,6 +45,12 @@ class KernelInfo:
     def uses_barriers(self) -> bool:
         return bool(self.flags & 1)
 
+    @property
+    def uses_memory_cores(self) -> bool:
+        """The kernel's source asks which core it runs on (__is_mpu / __is_ipu): its Union launches run a memory
+        core task per cluster beside the compute cores' tasks."""
+        return bool(self.flags & 2)
+
 
 _lock = threading.Lock()
 _objects: dict = {}          # (path, base) -> {function address: KernelInfo}

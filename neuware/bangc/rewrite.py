@@ -61,6 +61,7 @@ class Result:
     text: str
     kernels: list = field(default_factory=list)   # names of the kernels defined or launched
     barriers: bool = False
+    memory_cores: bool = False  # the code asks __is_mpu() / __is_ipu()
     launches: int = 0
 
 
@@ -216,6 +217,8 @@ class Rewriter:
                 self.launch(i)
             elif text in BARRIERS:
                 self.result.barriers = True
+            elif text in ("__is_mpu", "__is_ipu"):
+                self.result.memory_cores = True
             elif text in ("for", "while", "do") and scopes[i] == "func":
                 self.loop(i, do_tails)
         self.replace_file_arrays()
@@ -624,7 +627,7 @@ def rewrite(source: str, user_file=lambda path: True) -> Result:
     rewriter = Rewriter(source, user_file)
     rewriter._file_array_from = {}
     result = rewriter.run()
-    flags = 1 if result.barriers else 0
+    flags = (1 if result.barriers else 0) | (2 if result.memory_cores else 0)
     # a first line before the first line marker, which numbers the lines after it
     result.text = f"static const long long __MLU_TU_FLAGS = {flags};\n" + result.text
     return result

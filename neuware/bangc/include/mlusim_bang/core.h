@@ -50,6 +50,7 @@
 
 /* ---- context slots (must match neuware/bangc/program.py) --------------------------------------------------- */
 enum {
+  __MLU_C_ENGINE_TASK = 0, /* the engine's number of the task (a memory core's is past taskDim): barriers use it */
   __MLU_C_TASK = 1,        /* taskIdX, taskIdY, taskIdZ, taskDimX, taskDimY, taskDimZ, taskId, taskDim, clusterId,
                               clusterDim, coreId, coreDim: slots 1..12 */
   __MLU_C_NRAM = 13, __MLU_C_NRAM_SIZE = 14, __MLU_C_WRAM = 15, __MLU_C_WRAM_SIZE = 16,
@@ -184,6 +185,10 @@ __MLU_INLINE int __mlu_region_of(const void *ptr, struct __mlu_region *r) {
   for (int i = 0; i < 3; ++i) {
     uintptr_t lo = (uintptr_t)c[__MLU_C_NRAM + 2 * i], hi = lo + (uintptr_t)c[__MLU_C_NRAM_SIZE + 2 * i];
     if (__mlu_in(p, lo, hi) || (p == hi && lo != 0)) {
+      if (i < 2 && coreId == 0x80)  /* on-chip arrays are laid out for every core; the memory core has none */
+        __mlu_trapf("%s byte %llu reached from the memory core (coreId 0x80), which has no %s: only its cluster's "
+                    "SRAM, GDRAM and its stack", __mlu_space_name(spaces[i]), (unsigned long long)(p - lo),
+                    __mlu_space_name(spaces[i]));
       r->space = spaces[i]; r->lo = lo; r->hi = hi; r->device = 0; r->name = __mlu_space_name(spaces[i]);
       return 1;
     }

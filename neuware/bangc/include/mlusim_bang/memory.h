@@ -155,8 +155,8 @@ __MLU_INLINE void __mlu_barrier(int scope, const char *what) {
   typedef int64_t (*barrier_t)(int64_t, int64_t, int64_t, int64_t, char *, int64_t);
   barrier_t arrive = (barrier_t)launch[__MLU_L_BARRIER];
   if (arrive == 0) __mlu_trapf("%s reached, but the kernel was launched without barrier support", what);
-  int64_t kind = arrive(__mlu_limits()[6] /* BARRIER_KEY */, taskId, clusterDim, scope, (char *)c[__MLU_C_ERROR],
-                        c[__MLU_C_ERROR_SIZE]);
+  int64_t kind = arrive(__mlu_limits()[6] /* BARRIER_KEY */, c[__MLU_C_ENGINE_TASK], clusterDim, scope,
+                        (char *)c[__MLU_C_ERROR], c[__MLU_C_ERROR_SIZE]);
   if (kind != 0) __mlu_leave((int)kind);  /* the message is written */
   __mlu_state()[__MLU_S_BARRIERS] += 1;
 }
@@ -164,9 +164,16 @@ __MLU_INLINE void __mlu_barrier(int scope, const char *what) {
 __MLU_INLINE void __sync_cluster(void) { __mlu_barrier(0, "__sync_cluster"); }
 /** __sync_all(): wait for every core of this union task. */
 __MLU_INLINE void __sync_all(void) { __mlu_barrier(1, "__sync_all"); }
-__MLU_INLINE void __sync_all_ipu(void) { __mlu_barrier(1, "__sync_all_ipu"); }
-__MLU_INLINE void __sync_all_mpu(void) { __mlu_barrier(1, "__sync_all_mpu"); }
-__MLU_INLINE void __sync_all_ipu_within_cluster(void) { __mlu_barrier(0, "__sync_all_ipu_within_cluster"); }
+/* the barriers of the compute cores (IPUs) or memory cores (MPUs) alone (mlusim/bang/barriers.py's scopes); a core
+   of the other kind passes them without waiting */
+__MLU_INLINE void __sync_all_ipu(void) { __mlu_barrier(3, "__sync_all_ipu"); }
+__MLU_INLINE void __sync_all_mpu(void) { __mlu_barrier(4, "__sync_all_mpu"); }
+__MLU_INLINE void __sync_all_ipu_within_cluster(void) { __mlu_barrier(2, "__sync_all_ipu_within_cluster"); }
+/** __is_mpu() / __is_ipu(): whether this task runs on the cluster's memory core (coreId 0x80) or a compute core. A
+    kernel that asks runs a memory-core task per cluster in its Union launches (the memory core has SRAM and DMA,
+    no NRAM or WRAM); Block tasks run on compute cores. */
+__MLU_INLINE bool __is_mpu(void) { return coreId == 0x80; }
+__MLU_INLINE bool __is_ipu(void) { return coreId != 0x80; }
 
 /* ---- memset ---------------------------------------------------------------------------------------------------- */
 template <typename T>
