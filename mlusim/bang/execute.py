@@ -319,6 +319,7 @@ class Launch:
         arenas = POOL.take_cores(self.spec, members_per_round)
         srams = POOL.take_srams(self.spec, lay.union)
         self._take(arenas, srams)
+        self.kernel.bind_srams(self.args, srams)
 
         def between_rounds() -> None:
             used = max(arena.sram_used() for arena in arenas)

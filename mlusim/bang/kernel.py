@@ -257,6 +257,10 @@ class TaskKernel(launch.Program):
     def task_body(self, running: Launch):
         """(body, host workers) of one launch: the function the engine calls once per task, on how many threads."""
 
+    def bind_srams(self, args: tuple, srams: list) -> None:
+        """The SRAM of each cluster of a Union launch's rounds (index: clusterId), before its tasks run: a kernel
+        that copies into another cluster's SRAM (__memcpy SRAM2SRAM with a destination cluster) takes them here."""
+
     def run(self, device, layout: TaskLayout, args: tuple) -> launch.LaunchResult:
         """Run one launch on `device` (on its queue, mlusim.launch): its modelled device µs and work counts."""
         started = time.perf_counter()

@@ -273,6 +273,11 @@ def translate(o: Options, source: str, isa: int) -> str:
     if done.stderr:
         sys.stderr.write(done.stderr)
     result = rewrite(done.stdout, user_file_filter(include_dirs()))
+    if result.core_id_checks and not result.memory_cores:
+        file, line = result.core_id_checks[0]
+        sys.stderr.write(f"{file}:{line}: warning: code for the memory core (coreId == 0x80) does not run: mlusim "
+                         f"runs memory-core tasks only for kernels that ask __is_mpu() or __is_ipu() "
+                         f"[{len(result.core_id_checks)} comparison(s) in this file]\n")
     return result.text
 
 

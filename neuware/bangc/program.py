@@ -37,7 +37,8 @@ C_ERROR, C_ERROR_SIZE, C_ERROR_KIND, C_SERIAL, C_PENDING, C_SLOTS = 23, 24, 25, 
 #: async copies a task may have pending (struct __mlu_pending: dst, src, size)
 MAX_PENDING = 256
 # launch row
-L_ID, L_NBLOCKS, L_BLOCKS, L_BARRIER, L_DEVICE_BASE, L_DEVICE_SPAN, L_SITES = 0, 1, 2, 3, 12, 13, 16
+L_ID, L_NBLOCKS, L_BLOCKS, L_BARRIER, L_DEVICE_BASE, L_DEVICE_SPAN, L_SRAMS, L_NSRAMS, L_SITES = \
+    0, 1, 2, 3, 12, 13, 14, 15, 16
 SITE_WORDS, MAX_SITES = 6, 1024
 ERROR_BYTES = 2048
 _FAULTS = {1: KernelTrap, 2: KernelAssert, 3: KernelUserTrap, 4: TaskStopped, 5: barriers.BarrierAborted}
@@ -227,6 +228,13 @@ class BangCKernel(TaskKernel):
         if kind:
             message = bytes(error[:np.argmax(error == 0)]).decode(errors="replace")
             raise _FAULTS.get(kind, KernelTrap)(message)
+
+    def bind_srams(self, args: tuple, srams: list) -> None:
+        """The union's SRAMs in the launch row (L_SRAMS: their host addresses by clusterId, L_NSRAMS: how many)."""
+        bound = args[0]
+        bound.srams = np.array([sram.data.ctypes.data for sram in srams] or [0], np.int64)
+        bound.row[L_SRAMS] = bound.srams.ctypes.data
+        bound.row[L_NSRAMS] = len(srams)
 
     def task_body(self, running: Launch):
         """The compiled trampoline (`run_task`) on the host's workers."""

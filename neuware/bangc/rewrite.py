@@ -62,6 +62,7 @@ class Result:
     kernels: list = field(default_factory=list)   # names of the kernels defined or launched
     barriers: bool = False
     memory_cores: bool = False  # the code asks __is_mpu() / __is_ipu()
+    core_id_checks: list = field(default_factory=list)  # (file, line) of each `coreId == 0x80` comparison
     launches: int = 0
 
 
@@ -219,10 +220,20 @@ class Rewriter:
                 self.result.barriers = True
             elif text in ("__is_mpu", "__is_ipu"):
                 self.result.memory_cores = True
+            elif text == "coreId" and self._compares_to_memory_core(i):
+                self.result.core_id_checks.append((token.file, token.line))
             elif text in ("for", "while", "do") and scopes[i] == "func":
                 self.loop(i, do_tails)
         self.replace_file_arrays()
         return self.finish()
+
+    def _compares_to_memory_core(self, i: int) -> bool:
+        """`coreId == 0x80` / `coreId != (0x80)` (or 128): code written for the memory core without __is_mpu()."""
+        after = [t.text for t in self.tokens[i + 1:i + 5] if t.text not in ("(", ")")]
+        before = [t.text for t in self.tokens[max(0, i - 4):i] if t.text not in ("(", ")")]
+        memory_core = ("0x80", "128", "0X80")
+        return (len(after) >= 2 and after[0] in ("==", "!=") and after[1] in memory_core) or \
+            (len(before) >= 2 and before[-1] in ("==", "!=") and before[-2] in memory_core)
 
     def finish(self) -> Result:
         out, position = [], 0

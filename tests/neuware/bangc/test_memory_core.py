@@ -1,6 +1,6 @@
 """Kernels that ask __is_mpu() / __is_ipu() run a memory-core task per cluster in their Union launches: it shares
 the cluster's SRAM and its barriers (__sync_cluster waits for it, __sync_all_ipu does not), sees coreId 0x80 and
-the ids of its cluster's first core, and has no NRAM."""
+the ids of its cluster's first core; its NRAM is a scratch no copy reaches."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,10 +51,13 @@ def test_a_memory_core_that_returns_leaves_the_compute_barriers_alone(kernels):
     np.testing.assert_array_equal(_from_device(counts, 8, np.int32), np.arange(1, 9))
 
 
-def test_the_memory_core_has_no_nram(kernels):
-    py = cnrt.malloc(64)
-    error = _sync_error(_launch(kernels, "mpu_touches_nram", (4, 1, 1), cnrt.cnrtFuncTypeUnion1, py))
-    assert error.code == cnrt.cnrtErrorKernelTrap and "memory core (coreId=0x80) of cluster 0" in str(error)
+def test_the_memory_cores_nram_is_a_scratch_no_copy_reaches(kernels):
+    """Cambricon's kernels run NRAM code on every core outside their compute-core branches (mmcv's NMS copies the
+    global maximum to NRAM everywhere, and loads at offsets made from coreId 0x80): the memory core's vector code
+    runs on a scratch NRAM of its own, and its copies to or from NRAM/WRAM do nothing (it has none)."""
+    py = _to_device(np.full(16, 5.0, np.float32))
+    cnrt.queueSync(_launch(kernels, "mpu_touches_nram", (4, 1, 1), cnrt.cnrtFuncTypeUnion1, py))
+    np.testing.assert_array_equal(_from_device(py, 16), np.full(16, 5.0, np.float32))
 
 
 def test_block_launches_run_no_memory_core(kernels):
@@ -62,3 +65,25 @@ def test_block_launches_run_no_memory_core(kernels):
     queue = _launch(kernels, "compute_cores_only", (3, 1, 1), cnrt.cnrtFuncTypeBlock, counts)
     error = _sync_error(queue)  # __sync_all_ipu in a Block task: no union to wait with
     assert "Block tasks have no cluster or union" in str(error)
+
+
+def test_a_copy_into_another_clusters_sram(kernels):
+    """__memcpy(dst, src, n, SRAM2SRAM, cluster): the bytes land at dst's offset of that cluster's SRAM (DIOPI's and
+    mmcv's UnionX NMS gather each cluster's best box so); a cluster past the union traps."""
+    x = np.arange(4 * PART, dtype=np.float32)
+    px, py = _to_device(x), _to_device(np.zeros(PART, np.float32))
+    cnrt.queueSync(_launch(kernels, "sram_to_other_cluster", (16, 1, 1), cnrt.cnrtFuncTypeUnion4, px, py, 3))
+    np.testing.assert_array_equal(_from_device(py, PART), x[:PART])
+    error = _sync_error(_launch(kernels, "sram_to_other_cluster", (8, 1, 1), cnrt.cnrtFuncTypeUnion2, px, py, 2))
+    assert "SRAM2SRAM to cluster 2: the union has 2 cluster(s)" in str(error)
+
+
+def test_code_for_the_memory_core_written_with_its_core_id_is_a_warning(tmp_path):
+    """mmcv's kernels test `coreId == MEMORY_CORE (0x80)` instead of asking __is_mpu(): their memory-core branches do
+    not run here (a memory core that runs all of such a kernel's code races the compute cores in them), and cncc
+    says so at the comparison's line."""
+    source = tmp_path / "by_core_id.mlu"
+    source.write_text("#include <bang.h>\n#define MEMORY_CORE (0x80)\n__mlu_global__ void k(int *flags) {\n"
+                      "  if (coreId == MEMORY_CORE) flags[clusterId] = 1;\n}\n")
+    done = cncc("-c", source, "-o", tmp_path / "k.o")
+    assert "by_core_id.mlu:4: warning: code for the memory core (coreId == 0x80) does not run" in done.stderr

@@ -66,7 +66,9 @@ enum {
   __MLU_L_ID = 0, __MLU_L_NBLOCKS = 1, __MLU_L_BLOCKS = 2, __MLU_L_BARRIER = 3,
   __MLU_L_LOCK = 5, __MLU_L_CURSOR = 6 /* 6, 7, 8: NRAM, WRAM, SRAM bytes of static arrays */, __MLU_L_NSITES = 9,
   __MLU_L_BARRIER_KEY = 10, __MLU_L_PRINT = 11,
-  __MLU_L_DEVICE_BASE = 12, __MLU_L_DEVICE_SPAN = 13 /* the device's GDRAM addresses */, __MLU_L_SITES = 16
+  __MLU_L_DEVICE_BASE = 12, __MLU_L_DEVICE_SPAN = 13 /* the device's GDRAM addresses */,
+  __MLU_L_SRAMS = 14, __MLU_L_NSRAMS = 15 /* the union's SRAMs by clusterId (Union launches' rounds) */,
+  __MLU_L_SITES = 16
 };
 enum { __MLU_SITE_WORDS = 6, __MLU_MAX_SITES = 1024 };
 /* state row slots (mlusim/bang/context.py) and limits row */
@@ -185,10 +187,6 @@ __MLU_INLINE int __mlu_region_of(const void *ptr, struct __mlu_region *r) {
   for (int i = 0; i < 3; ++i) {
     uintptr_t lo = (uintptr_t)c[__MLU_C_NRAM + 2 * i], hi = lo + (uintptr_t)c[__MLU_C_NRAM_SIZE + 2 * i];
     if (__mlu_in(p, lo, hi) || (p == hi && lo != 0)) {
-      if (i < 2 && coreId == 0x80)  /* on-chip arrays are laid out for every core; the memory core has none */
-        __mlu_trapf("%s byte %llu reached from the memory core (coreId 0x80), which has no %s: only its cluster's "
-                    "SRAM, GDRAM and its stack", __mlu_space_name(spaces[i]), (unsigned long long)(p - lo),
-                    __mlu_space_name(spaces[i]));
       r->space = spaces[i]; r->lo = lo; r->hi = hi; r->device = 0; r->name = __mlu_space_name(spaces[i]);
       return 1;
     }
@@ -323,13 +321,14 @@ __MLU_NOINLINE static char *__mlu_static_slow(int space, int64_t nbytes, struct 
     if (state[__MLU_S_SRAM_HIGH] < offset + nbytes) state[__MLU_S_SRAM_HIGH] = offset + nbytes;
   }
   /* Each task declares its arrays afresh (as mlusim.bang does): an initialised one gets its values, any other is
-     poisoned, once per task and array (SRAM is shared by the cluster and poisoned between rounds instead). */
+     poisoned, once per task and array (SRAM is shared by the cluster and poisoned between rounds instead); on the
+     memory core, whose NRAM is a scratch no copy fills, they read as zeros. */
   int64_t inited = c[__MLU_C_INITED], mine = 0;
   for (int64_t i = 0; i < inited; ++i)
     if (c[__MLU_C_INITED + 1 + i] == (int64_t)(uintptr_t)entry) mine = 1;
   if (!mine) {
     if (init != 0) memcpy(address, init, (size_t)nbytes);
-    else if (space != __MLU_SRAM) memset(address, 0xFF, (size_t)nbytes);
+    else if (space != __MLU_SRAM) memset(address, coreId == 0x80 ? 0 : 0xFF, (size_t)nbytes);
     if (inited < __MLU_INITED_MAX) {
       c[__MLU_C_INITED + 1 + inited] = (int64_t)(uintptr_t)entry;
       c[__MLU_C_INITED] = inited + 1;

@@ -38,6 +38,16 @@ __MLU_INLINE void __mlu_check_direction(const char *what, int direction) {
   if (direction < 0 || direction >= 23) __mlu_trapf("%s: %d is not a memcpy direction (0..22)", what, direction);
 }
 
+/* The memory core has no NRAM or WRAM: a copy with a side there does nothing on it (Cambricon's kernels leave
+   such copies outside their compute-core branches, with offsets computed from coreId 0x80). Its vector code runs
+   on a scratch NRAM of its own, which no copy fills or drains. */
+__MLU_INLINE int __mlu_no_op_on_memory_core(int direction) {
+  if (coreId != 0x80) return 0;
+  int dspace, sspace;
+  __mlu_direction_spaces(direction, &dspace, &sspace);
+  return dspace == 1 || dspace == 2 || sspace == 1 || sspace == 2;
+}
+
 /* Check one segment of a copy; returns nothing, traps on a violation. */
 __MLU_INLINE void __mlu_check_copy(const char *what, void *dst, const void *src, int64_t size, int direction) {
   int dspace, sspace;
@@ -83,6 +93,7 @@ __MLU_INLINE void __mlu_copy(const char *what, void *dst, const void *src, int64
 
 __MLU_INLINE void __mlu_memcpy(const char *what, void *dst, const void *src, int size, int direction, int async) {
   __mlu_check_direction(what, direction);
+  if (__mlu_no_op_on_memory_core(direction)) return;
   if (size < 0) __mlu_trapf("%s: negative size %d", what, size);
   __mlu_check_copy(what, dst, src, size, direction);
   __mlu_copy(what, dst, src, size, direction, async);
@@ -93,6 +104,7 @@ __MLU_INLINE void __mlu_memcpy(const char *what, void *dst, const void *src, int
 __MLU_INLINE void __mlu_memcpy2d(const char *what, void *dst, const void *src, int size, int direction,
                                   int dst_stride, int src_stride, int segnum, int async) {
   __mlu_check_direction(what, direction);
+  if (__mlu_no_op_on_memory_core(direction)) return;
   if (size < 0 || segnum < 0) __mlu_trapf("%s: negative size %d or segnum %d", what, size, segnum);
   for (int64_t i = 0; i <= segnum; ++i) {
     char *d = (char *)dst + i * (int64_t)dst_stride;
@@ -127,12 +139,26 @@ __MLU_INLINE void __memcpy(void *dst, const void *src, int size, mluMemcpyDirect
   __mlu_memcpy3d("__memcpy", dst, src, size, dir, dst_stride, src_stride, segnum, dst_stride2, src_stride2, segnum2,
                  0);
 }
-/** The SRAM2SRAM form with a destination cluster: one cluster's SRAM is simulated per round, so only this one. */
+/** The SRAM2SRAM form with a destination cluster: `dst` is an address of this cluster's SRAM, the bytes land at the
+    same offset of cluster dst_cluster's SRAM (of the same union and round). */
 __MLU_INLINE void __memcpy(void *dst, const void *src, int size, mluMemcpyDirection_t dir, int dst_cluster) {
-  if (dst_cluster != clusterId)
-    __mlu_trapf("__memcpy SRAM2SRAM to cluster %d: copies into another cluster's SRAM are not simulated",
-                dst_cluster);
-  __mlu_memcpy("__memcpy", dst, src, size, dir, 0);
+  if (dst_cluster == clusterId) {
+    __mlu_memcpy("__memcpy", dst, src, size, dir, 0);
+    return;
+  }
+  if (dir != SRAM2SRAM)
+    __mlu_trapf("__memcpy with a destination cluster takes SRAM2SRAM, got %s", __mlu_direction_name(dir));
+  int64_t *launch = __mlu_launch_row();
+  int64_t clusters = launch[__MLU_L_NSRAMS];
+  if (dst_cluster < 0 || dst_cluster >= clusters)
+    __mlu_trapf("__memcpy SRAM2SRAM to cluster %d: the union has %lld cluster(s)%s", dst_cluster,
+                (long long)clusters, clusters ? "" : " (a Block task has no union)");
+  if (size < 0) __mlu_trapf("__memcpy: negative size %d", size);
+  __mlu_check_copy("__memcpy", dst, src, size, dir);
+  int64_t *c = __mlu_ctx;
+  char *target = (char *)((int64_t *)launch[__MLU_L_SRAMS])[dst_cluster] + ((char *)dst - (char *)c[__MLU_C_SRAM]);
+  memmove(target, src, (size_t)size);
+  __mlu_count_copy(dir, size);
 }
 __MLU_INLINE void __memcpy_async(void *dst, const void *src, int size, mluMemcpyDirection_t dir) {
   __mlu_memcpy("__memcpy_async", dst, src, size, dir, 1);
@@ -170,8 +196,7 @@ __MLU_INLINE void __sync_all_ipu(void) { __mlu_barrier(3, "__sync_all_ipu"); }
 __MLU_INLINE void __sync_all_mpu(void) { __mlu_barrier(4, "__sync_all_mpu"); }
 __MLU_INLINE void __sync_all_ipu_within_cluster(void) { __mlu_barrier(2, "__sync_all_ipu_within_cluster"); }
 /** __is_mpu() / __is_ipu(): whether this task runs on the cluster's memory core (coreId 0x80) or a compute core. A
-    kernel that asks runs a memory-core task per cluster in its Union launches (the memory core has SRAM and DMA,
-    no NRAM or WRAM); Block tasks run on compute cores. */
+    kernel that asks runs a memory-core task per cluster in its Union launches; Block tasks run on compute cores. */
 __MLU_INLINE bool __is_mpu(void) { return coreId == 0x80; }
 __MLU_INLINE bool __is_ipu(void) { return coreId != 0x80; }
 
