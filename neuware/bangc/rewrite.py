@@ -280,14 +280,10 @@ class Rewriter:
                 self.template_kernel(k, i)
                 return
             k -= 1
-        j = i + 1
-        while j < len(tokens) and tokens[j].text != "(":
-            if tokens[j].text in (";", "{", "="):
-                return
-            j += 1
-        if j >= len(tokens) or tokens[j - 1].kind != "id":
+        found = self._declared_function(i)
+        if found is None:
             return
-        name = tokens[j - 1].text
+        name, j = found
         close = _matching(tokens, j)
         after = close + 1
         if after >= len(tokens) or tokens[after].text != "{":
@@ -299,6 +295,19 @@ class Rewriter:
                   f' extern "C++" {{ static __mlu_registrar<decltype(&{name}), &{name}> '
                   f'__mlu_registered_{number}("{name}", __MLU_TU_FLAGS); }}')
 
+    def _declared_function(self, qualifier: int):
+        """(name, index of its parameter list's '(') of the function a qualifier at `qualifier` declares, or None
+        when it declares no function (a variable, a typedef)."""
+        tokens = self.tokens
+        j = qualifier + 1
+        while j < len(tokens) and tokens[j].text != "(":
+            if tokens[j].text in (";", "{", "="):
+                return None
+            j += 1
+        if j >= len(tokens) or tokens[j - 1].kind != "id":
+            return None
+        return tokens[j - 1].text, j
+
     def template_kernel(self, template: int, qualifier: int) -> None:
         """After a template kernel's definition or declaration, a declaration that gives, for the arguments of
         a launch, the type of the specialization they select: `__mlu_deduce_K(params) -> void (*)(params)`,
@@ -307,14 +316,10 @@ class Rewriter:
         if template + 1 >= len(tokens) or tokens[template + 1].text != "<":
             return
         header_end = self._template_header_end(template + 1)
-        j = qualifier + 1
-        while j < len(tokens) and tokens[j].text != "(":
-            if tokens[j].text in (";", "{", "="):
-                return
-            j += 1
-        if j >= len(tokens) or tokens[j - 1].kind != "id":
+        found = self._declared_function(qualifier)
+        if found is None:
             return
-        name = tokens[j - 1].text
+        name, j = found
         close = _matching(tokens, j)
         after = close + 1
         end = _matching(tokens, after) if after < len(tokens) and tokens[after].text == "{" else after

@@ -18,19 +18,17 @@ __MLU_INLINE void __mlu_check_cycle(const char *what, int64_t n, int64_t m) {
                               (long long)m);
 }
 
+/* dst, src0 (n elements) and the segment src1 (m elements) of a cyclic form, checked */
+#define __MLU_CYCLE_OPERANDS(NAME)                                                                                 \
+  __mlu_check_cycle(#NAME, n, m);                                                                                  \
+  __MLU_OPERAND(#NAME, "dst", dst, n);                                                                             \
+  __MLU_OPERAND(#NAME, "src", src0, n);                                                                            \
+  __MLU_OPERAND(#NAME, "seg", src1, m);
 #define __MLU_CYCLE(NAME, EXPR)                                                                                    \
   template <typename T>                                                                                            \
-  __MLU_INLINE void NAME(T *dst, const T *src, const T *seg, int n, int m) {                                      \
-    __mlu_check_cycle(#NAME, n, m);                                                                                \
-    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
-    __MLU_OPERAND(#NAME, "src", src, n);                                                                           \
-    __MLU_OPERAND(#NAME, "seg", seg, m);                                                                           \
-    typedef typename __mlu_acc<T>::type A;                                                                         \
-    for (int i = 0; i < n; ++i) {                                                                                  \
-      A a = (A)src[i], b = (A)seg[i % m];                                                                          \
-      dst[i] = (T)(EXPR);                                                                                          \
-    }                                                                                                              \
-    __mlu_count_vector(n);                                                                                         \
+  __MLU_INLINE void NAME(T *dst, const T *src0, const T *src1, int n, int m) {                                    \
+    __MLU_CYCLE_OPERANDS(NAME)                                                                                     \
+    __MLU_BINARY_LOOP(EXPR, i % m)                                                                                 \
   }
 __MLU_CYCLE(__bang_cycle_add, a + b)
 __MLU_CYCLE(__bang_cycle_sub, a - b)
@@ -50,20 +48,9 @@ __MLU_CYCLE(__bang_cycle_xor, (A)((a != 0) != (b != 0)))
 
 #define __MLU_CYCLE_BITS(NAME, OP)                                                                                 \
   template <typename T>                                                                                            \
-  __MLU_INLINE void NAME(T *dst, const T *src, const T *seg, int n, int m) {                                      \
-    __mlu_check_cycle(#NAME, n, m);                                                                                \
-    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
-    __MLU_OPERAND(#NAME, "src", src, n);                                                                           \
-    __MLU_OPERAND(#NAME, "seg", seg, m);                                                                           \
-    typedef typename __mlu_bits<sizeof(T)>::type U;                                                                \
-    for (int i = 0; i < n; ++i) {                                                                                  \
-      U a, b;                                                                                                      \
-      memcpy(&a, src + i, sizeof(T));                                                                              \
-      memcpy(&b, seg + i % m, sizeof(T));                                                                          \
-      a = (U)(a OP b);                                                                                             \
-      memcpy(dst + i, &a, sizeof(T));                                                                              \
-    }                                                                                                              \
-    __mlu_count_vector(n);                                                                                         \
+  __MLU_INLINE void NAME(T *dst, const T *src0, const T *src1, int n, int m) {                                    \
+    __MLU_CYCLE_OPERANDS(NAME)                                                                                     \
+    __MLU_BITS_LOOP(OP, i % m)                                                                                     \
   }
 __MLU_CYCLE_BITS(__bang_cycle_band, &)
 __MLU_CYCLE_BITS(__bang_cycle_bor, |)

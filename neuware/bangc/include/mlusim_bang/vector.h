@@ -65,18 +65,32 @@ __MLU_INLINE void __mlu_check_operand(const char *what, const char *role, const 
 #define __MLU_OPERAND(what, role, p, n) __mlu_check_operand(what, role, p, n, (int64_t)sizeof(*(p)), __MLU_NRAM)
 
 /* ---- elementwise ----------------------------------------------------------------------------------------------- */
+/* the loops of the binary and bitwise forms over dst, src0, src1 and n; src1 is read at SEG (i, or i % m for the
+   cyclic forms of cycle.h) */
+#define __MLU_BINARY_LOOP(EXPR, SEG)                                                                               \
+  typedef typename __mlu_acc<T>::type A;                                                                           \
+  for (int i = 0; i < n; ++i) {                                                                                    \
+    A a = (A)src0[i], b = (A)src1[SEG];                                                                            \
+    dst[i] = (T)(EXPR);                                                                                            \
+  }                                                                                                                \
+  __mlu_count_vector(n);
+#define __MLU_BITS_LOOP(OP, SEG)                                                                                   \
+  typedef typename __mlu_bits<sizeof(T)>::type U;                                                                  \
+  for (int i = 0; i < n; ++i) {                                                                                    \
+    U a, b;                                                                                                        \
+    memcpy(&a, src0 + i, sizeof(T));                                                                               \
+    memcpy(&b, src1 + (SEG), sizeof(T));                                                                           \
+    a = (U)(a OP b);                                                                                               \
+    memcpy(dst + i, &a, sizeof(T));                                                                                \
+  }                                                                                                                \
+  __mlu_count_vector(n);
 #define __MLU_BINARY(NAME, EXPR)                                                                                   \
   template <typename T>                                                                                            \
   __MLU_INLINE void NAME(T *dst, const T *src0, const T *src1, int n) {                                           \
     __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
     __MLU_OPERAND(#NAME, "src0", src0, n);                                                                         \
     __MLU_OPERAND(#NAME, "src1", src1, n);                                                                         \
-    typedef typename __mlu_acc<T>::type A;                                                                         \
-    for (int i = 0; i < n; ++i) {                                                                                  \
-      A a = (A)src0[i], b = (A)src1[i];                                                                            \
-      dst[i] = (T)(EXPR);                                                                                          \
-    }                                                                                                              \
-    __mlu_count_vector(n);                                                                                         \
+    __MLU_BINARY_LOOP(EXPR, i)                                                                                     \
   }
 __MLU_BINARY(__bang_add, a + b)
 __MLU_BINARY(__bang_sub, a - b)
@@ -112,15 +126,7 @@ template <> struct __mlu_bits<8> { typedef uint64_t type; };
     __MLU_OPERAND(#NAME, "dst", dst, n);                                                                           \
     __MLU_OPERAND(#NAME, "src0", src0, n);                                                                         \
     __MLU_OPERAND(#NAME, "src1", src1, n);                                                                         \
-    typedef typename __mlu_bits<sizeof(T)>::type U;                                                                \
-    for (int i = 0; i < n; ++i) {                                                                                  \
-      U a, b;                                                                                                      \
-      memcpy(&a, src0 + i, sizeof(T));                                                                             \
-      memcpy(&b, src1 + i, sizeof(T));                                                                             \
-      a = (U)(a OP b);                                                                                             \
-      memcpy(dst + i, &a, sizeof(T));                                                                              \
-    }                                                                                                              \
-    __mlu_count_vector(n);                                                                                         \
+    __MLU_BITS_LOOP(OP, i)                                                                                         \
   }
 __MLU_BITWISE(__bang_band, &)
 __MLU_BITWISE(__bang_bor, |)
@@ -458,36 +464,33 @@ __MLU_INLINE void __bang_float2half_tz(half *dst, const float *src, int n) {
   for (int i = 0; i < n; ++i) dst[i] = __mlu_half_toward(src[i], 3);
   __mlu_count_vector(n);
 }
-#define __MLU_FLOAT2INT(NAME, D, S, ROUND)                                                                        \
-  __MLU_INLINE void NAME(D *dst, const S *src, int n) {                                                         \
-    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                          \
-    __MLU_OPERAND(#NAME, "src", src, n);                                                                          \
-    for (int i = 0; i < n; ++i) {                                                                                 \
-      float v = ROUND((float)src[i]);                                                                             \
-      dst[i] = v != v ? (D)0 : v >= 2147483647.0f && sizeof(D) == 4 ? (D)2147483647 : (D)v;                      \
-    }                                                                                                             \
-    __mlu_count_vector(n);                                                                                        \
+/* float -> integer: the value times 2^-position, rounded, NaN as 0, saturated to the destination type */
+template <typename D, typename S>
+__MLU_INLINE void __mlu_float2int(const char *what, D *dst, const S *src, int n, int position, double (*round)(double)) {
+  __mlu_check_operand(what, "dst", dst, n, (int64_t)sizeof(D), __MLU_NRAM);
+  __mlu_check_operand(what, "src", src, n, (int64_t)sizeof(S), __MLU_NRAM);
+  const double top = sizeof(D) == 4 ? 2147483647.0 : 32767.0, bottom = -top - 1;
+  for (int i = 0; i < n; ++i) {
+    double v = round(ldexp((double)(float)src[i], -position));
+    dst[i] = v != v ? (D)0 : v >= top ? (D)top : v <= bottom ? (D)bottom : (D)v;
   }
-__MLU_FLOAT2INT(__bang_float2int32_tz, int32_t, float, truncf)
-__MLU_FLOAT2INT(__bang_float2int32_rn, int32_t, float, nearbyintf)
-__MLU_FLOAT2INT(__bang_float2int32_dn, int32_t, float, floorf)
-__MLU_FLOAT2INT(__bang_float2int32_up, int32_t, float, ceilf)
-__MLU_FLOAT2INT(__bang_float2int32, int32_t, float, truncf)
-__MLU_FLOAT2INT(__bang_float2int16_tz, int16_t, float, truncf)
-__MLU_FLOAT2INT(__bang_float2int16_rn, int16_t, float, nearbyintf)
-__MLU_FLOAT2INT(__bang_half2int32_tz, int32_t, half, truncf)
+  __mlu_count_vector(n);
+}
+#define __MLU_FLOAT2INT(NAME, D, S, ROUND)                                                                        \
+  __MLU_INLINE void NAME(D *dst, const S *src, int n) { __mlu_float2int(#NAME, dst, src, n, 0, ROUND); }
+__MLU_FLOAT2INT(__bang_float2int32_tz, int32_t, float, trunc)
+__MLU_FLOAT2INT(__bang_float2int32_rn, int32_t, float, nearbyint)
+__MLU_FLOAT2INT(__bang_float2int32_dn, int32_t, float, floor)
+__MLU_FLOAT2INT(__bang_float2int32_up, int32_t, float, ceil)
+__MLU_FLOAT2INT(__bang_float2int32, int32_t, float, trunc)
+__MLU_FLOAT2INT(__bang_float2int16_tz, int16_t, float, trunc)
+__MLU_FLOAT2INT(__bang_float2int16_rn, int16_t, float, nearbyint)
+__MLU_FLOAT2INT(__bang_half2int32_tz, int32_t, half, trunc)
 
 /* the MLU300 forms with a fixed-point position: the integer is the value times 2^-position (real = int * 2^pos) */
 #define __MLU_FLOAT2INT_POSITION(NAME, D, S, ROUND)                                                               \
   __MLU_INLINE void NAME(D *dst, const S *src, int n, int position) {                                           \
-    __MLU_OPERAND(#NAME, "dst", dst, n);                                                                          \
-    __MLU_OPERAND(#NAME, "src", src, n);                                                                          \
-    const double top = sizeof(D) == 4 ? 2147483647.0 : 32767.0, bottom = -top - 1;                              \
-    for (int i = 0; i < n; ++i) {                                                                                 \
-      double v = ROUND(ldexp((double)(float)src[i], -position));                                                  \
-      dst[i] = v != v ? (D)0 : v >= top ? (D)top : v <= bottom ? (D)bottom : (D)v;                                \
-    }                                                                                                             \
-    __mlu_count_vector(n);                                                                                        \
+    __mlu_float2int(#NAME, dst, src, n, position, ROUND);                                                        \
   }
 __MLU_FLOAT2INT_POSITION(__bang_float2int32, int32_t, float, trunc)
 __MLU_FLOAT2INT_POSITION(__bang_float2int_tz, int32_t, float, trunc)
