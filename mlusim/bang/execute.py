@@ -94,7 +94,7 @@ class Launch:
         self.spec = device.spec
         self.layout = task_layout
         #: memory-core tasks per round: one per cluster of a Union launch of a kernel that asks for them
-        self.memory_cores = task_layout.union if getattr(kernel, "runs_memory_cores", False) else 0
+        self.memory_cores = task_layout.union if kernel.runs_memory_cores else 0
         self.args = kernel.bind_arguments(device, args)
         self.limits = board_limits(self.spec)
         self.seed = device.config.seed

@@ -230,6 +230,9 @@ class TaskKernel(launch.Program):
     (neuware.bangc.program.BangCKernel): the watchdog's time limit and the record of its recent launches."""
 
     debug = False
+    #: whether Union launches run a memory-core task per cluster beside the compute cores' (BANG C kernels that
+    #: ask __is_mpu() / __is_ipu(); the DSL's kernels never do)
+    runs_memory_cores = False
 
     def __init__(self, time_limit: float | str | None = "default"):
         self._time_limit = time_limit
