@@ -70,7 +70,7 @@ def _zero_copy(ex: Exchange, nrank: int, buffers: list[np.ndarray], total_bytes:
     """Run `work(views)` on the ranks' memory directly (zerocopy.py) when every rank can (and is `willing`);
     False when this call must take the copy path. `total_bytes` must be the same on every rank (a function of the
     call's count)."""
-    if memory is None or not 1 < nrank <= zerocopy.MAX_RANKS or total_bytes < zerocopy.min_bytes():
+    if memory is None or ex.network is not None or not 1 < nrank <= zerocopy.MAX_RANKS or total_bytes < zerocopy.min_bytes():
         return False
     views = zerocopy.connect(ex, nrank, buffers, memory, shapes, willing)
     if views is None:
@@ -98,7 +98,7 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
 
     if send.size >= nrank and _zero_copy(ex, nrank, [send, recv], send.nbytes, memory, reduce_shared):
         return
-    if nrank > 1 and tiny.eligible(ex, send, dtype):
+    if nrank > 1 and ex.network is None and tiny.eligible(ex, send, dtype):
         channels = ex.fabric.fast_channels.get(ex.rank)
         if channels is None:
             channels = ex.fabric.fast_channels[ex.rank] = tiny.Channels(ex.fabric, ex.rank)
@@ -197,9 +197,13 @@ def all_to_all(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dty
                   willing=not np.shares_memory(send, recv)):  # in place: every rank takes the copy path
         return
     count = send.size // nrank
+    in_place = np.shares_memory(send, recv)
     for start, stop in windows(count, _per_message(ex, dtype)):
         for peer in _peers(ex, nrank):
-            ex.send(peer, send[peer * count + start:peer * count + stop])
+            block = send[peer * count + start:peer * count + stop]
+            # a message to another host is sent from its buffer as the operation goes on: in place, that block is
+            # overwritten by the peer's block before the send is known to be done
+            ex.send(peer, block.copy() if in_place and ex.is_remote(peer) else block)
         own = slice(ex.rank * count + start, ex.rank * count + stop)
         _copy(recv[own], send[own])
         for peer in _peers(ex, nrank):

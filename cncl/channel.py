@@ -7,13 +7,15 @@ the payload in place and publishes `consumed = k`.
 """
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
 
 from .datatypes import DATA_TYPES, REDUCE_NAMES
 from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError
-from .fabric import Fabric
+from .fabric import GONE, STATE_NAMES, Fabric, PeerLost
+from . import network as networking
 
 # Operation kinds carried in message headers.
 ALL_REDUCE, BROADCAST, REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, ALL_TO_ALLV, SEND_RECV = range(1, 9)
@@ -60,13 +62,25 @@ class Exchange:
         self.latest_peer_clock_us = clock_us
         self._receiving: dict[int, int] = {}
         self._fields = list(signature.fields())
+        self.network = fabric.network
+        self._remote = self.network.remote if self.network is not None else ()
+        self._outgoing: dict[int, list] = {}   # remote peer -> [(requests, header, payload)] posted, not yet waited
+        self._reserved: dict[int, tuple] = {}  # remote peer -> (payload, signature) to publish
 
     @property
     def slot(self) -> int:
         return self.fabric.slot
 
+    def is_remote(self, peer: int) -> bool:
+        """Whether `peer` lives on another host (its messages go over MPI)."""
+        return peer in self._remote
+
     def send(self, peer: int, data: np.ndarray, signature: Signature | None = None) -> None:
-        """Post `data` (at most `slot` bytes, contiguous) as the next message to `peer`."""
+        """Post `data` (at most `slot` bytes, contiguous) as the next message to `peer`. To a peer on another host
+        the message is sent from `data` itself, which must stay unchanged until the operation ends."""
+        if peer in self._remote:
+            self._send_remote(peer, data.reshape(-1).view(np.uint8), signature)
+            return
         payload = self.reserve(peer, data.nbytes, signature)
         if data.nbytes:
             payload[:] = data.reshape(-1).view(np.uint8)
@@ -75,6 +89,10 @@ class Exchange:
     def reserve(self, peer: int, nbytes: int, signature: Signature | None = None) -> np.ndarray:
         """The slot of the next message to `peer`, once it is free, to be filled in place (then `publish`).
         Writing a result straight into the slot saves a pass over memory."""
+        if peer in self._remote:
+            payload = np.empty(nbytes, np.uint8)
+            self._reserved[peer] = (payload, signature)
+            return payload
         fabric, src = self.fabric, self.rank
         k = fabric.word(fabric.posted_offset(src, peer)) + 1
         fabric.wait_until(fabric.consumed_offset(src, peer), k - 2, src, peer, self.timeout,
@@ -87,29 +105,90 @@ class Exchange:
 
     def publish(self, peer: int) -> None:
         """Make the reserved message to `peer` visible to it."""
+        if peer in self._remote:
+            self._send_remote(peer, *self._reserved.pop(peer))
+            return
         posted_at = self.fabric.posted_offset(self.rank, peer)
         self.fabric.set_word(posted_at, self.fabric.word(posted_at) + 1)
 
     def receive(self, peer: int, nbytes: int, signature: Signature | None = None) -> np.ndarray:
         """The next message from `peer` as a byte view into the slot; valid until `release(peer)`."""
+        if peer in self._remote:
+            return self._receive_remote(peer, nbytes, signature)
         fabric, dst = self.fabric, self.rank
         k = fabric.word(fabric.consumed_offset(peer, dst)) + 1
         fabric.wait_until(fabric.posted_offset(peer, dst), k, dst, peer, self.timeout,
                           f"a message from rank {peer}")
         header, clock, payload = fabric.slot_views(peer, dst, k % 2)
+        self._check_header(peer, header, float(clock[0]), nbytes, signature)
+        self._receiving[peer] = k
+        return payload[:nbytes]
+
+    def _check_header(self, peer: int, header: np.ndarray, their_clock: float, nbytes: int,
+                      signature: Signature | None) -> None:
         expected = signature or self.signature
         theirs = header[:7].tolist()
         if theirs[:6] != (self._fields if signature is None else list(signature.fields())) or theirs[6] != nbytes:
             raise CnclError(CNCL_RET_ERR_ARGUMENTS,
-                            f"mismatched calls: rank {dst} called {expected.describe()} expecting {nbytes} bytes from "
-                            f"rank {peer}, which called {expected.describe(tuple(theirs[:6]))} and sent {theirs[6]} "
-                            f"bytes")
-        their_clock = float(clock[0])
+                            f"mismatched calls: rank {self.rank} called {expected.describe()} expecting {nbytes} "
+                            f"bytes from rank {peer}, which called {expected.describe(tuple(theirs[:6]))} and sent "
+                            f"{theirs[6]} bytes")
         if their_clock > self.latest_peer_clock_us:
             self.latest_peer_clock_us = their_clock
-        self._receiving[peer] = k
-        return payload[:nbytes]
 
     def release(self, peer: int) -> None:
         """Hand the slot of the last message received from `peer` back to it."""
+        if peer in self._remote:
+            return
         self.fabric.set_word(self.fabric.consumed_offset(peer, self.rank), self._receiving.pop(peer))
+
+    # ---- peers on other hosts (network.py) ---------------------------------------------------------------------
+
+    def _send_remote(self, peer: int, payload: np.ndarray, signature: Signature | None) -> None:
+        header = np.empty(networking.HEADER_WORDS, np.int64)
+        header[:6] = self._fields if signature is None else signature.fields()
+        header[6] = payload.nbytes
+        header[7:8].view(np.float64)[0] = self.clock_us
+        requests = self.network.isend(self.rank, peer, header, payload)
+        self._outgoing.setdefault(peer, []).append((requests, header, payload))
+
+    def _receive_remote(self, peer: int, nbytes: int, signature: Signature | None) -> np.ndarray:
+        network = self.network
+        header = np.empty(networking.HEADER_WORDS, np.int64)
+        what = f"a message from {network.where(peer)}"
+        self._wait_remote(network.irecv_header(peer, self.rank, header), peer, what)
+        self._check_header(peer, header, float(header[7:8].view(np.float64)[0]), nbytes, signature)
+        payload = np.empty(nbytes, np.uint8)
+        if nbytes:
+            self._wait_remote(network.irecv_payload(peer, self.rank, payload), peer, what)
+        return payload
+
+    def _wait_remote(self, request, peer: int, what: str):
+        network, me = self.network, self.rank
+
+        def check() -> None:
+            self.fabric.check(me, me, what, probe_process=False)  # this rank aborted or failed
+            network.poll_control()
+            announced = network.announced.get(peer)
+            if announced is not None:
+                state, message = announced
+                verb = f"is {STATE_NAMES[state]}" if state == GONE else STATE_NAMES.get(state, str(state))
+                raise PeerLost(f"{network.where(peer)} {verb} while rank {me} waited for it ({what})"
+                               + (f": {message}" if message else ""))
+
+        try:
+            return networking.wait(request, time.monotonic() + self.timeout, what, check)
+        except BaseException as exc:
+            request.Cancel()
+            if isinstance(exc, TimeoutError):
+                raise PeerLost(f"timed out after {self.timeout:g} s waiting for {network.where(peer)} "
+                               f"({what})") from None
+            raise
+
+    def finish(self) -> None:
+        """Wait until every message sent to a peer on another host was taken (the operation's buffers are free)."""
+        for peer, posted in self._outgoing.items():
+            for requests, _, _ in posted:
+                for request in requests:
+                    self._wait_remote(request, peer, f"{self.network.where(peer)} to take a message")
+        self._outgoing.clear()

@@ -1,22 +1,27 @@
 """cnclCliqueId: 128 bytes naming a clique plus their hash, serialisable as the C struct's 136 bytes.
 
-The data holds a readable token, `mlusim-cncl:<session>:<random>`; the clique's shared-memory segment is named after
-it. The session is MLUSIM_CNCL_SESSION when a launcher set it (so the launcher can sweep segments of ranks it had to
-kill), else this process's id.
+The data holds a readable token, `mlusim-cncl:<session>:<random>`, and in a process of an MPI job also `:w<world rank>`,
+the MPI world rank of the process that made it (the clique's root: the other processes tell it who and where they
+are, network.py); the clique's shared-memory segments are named after it. The session is MLUSIM_CNCL_SESSION when a
+launcher set it (so the launcher can sweep segments of ranks it had to kill), else this process's id.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import struct
+from typing import Optional
 
+from . import network
 from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError, api
 
 CNCL_CLIQUE_ID_BYTES_SIZE = 128
 _PREFIX = b"mlusim-cncl:"
 SEGMENT_PREFIX = "mlusim-cncl-"
 SESSION_ENV = "MLUSIM_CNCL_SESSION"
+_TOKEN = re.compile(r"mlusim-cncl:[A-Za-z0-9]+:[0-9a-f]+(:w[0-9]+)?")
 
 
 def _hash(data: bytes) -> int:
@@ -80,14 +85,25 @@ class cnclCliqueId:
 
     @property
     def segment_name(self) -> str:
-        """The /dev/shm name of the clique's segment."""
-        _, session, nonce = self.token.split(":")
+        """The /dev/shm name of the clique's segment (of a clique across hosts: the stem of its hosts' names)."""
+        _, session, nonce = self.token.split(":")[:3]
         return f"{SEGMENT_PREFIX}{session}-{nonce}"
 
+    @property
+    def mpi_root(self) -> Optional[int]:
+        """The MPI world rank of the process that made the id, when it was made in an MPI job."""
+        fields = self.token.split(":")
+        return int(fields[3][1:]) if len(fields) == 4 else None
 
-def new_clique_id() -> cnclCliqueId:
+
+def new_clique_id(mpi_root: Optional[int] = None) -> cnclCliqueId:
+    """A fresh id; `mpi_root`, the MPI world rank of the clique's root process, is this process's own in an MPI job
+    unless given (a launcher makes ids for the ranks it starts)."""
     session = "".join(c for c in os.environ.get(SESSION_ENV, "") if c.isalnum())[:32] or f"p{os.getpid()}"
-    token = _PREFIX + f"{session}:{secrets.token_hex(12)}".encode()
+    if mpi_root is None and network.in_mpi_job():
+        mpi_root = network.world_rank()
+    root = "" if mpi_root is None else f":w{int(mpi_root)}"
+    token = _PREFIX + f"{session}:{secrets.token_hex(12)}{root}".encode()
     data = token.ljust(CNCL_CLIQUE_ID_BYTES_SIZE, b"\0")
     return cnclCliqueId(data, _hash(data))
 
@@ -99,7 +115,8 @@ def clique_arg(value, arg: str = "clique_id") -> cnclCliqueId:
     if not isinstance(value, cnclCliqueId):
         raise CnclError(CNCL_RET_ERR_ARGUMENTS, f"argument '{arg}': expected a cnclCliqueId or its bytes, got "
                                                 f"{type(value).__name__}")
-    if value.hash != _hash(value.data) or not value.data.startswith(_PREFIX) or value.token.count(":") != 2:
+    if (value.hash != _hash(value.data) or not value.data.startswith(_PREFIX)
+            or not _TOKEN.fullmatch(value.token)):
         raise CnclError(CNCL_RET_ERR_ARGUMENTS, f"argument '{arg}': not a clique id made by cnclGetCliqueId "
                                                 f"(hash or format mismatch)")
     return value

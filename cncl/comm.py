@@ -104,6 +104,8 @@ class cnclComm:
                 self.raise_if_failed()
                 exchange = Exchange(self.fabric, self.rank, self.clique.timeout, signature, clock_us)
                 body(exchange)
+                if exchange.network is not None:
+                    exchange.finish()
                 return exchange.latest_peer_clock_us
             except BaseException as exc:
                 self.fail(exc)

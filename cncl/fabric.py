@@ -116,6 +116,7 @@ class Fabric:
         self.local_pid = os.getpid()
         self._slots: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.fast_channels: dict = {}  # rank -> tiny.Channels, the compiled small-message path's views
+        self.network = None  # network.Network of a clique across hosts: its ranks on other hosts are reached over MPI
 
     # ---- header ------------------------------------------------------------------------------------------------
 
@@ -162,6 +163,8 @@ class Fabric:
             area[:len(text)] = np.frombuffer(text, np.uint8)
         self.set_word(self.state_offset(rank), state)
         self.wake_all_of(rank)
+        if self.network is not None and state in (GONE, FAILED, ABORTED):
+            self.network.announce(rank, state, message or self.message(rank))
 
     def message(self, rank: int) -> str:
         start = self._rank_offset(rank) + MESSAGE_TEXT_OFFSET
@@ -284,13 +287,18 @@ class Fabric:
             raise PeerLost(f"rank {peer} is {STATE_NAMES[GONE]} while rank {me} waited for it ({what})")
         pid = self.pid(peer) if probe_process else 0
         if probe_process and state == ALIVE and pid != self.local_pid and not _process_alive(pid):
-            raise PeerLost(f"the process of rank {peer} (pid {pid}) died while rank {me} waited for it ({what})")
+            message = f"the process of rank {peer} (pid {pid}) died while rank {me} waited for it ({what})"
+            if self.network is not None:  # the ranks on other hosts cannot see the process: say it for it
+                self.set_state(peer, FAILED, message)
+            raise PeerLost(message)
 
     def close(self) -> None:
         """Drop the views and unmap (a mapping still viewed elsewhere is left to the garbage collector)."""
         self.raw = self.words = self.header = self.work_counters = None
         self._slots = {}
         self.fast_channels = {}
+        if self.network is not None:
+            self.network.close()
         try:
             self.memory.close()
         except BufferError:

@@ -1,7 +1,8 @@
 """Building a clique's fabric: privately for a single process, or in /dev/shm for ranks in several processes.
 
 Multi-process: the process that holds rank 0 creates the segment named after the clique id; the others map it when
-it appears. Every rank then enters itself in the rank table and waits for all the others. As soon as all ranks are
+it appears. A clique across hosts has one segment per host (created by the process of the host's lowest rank) and an
+MPI communicator between its processes (network.py). Every rank then enters itself in the rank table and waits for all the others. As soon as all ranks are
 in (or the wait failed), every process unlinks the name: from then on the segment lives only as long as some rank
 maps it, so a killed rank cannot leave it behind.
 
@@ -16,7 +17,7 @@ import time
 
 import numpy as np
 
-from . import shm
+from . import network, shm
 from .clique import cnclCliqueId
 from .errors import CNCL_RET_ERR_ARGUMENTS, CNCL_RET_ERR_INIT, CnclError
 from .fabric import ALIVE, FAILED, MAGIC, Fabric, PeerLost, segment_bytes
@@ -75,13 +76,39 @@ def _map_when_ready(name: str, deadline: float) -> Fabric:
 
 
 def join(clique_id: cnclCliqueId, nrank: int, ranks: list[int], devices: list[int], timeout: float) -> Fabric:
-    """Map the clique's segment, enter `ranks`, and wait until every rank of the clique is in."""
-    name = clique_id.segment_name
+    """Map the clique's segment, enter `ranks`, and wait until every rank of the clique is in. In a process of an
+    MPI job whose clique has ranks in other processes, the placement comes first (network.py): ranks of one host
+    share that host's segment, and the fabric gets a Network for the ranks on other hosts."""
+    if clique_id.mpi_root is None or len(ranks) == nrank or not network.in_mpi_job():
+        return _join_host(clique_id, clique_id.segment_name, nrank, ranks, devices, range(nrank), 0 in ranks,
+                          time.monotonic() + timeout)
     deadline = time.monotonic() + timeout
+    key, hostname = network.host_identity()
+    placement = network.exchange_placement(clique_id.hash, clique_id.token, clique_id.mpi_root, nrank, ranks, key,
+                                           hostname, timeout, lambda: None)
+    if placement.hosts == 1:
+        return _join_host(clique_id, clique_id.segment_name, nrank, ranks, devices, range(nrank), 0 in ranks,
+                          deadline)
+    host = placement.host_of[ranks[0]]
+    neighbours = placement.ranks_of_host(host)
+    fabric = _join_host(clique_id, f"{clique_id.segment_name}-h{host}", nrank, ranks, devices, neighbours,
+                        min(neighbours) in ranks, deadline)
+    try:
+        fabric.network = network.connect(clique_id.hash, nrank, placement, host)
+    except BaseException:
+        fabric.close()
+        raise
+    return fabric
+
+
+def _join_host(clique_id: cnclCliqueId, name: str, nrank: int, ranks: list[int], devices: list[int],
+               neighbours, creator: bool, deadline: float) -> Fabric:
+    """Map (the creator: create) the segment `name`, enter `ranks` and wait for the ranks `neighbours` (this
+    host's ranks of the clique)."""
     fabric = None
     claimed: list[int] = []
     try:
-        if 0 in ranks:
+        if creator:
             try:
                 memory = shm.create(name, segment_bytes(nrank, slot_setting()))
             except FileExistsError:
@@ -101,7 +128,7 @@ def join(clique_id: cnclCliqueId, nrank: int, ranks: list[int], devices: list[in
             fabric.claim(rank, device)
             claimed.append(rank)
         me = ranks[0]
-        for peer in range(nrank):
+        for peer in neighbours:
             remaining = max(deadline - time.monotonic(), 0.01)
             fabric.wait_until(fabric.state_offset(peer), ALIVE, me, peer, remaining, "to join the clique")
         return fabric

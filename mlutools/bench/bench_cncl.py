@@ -1,6 +1,6 @@
 """CNCL benchmark, nccl-tests style: allReduce, allGather, reduceScatter and broadcast from 8 B to 256 MiB with 2 and
 4 rank processes on this host (shared-memory transport), the host's memcpy bandwidth measured in the same run, and
-the same allReduce through MPI (mpi4py over OpenMPI, when installed) on the same device buffers.
+the same allReduce through MPI (mpi4py, when installed: the cluster extra) on the same device buffers.
 
 Columns follow nccl-tests: size (bytes), count (elements), type, redop, time (µs per call, the slowest rank's
 average), algbw = size / time, busbw = algbw x the collective's bus factor (allReduce 2(n-1)/n, allGather and
@@ -202,19 +202,29 @@ def _mpi_worker(sizes: list, output: str, rounds: int = 5) -> None:
             results.write("\n".join(lines) + "\n")
 
 
+def mpi_launch_command(world: int) -> list[str] | None:
+    """`mpiexec -n world` for the MPI on the PATH (MPICH's hydra as the cluster extra installs it, or Open MPI, which
+    needs to be told to oversubscribe and to run as root), or None without one."""
+    launcher = shutil.which("mpiexec") or shutil.which("mpirun")
+    if launcher is None:
+        return None
+    version = subprocess.run([launcher, "--version"], capture_output=True, text=True).stdout
+    command = [launcher, "-n", str(world)]
+    if "Open MPI" in version or "OpenRTE" in version:
+        command[1:1] = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    return command
+
+
 def measure_against_mpi(world: int, sizes: list) -> dict[int, dict] | None:
     """{size: {"cncl": s, "mpi": s}} for allReduce with `world` ranks started by mpirun, or None when mpi4py or
     mpirun is missing."""
-    launcher = shutil.which("mpirun")
     try:
         import mpi4py  # noqa: F401
     except ImportError:
         return None
-    if launcher is None:
+    command = mpi_launch_command(world)
+    if command is None:
         return None
-    command = [launcher, "--oversubscribe", "-n", str(world)]
-    if os.geteuid() == 0:
-        command.insert(1, "--allow-run-as-root")
     with tempfile.TemporaryDirectory() as folder:
         output = os.path.join(folder, "timings.jsonl")
         command += [sys.executable, "-m", "mlutools.bench.bench_cncl", "--mpi-worker", ",".join(map(str, sizes)), output]

@@ -88,6 +88,12 @@ def _serve(rank: int, world: int, clique_hex: str, env: dict, connection) -> Non
     except BaseException:
         connection.send(("error", traceback.format_exc()))
         return
+    serve(context, connection)
+    cncl.destroyComms([comm], 1)
+
+
+def serve(context: Rank, connection) -> None:
+    """Run the tasks the test sends over `connection` until it sends None."""
     while True:
         request = connection.recv()
         if request is None:
@@ -97,7 +103,6 @@ def _serve(rank: int, world: int, clique_hex: str, env: dict, connection) -> Non
             connection.send(("ok", _call(context, name, args)))
         except BaseException:
             connection.send(("error", traceback.format_exc()))
-    cncl.destroyComms([comm], 1)
 
 
 class ProcessClique:
@@ -236,3 +241,79 @@ def several_ranks_per_process(process_index: int, processes: int, per_process: i
         connection.send(("ok", failures))
     except BaseException:
         connection.send(("error", traceback.format_exc()))
+
+
+class HostsClique:
+    """A clique across simulated hosts (mlutools.hosts): `ranks_per_host[k]` rank processes on host k, started by
+    mpiexec on host 0 (tests/cncl/host_rank.py), each with one device; tasks run as with ProcessClique."""
+
+    def __init__(self, hosts, ranks_per_host: list[int], env: dict | None = None, timeout: float = REPLY_TIMEOUT,
+                 options: tuple = ()):
+        import secrets
+        import subprocess
+        import sys
+        import threading
+        from multiprocessing.connection import Listener
+
+        from cncl.clique import new_clique_id
+
+        self.hosts, self.world, self.layout = hosts, sum(ranks_per_host), list(ranks_per_host)
+        path = os.path.join(hosts.directory, f"clique-{secrets.token_hex(4)}.sock")
+        key = secrets.token_hex(8)
+        listener = Listener(path, family="AF_UNIX", authkey=key.encode())
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        settings = {**os.environ, **TEST_ENV, **(env or {}), "TEST_SOCKET": path, "TEST_KEY": key,
+                    "CNCL_CLIQUE_ID": new_clique_id(mpi_root=0).hex(),
+                    "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+        command = hosts.mpiexec(ranks_per_host, [sys.executable, "-m", "tests.cncl.host_rank"], options)
+        self.launcher = hosts.run(0, command, env=settings, cwd=root, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+        self.output: list[bytes] = []
+        threading.Thread(target=lambda: self.output.extend(iter(self.launcher.stdout.readline, b"")),
+                         daemon=True).start()
+        accepted: list = []
+
+        def accept() -> None:
+            for _ in range(self.world):
+                accepted.append(listener.accept())
+
+        acceptor = threading.Thread(target=accept, daemon=True)
+        acceptor.start()
+        acceptor.join(timeout)
+        listener.close()
+        if len(accepted) < self.world:
+            self.launcher.kill()
+            raise AssertionError(f"only {len(accepted)} of {self.world} ranks connected:\n{self.text()}")
+        by_rank = {}
+        for connection in accepted:
+            rank, hostname, pid = connection.recv()
+            by_rank[rank] = (connection, hostname, pid)
+        self.connections = [by_rank[rank][0] for rank in range(self.world)]
+        self.hostnames = [by_rank[rank][1] for rank in range(self.world)]
+        self.pids = [by_rank[rank][2] for rank in range(self.world)]
+        collect_replies(self.connections, "initComms", timeout)
+
+    def text(self) -> str:
+        return b"".join(self.output).decode("utf-8", "replace")
+
+    def run(self, name: str, *args) -> list:
+        self.send(name, *args)
+        return collect_replies(self.connections, name, REPLY_TIMEOUT)
+
+    def send(self, name: str, *args) -> None:
+        for connection in self.connections:
+            connection.send((name, args))
+
+    def close(self, timeout: float = 30.0) -> int:
+        """Stop the ranks; the launcher's exit status."""
+        for connection in self.connections:
+            try:
+                connection.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        try:
+            return self.launcher.wait(timeout)
+        except Exception:
+            self.launcher.kill()
+            self.launcher.wait()
+            raise AssertionError(f"the ranks did not exit within {timeout} s:\n{self.text()}")

@@ -409,3 +409,11 @@ def lean_rounds(ctx, count: int, rounds: int, late_rank: int, delay: float) -> t
              np.full(count, ctx.world ** rounds, np.int32))
     cnrt.free(buffer)
     return failures, {key: fastpath.STATS[key] - before[key] for key in before}
+
+
+def placement(ctx) -> tuple:
+    """(host name, the ranks this rank reaches over MPI) as cncl set the clique up."""
+    import socket
+
+    network = ctx.comm.fabric.network
+    return socket.gethostname(), sorted(network.remote) if network is not None else []

@@ -1,0 +1,317 @@
+"""Messages between ranks on different hosts, over MPI (mpi4py), beside each host's shared-memory channels.
+
+A clique whose ranks live on several hosts has, in every process, a `Network`: an MPI communicator over the
+clique's processes (made once, at cnclInitComms, by the processes that are in it only) and the table saying on which
+host each rank lives. Ranks of one host still talk through their host's segment (fabric.py); a message to a rank on
+another host is two MPI messages on the tag (src * nrank + dst): its 64-byte header (the call's signature, the
+payload's length, the sender's device clock) and its payload. MPI keeps messages of one (source, tag) in order,
+which is the order of a channel.
+
+Sends never wait (MPI_Isend; their buffers stay untouched until the operation ends); a receive posts its MPI_Irecv and
+polls it, first for a few microseconds, then with short sleeps, and between polls checks that its own rank was not
+aborted, that the peer did not announce a failure (a control message on the tag nrank * nrank: its rank, state and
+message, sent to every other process whenever a rank of this process fails, aborts or leaves) and that the
+communicator's timeout has not passed. A peer on another host that stops answering therefore fails the wait after
+the timeout with an error naming the rank and its host, never a hang.
+
+mpi4py is imported only when a clique spans processes of an MPI job (`in_mpi_job()`): loading cncl loads no MPI.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from .errors import CNCL_RET_ERR_INIT, CnclError
+
+#: Tags of the bootstrap messages on MPI_COMM_WORLD live in [BOOT_TAG_BASE, BOOT_TAG_BASE + BOOT_TAG_SPAN): the
+#: clique id's hash picks one, so concurrent set-ups of different cliques do not mix. (MPI guarantees tags up to
+#: 32767 only; MPICH and Open MPI allow 2**29 and more, checked at run time.)
+BOOT_TAG_BASE = 1 << 28
+BOOT_TAG_SPAN = 1 << 20
+HEADER_WORDS = 8
+#: A receive first polls this long without sleeping (a prompt peer costs no sleep's wake-up), then sleeps between
+#: polls, the sleep doubling from POLL_SLEEP_MIN up to POLL_SLEEP_MAX (a rank waiting for a slow peer uses little CPU).
+SPIN_SECONDS = 50e-6
+POLL_SLEEP_MIN = 20e-6
+POLL_SLEEP_MAX = 2e-3
+#: How often a waiting rank looks for control messages and at its own state while it polls.
+CHECK_SECONDS = 0.01
+#: How long a process leaving a clique waits for the last word of its ranks on other hosts (Network.close).
+LINGER_SECONDS = 2.0
+
+_MPI = None
+_import_lock = threading.Lock()
+
+
+def in_mpi_job() -> bool:
+    """Whether this process was started by an MPI launcher (MPICH's hydra, Open MPI, or a PMIx launcher)."""
+    return any(name in os.environ for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"))
+
+
+def mpi():
+    """The mpi4py MPI module, initialised with MPI_THREAD_MULTIPLE (cncl's queue threads call MPI concurrently)."""
+    global _MPI
+    with _import_lock:
+        if _MPI is None:
+            try:
+                import mpi4py
+            except ImportError:
+                raise CnclError(CNCL_RET_ERR_INIT, "this clique spans hosts, which needs mpi4py and an MPI library: "
+                                                   "pip install 'mlusim[cluster]'") from None
+            mpi4py.rc.thread_level = "multiple"
+            from mpi4py import MPI
+            if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+                raise CnclError(CNCL_RET_ERR_INIT, "the MPI library does not provide MPI_THREAD_MULTIPLE, which "
+                                                   "cliques across hosts need")
+            _MPI = MPI
+    return _MPI
+
+
+def world_rank() -> int:
+    """This process's rank in MPI_COMM_WORLD, from the launcher's environment (no MPI call)."""
+    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
+        if name in os.environ:
+            return int(os.environ[name])
+    raise CnclError(CNCL_RET_ERR_INIT, "this process was not started by an MPI launcher")
+
+
+class RemoteFailure(Exception):
+    """A rank on another host announced that it failed, aborted or left (state, message)."""
+
+
+def wait(request, deadline: float, what: str, check: Callable[[], None]):
+    """Poll `request` until it completes; `check()` (which raises to stop waiting) runs every CHECK_SECONDS.
+    Returns the request's result (mpi4py's `test()` value). Raises TimeoutError at `deadline`."""
+    give_up_spinning = time.perf_counter() + SPIN_SECONDS
+    while True:
+        done, value = request.test()
+        if done:
+            return value
+        if time.perf_counter() >= give_up_spinning:
+            break
+    pause, next_check = POLL_SLEEP_MIN, time.monotonic()
+    while True:
+        now = time.monotonic()
+        if now >= next_check:
+            check()
+            if now >= deadline:
+                raise TimeoutError(what)
+            next_check = now + CHECK_SECONDS
+        time.sleep(pause)
+        pause = min(pause * 2, POLL_SLEEP_MAX)
+        done, value = request.test()
+        if done:
+            return value
+
+
+class Network:
+    """The MPI side of one clique in this process (see the module's docstring)."""
+
+    def __init__(self, comm, nrank: int, process_of: list[int], host_of: list[int], hostnames: list[str],
+                 local_host: int):
+        self.comm = comm
+        self.nrank = nrank
+        self.process_of = process_of    # clique rank -> rank in `comm`
+        self.host_of = host_of          # clique rank -> host index (hosts numbered by their lowest rank)
+        self.hostnames = hostnames      # host index -> its name
+        self.local_host = local_host
+        self.remote = frozenset(rank for rank in range(nrank) if host_of[rank] != local_host)
+        self.control_tag = nrank * nrank
+        self.announced: dict[int, tuple[int, str]] = {}  # remote rank -> (state, message) it announced
+        self._control_lock = threading.Lock()
+        self.closed = False
+
+    def where(self, rank: int) -> str:
+        return f"rank {rank} on host {self.hostnames[self.host_of[rank]]}"
+
+    def tag(self, src: int, dst: int) -> int:
+        return src * self.nrank + dst
+
+    # ---- data --------------------------------------------------------------------------------------------------
+
+    def isend(self, src: int, dst: int, header: np.ndarray, payload: Optional[np.ndarray]) -> list:
+        """Post a message (header and, when not empty, payload) from local rank `src` to remote rank `dst`."""
+        MPI = _MPI
+        tag, process = self.tag(src, dst), self.process_of[dst]
+        requests = [self.comm.Isend([header, MPI.BYTE], process, tag)]
+        if payload is not None and payload.nbytes:
+            requests.append(self.comm.Isend([payload, MPI.BYTE], process, tag))
+        return requests
+
+    def irecv_header(self, src: int, dst: int, header: np.ndarray):
+        return self.comm.Irecv([header, _MPI.BYTE], self.process_of[src], self.tag(src, dst))
+
+    def irecv_payload(self, src: int, dst: int, payload: np.ndarray):
+        return self.comm.Irecv([payload, _MPI.BYTE], self.process_of[src], self.tag(src, dst))
+
+    # ---- control messages --------------------------------------------------------------------------------------
+
+    def announce(self, rank: int, state: int, message: str) -> None:
+        """Tell every other process of the clique that local `rank` is now in `state` (failed, aborted, gone)."""
+        if self.closed:
+            return
+        body = pickle.dumps((rank, state, message))
+        mine = self.comm.Get_rank()
+        requests = [self.comm.Isend([body, _MPI.BYTE], process, self.control_tag)
+                    for process in sorted(set(self.process_of)) if process != mine]
+        # Buffered by the library (a few hundred bytes: MPI's eager protocol); waited for so the buffer may go.
+        deadline = time.monotonic() + 1.0
+        for request in requests:
+            while not request.Test():
+                if time.monotonic() >= deadline:
+                    request.Cancel()
+                    break
+                time.sleep(0.0005)
+
+    def poll_control(self) -> None:
+        """Take in the control messages that arrived."""
+        MPI = _MPI
+        with self._control_lock:
+            status = MPI.Status()
+            while self.comm.Iprobe(MPI.ANY_SOURCE, self.control_tag, status):
+                body = bytearray(status.Get_count(MPI.BYTE))
+                self.comm.Recv([body, MPI.BYTE], status.Get_source(), self.control_tag)
+                rank, state, message = pickle.loads(bytes(body))
+                previous = self.announced.get(rank)
+                if previous is None or previous[0] not in (3, 4):  # a failure's first message stays
+                    self.announced[rank] = (state, message)
+
+    def close(self, linger: float = LINGER_SECONDS) -> None:
+        """Free the MPI communicator (after every local rank of the clique left). First waits up to `linger`
+        seconds for every remote rank's last word (each announces it left, failed or aborted), so that no message
+        is left behind unreceived."""
+        if self.closed:
+            return
+        self.closed = True
+        deadline = time.monotonic() + linger
+        try:
+            self.poll_control()
+            while not self.remote <= self.announced.keys() and time.monotonic() < deadline:
+                time.sleep(0.001)
+                self.poll_control()
+            self.comm.Free()
+        except Exception:
+            pass
+
+
+# ---- clique set-up ---------------------------------------------------------------------------------------------
+
+class Placement:
+    """Who is where, as the clique's root decided: per rank its process's world rank, host index and host name."""
+
+    def __init__(self, world_of: list[int], host_of: list[int], hostnames: list[str], host_keys: list[str]):
+        self.world_of = world_of
+        self.host_of = host_of
+        self.hostnames = hostnames
+        self.host_keys = host_keys
+
+    @property
+    def hosts(self) -> int:
+        return len(self.hostnames)
+
+    def ranks_of_host(self, host: int) -> list[int]:
+        return [rank for rank, on in enumerate(self.host_of) if on == host]
+
+
+def _boot_tag(clique_hash: int) -> int:
+    return BOOT_TAG_BASE + clique_hash % BOOT_TAG_SPAN
+
+
+def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int, ranks: list[int],
+                       host_key: str, hostname: str, timeout: float, check: Callable[[], None]) -> Placement:
+    """Every process of the clique tells the process of rank 0 (MPI world rank `root_world`) its ranks and host;
+    that process checks the ranks cover 0..nrank-1 once each and sends everybody the placement."""
+    MPI = mpi()
+    world = MPI.COMM_WORLD
+    if world.Get_attr(MPI.TAG_UB) < BOOT_TAG_BASE + BOOT_TAG_SPAN:
+        raise CnclError(CNCL_RET_ERR_INIT, "the MPI library's largest tag is too small for cncl's set-up messages")
+    if not 0 <= root_world < world.Get_size():
+        raise CnclError(CNCL_RET_ERR_INIT, f"clique id {token} names MPI world rank {root_world} as its root, but "
+                                           f"the MPI job has {world.Get_size()} processes")
+    tag, me = _boot_tag(clique_hash), world.Get_rank()
+    deadline = time.monotonic() + timeout
+    entry = {"token": token, "nrank": nrank, "ranks": ranks, "world": me, "host": host_key, "hostname": hostname}
+    if me != root_world:
+        world.send(entry, dest=root_world, tag=tag)
+        try:
+            answer = wait(world.irecv(source=root_world, tag=tag), deadline, "the placement", check)
+        except TimeoutError:
+            raise CnclError(CNCL_RET_ERR_INIT, f"timed out after {timeout:g} s waiting for the process of rank 0 "
+                                               f"(MPI world rank {root_world}) to set up clique {token}") from None
+        if isinstance(answer, str):
+            raise CnclError(CNCL_RET_ERR_INIT, answer)
+        return Placement(*answer)
+    entries, owner = [entry], {rank: me for rank in ranks}
+    problem = None
+    while len(owner) < nrank and problem is None:
+        try:
+            theirs = wait(world.irecv(source=MPI.ANY_SOURCE, tag=tag), deadline, "the ranks", check)
+        except TimeoutError:
+            missing = [rank for rank in range(nrank) if rank not in owner]
+            problem = f"timed out after {timeout:g} s waiting for rank(s) {missing} to join clique {token}"
+            break
+        entries.append(theirs)
+        if theirs["token"] != token or theirs["nrank"] != nrank:
+            problem = (f"argument 'nrank': MPI world rank {theirs['world']} says {theirs['nrank']} ranks for "
+                       f"clique {theirs['token']}, the process of rank 0 says {nrank}")
+        for rank in theirs["ranks"]:
+            if rank in owner:
+                problem = (f"rank {rank} of clique {token} was claimed by MPI world ranks {owner[rank]} and "
+                           f"{theirs['world']}")
+            owner[rank] = theirs["world"]
+    if problem is not None:
+        for other in entries[1:]:
+            world.send(problem, dest=other["world"], tag=tag)
+        raise CnclError(CNCL_RET_ERR_INIT, problem)
+    by_world = {e["world"]: e for e in entries}
+    host_keys: list[str] = []
+    hostnames: list[str] = []
+    host_of = []
+    for rank in range(nrank):
+        key = by_world[owner[rank]]["host"]
+        if key not in host_keys:
+            host_keys.append(key)
+            hostnames.append(by_world[owner[rank]]["hostname"])
+        host_of.append(host_keys.index(key))
+    answer = ([owner[rank] for rank in range(nrank)], host_of, hostnames, host_keys)
+    for other in entries[1:]:
+        world.send(answer, dest=other["world"], tag=tag)
+    return Placement(*answer)
+
+
+def connect(clique_hash: int, nrank: int, placement: Placement, local_host: int) -> Network:
+    """The clique's MPI communicator (collective over the clique's processes only) and its Network."""
+    MPI = mpi()
+    world = MPI.COMM_WORLD
+    members = sorted(set(placement.world_of))
+    group = world.Get_group().Incl(members)
+    try:
+        comm = world.Create_group(group, _boot_tag(clique_hash))
+    finally:
+        group.Free()
+    comm.Set_errhandler(MPI.ERRORS_RETURN)
+    process_of = [members.index(w) for w in placement.world_of]
+    return Network(comm, nrank, process_of, placement.host_of, placement.hostnames, local_host)
+
+
+def host_identity() -> tuple[str, str]:
+    """(key, name) of the host this process runs on. Processes with the same key can share memory: the same
+    kernel (boot id), the same host name and the same /dev/shm (its device number: hosts simulated as mount
+    namespaces each have their own)."""
+    import socket
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            boot_id = boot.read().strip()
+    except OSError:
+        boot_id = ""
+    try:
+        shm_device = os.stat("/dev/shm").st_dev
+    except OSError:
+        shm_device = 0
+    name = socket.gethostname()
+    return f"{name}/{boot_id}/{shm_device}", name

@@ -1,0 +1,254 @@
+"""Simulated hosts: several "machines" on this one, as Linux namespaces, for multi-host cliques and their tests.
+
+    python -m mlutools.hosts up 2 --state /tmp/hosts.json     # two hosts, until `down`
+    python -m mlutools.hosts down --state /tmp/hosts.json
+    with SimulatedHosts(2) as hosts: hosts.run(0, ["python", "prog.py"])
+
+Each host is a process holding its own network, mount and UTS namespaces: its own hostname (`mlusim-host<k>`), its
+own /dev/shm (a fresh tmpfs, so shared memory cannot leak between hosts) and one interface, `eth0`, with the address
+10.<net>.0.<k+1>/24, plugged into a bridge that lives in a namespace of its own (the switch). Nothing is configured
+in this machine's own namespaces: the veth pairs are created and moved away at once, and everything disappears with
+the holder processes.
+
+`launcher` is an ssh stand-in for MPI's process managers (`mpiexec -launcher ssh -launcher-exec <launcher>`): hydra
+runs `<launcher> -x <host address> <command>`, which runs the command inside that host's namespaces.
+Making namespaces needs root (or user namespaces) and the `unshare`, `nsenter` and `ip` tools: `available()` says
+whether this machine can, and why not.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from typing import Optional, Sequence
+
+HOSTNAME_PREFIX = "mlusim-host"
+STATE_ENV = "MLUSIM_HOSTS_STATE"
+_NAMESPACES = ("--net", "--mount", "--uts")
+_HOLD = "sleep 2147483647"
+
+
+def available() -> Optional[str]:
+    """None when simulated hosts can be made here, else the reason they cannot."""
+    for tool in ("unshare", "nsenter", "ip"):
+        if shutil.which(tool) is None:
+            return f"the '{tool}' tool is not installed"
+    probe = subprocess.run(["unshare", *_NAMESPACES, "sh", "-c", "mount -t tmpfs tmpfs /dev/shm && ip link set lo up"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"cannot make network and mount namespaces here: {probe.stderr.strip() or probe.returncode}"
+    return None
+
+
+def _run(argv: Sequence[str]) -> None:
+    done = subprocess.run(list(argv), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
+
+
+def _enter(pid: int) -> list[str]:
+    return ["nsenter", "-t", str(pid), "--net", "--mount", "--uts", "--"]
+
+
+def _hold(script: str) -> subprocess.Popen:
+    """A process in new namespaces that runs `script` (setup) and then holds them until killed."""
+    holder = subprocess.Popen(["unshare", *_NAMESPACES, "sh", "-c", f"{script}\necho ready\nexec {_HOLD}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True)
+    if holder.stdout.readline().strip() != "ready":
+        holder.kill()
+        raise RuntimeError(f"could not set up a namespace: {holder.stderr.read().strip()}")
+    return holder
+
+
+class SimulatedHosts:
+    """`count` hosts on private addresses 10.<net>.0.1 ... (see the module's docstring)."""
+
+    def __init__(self, count: int, net: Optional[int] = None):
+        if not isinstance(count, int) or not 1 <= count <= 250:
+            raise ValueError(f"argument 'count': between 1 and 250 hosts, got {count!r}")
+        self.count = count
+        self.net = net if net is not None else 100 + os.getpid() % 150
+        self.addresses = [f"10.{self.net}.0.{k + 1}" for k in range(count)]
+        self.names = [f"{HOSTNAME_PREFIX}{k}" for k in range(count)]
+        self._holders: list[Optional[subprocess.Popen]] = []
+        self._switch: Optional[subprocess.Popen] = None
+        self.directory = ""
+        self.launcher = ""
+        self.state_file = ""
+
+    # ---- lifetime ----------------------------------------------------------------------------------------------
+
+    def start(self) -> "SimulatedHosts":
+        reason = available()
+        if reason is not None:
+            raise RuntimeError(f"cannot simulate hosts: {reason}")
+        try:
+            self._switch = _hold("ip link add br0 type bridge && ip link set br0 up && ip link set lo up")
+            for k, (name, address) in enumerate(zip(self.names, self.addresses)):
+                holder = _hold(f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && hostname {name} && "
+                               f"ip link set lo up")
+                self._holders.append(holder)
+                port = f"mls{os.getpid() % 100000}p{k}"
+                _run(["ip", "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", str(holder.pid)])
+                _run(["ip", "link", "set", port, "netns", str(self._switch.pid)])
+                _run(["nsenter", "-t", str(self._switch.pid), "--net", "--", "ip", "link", "set", port, "master",
+                      "br0", "up"])
+                for command in (["ip", "addr", "add", f"{address}/24", "dev", "eth0"],
+                                ["ip", "link", "set", "eth0", "up"]):
+                    _run(["nsenter", "-t", str(holder.pid), "--net", "--", *command])
+            self.directory = tempfile.mkdtemp(prefix="mlusim-hosts-")
+            self.state_file = os.path.join(self.directory, "hosts.json")
+            self.write_state(self.state_file)
+            self.launcher = os.path.join(self.directory, "launcher")
+            with open(self.launcher, "w") as script:
+                script.write(f"#!/bin/sh\n{STATE_ENV}={self.state_file} exec {sys.executable} -m mlutools.hosts "
+                             f"ssh \"$@\"\n")
+            os.chmod(self.launcher, 0o755)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def write_state(self, path: str) -> None:
+        with open(path, "w") as state:
+            json.dump({"addresses": self.addresses, "names": self.names, "pids": self.pids,
+                       "switch": self._switch.pid if self._switch else 0}, state)
+
+    @property
+    def pids(self) -> list[int]:
+        return [holder.pid if holder is not None else 0 for holder in self._holders]
+
+    def __enter__(self) -> "SimulatedHosts":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every host (every process in it) and the switch."""
+        for k in range(len(self._holders)):
+            self.power_off(k)
+        if self._switch is not None:
+            _stop(self._switch)
+            self._switch = None
+        if self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = ""
+
+    def power_off(self, host: int) -> None:
+        """Kill every process of host `host` at once (SIGKILL), as a machine that loses power."""
+        holder = self._holders[host]
+        if holder is None:
+            return
+        kill_namespace_processes(holder.pid)
+        _stop(holder)
+        self._holders[host] = None
+
+    # ---- running -----------------------------------------------------------------------------------------------
+
+    def command(self, host: int, argv: Sequence[str]) -> list[str]:
+        """`argv` as a command line that runs inside host `host`."""
+        return _enter(self.pids[host]) + list(argv)
+
+    def run(self, host: int, argv: Sequence[str], **popen) -> subprocess.Popen:
+        """Start `argv` inside host `host` (keyword arguments go to subprocess.Popen)."""
+        popen.setdefault("start_new_session", True)
+        return subprocess.Popen(self.command(host, argv), **popen)
+
+    def mpiexec(self, ranks_per_host: Sequence[int], argv: Sequence[str], options: Sequence[str] = ()) -> list[str]:
+        """An `mpiexec` command line (MPICH's hydra; `options` go before the program), to be run on host 0, starting
+        `ranks_per_host[k]` ranks of `argv` on host k."""
+        hosts = ",".join(f"{address}:{n}" for address, n in zip(self.addresses, ranks_per_host) if n)
+        return ["mpiexec", "-launcher", "ssh", "-launcher-exec", self.launcher, "-localhost", self.addresses[0],
+                "-hosts", hosts, "-n", str(sum(ranks_per_host)), *options, *argv]
+
+
+def _stop(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def kill_namespace_processes(holder_pid: int) -> None:
+    """SIGKILL every process whose network namespace is the holder's (the holder included)."""
+    try:
+        namespace = os.readlink(f"/proc/{holder_pid}/ns/net")
+    except OSError:
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/ns/net") == namespace:
+                os.kill(int(entry), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
+
+
+def _ssh(argv: list[str]) -> int:
+    """The ssh stand-in: `[-x] [-o opt] ... <host> <command...>` runs the command in that host's namespaces."""
+    with open(os.environ[STATE_ENV]) as state:
+        hosts = json.load(state)
+    rest = list(argv)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in ("-o", "-p", "-l", "-i") and rest:
+            rest.pop(0)
+    if len(rest) < 2:
+        print("mlutools.hosts ssh: expected a host and a command", file=sys.stderr)
+        return 255
+    host, command = rest[0], " ".join(rest[1:])
+    host = host.split("@")[-1]
+    known = {**{a: p for a, p in zip(hosts["addresses"], hosts["pids"])},
+             **{n: p for n, p in zip(hosts["names"], hosts["pids"])}}
+    pid = known.get(host)
+    if not pid:
+        print(f"mlutools.hosts ssh: no simulated host {host!r} (hosts: {', '.join(hosts['addresses'])})",
+              file=sys.stderr)
+        return 255
+    os.execvp("nsenter", _enter(pid) + ["sh", "-c", command])
+    return 255
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ssh"]:
+        return _ssh(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m mlutools.hosts", description="Simulated hosts (namespaces).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="make hosts and keep them until 'down' (prints their addresses)")
+    up.add_argument("count", type=int)
+    up.add_argument("--state", required=True, help="file that records the hosts (for 'down' and the launcher)")
+    down = commands.add_parser("down", help="stop the hosts recorded in a state file")
+    down.add_argument("--state", required=True)
+    options = parser.parse_args(argv)
+    if options.command == "up":
+        hosts = SimulatedHosts(options.count).start()
+        hosts.write_state(options.state)
+        with open(hosts.launcher, "w") as script:
+            script.write(f"#!/bin/sh\n{STATE_ENV}={os.path.abspath(options.state)} exec {sys.executable} "
+                         f"-m mlutools.hosts ssh \"$@\"\n")
+        print(json.dumps({"addresses": hosts.addresses, "launcher": hosts.launcher}))
+        os._exit(0)  # the holders live on in their own sessions
+    with open(options.state) as state:
+        recorded = json.load(state)
+    for pid in recorded["pids"]:
+        if pid:
+            kill_namespace_processes(pid)
+    if recorded.get("switch"):
+        kill_namespace_processes(recorded["switch"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
