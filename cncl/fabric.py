@@ -289,6 +289,7 @@ class Fabric:
         if probe_process and state == ALIVE and pid != self.local_pid and not _process_alive(pid):
             message = f"the process of rank {peer} (pid {pid}) died while rank {me} waited for it ({what})"
             if self.network is not None:  # the ranks on other hosts cannot see the process: say it for it
+                self.network.lost(peer)
                 self.set_state(peer, FAILED, message)
             raise PeerLost(message)
 

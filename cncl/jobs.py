@@ -17,11 +17,11 @@ class JobSession:
     def __init__(self):
         self.session = secrets.token_hex(6)
         os.environ[SESSION_ENV] = self.session  # the clique id made below names segments of this session
-        self.clique_hex = new_clique_id().hex()
 
-    def rank_environment(self) -> dict:
-        """The variables every rank gets: its session and the shared clique id (cnclCliqueId.from_env)."""
-        return {SESSION_ENV: self.session, "CNCL_CLIQUE_ID": self.clique_hex}
+    def rank_environment(self, mpi_root=None) -> dict:
+        """The variables every rank gets: its session and the shared clique id (cnclCliqueId.from_env); ranks
+        started by an MPI launcher get an id whose root is the process of MPI world rank `mpi_root`."""
+        return {SESSION_ENV: self.session, "CNCL_CLIQUE_ID": new_clique_id(mpi_root).hex()}
 
     def finish(self) -> None:
         """After the job: remove this session's segments that killed ranks could not remove themselves."""

@@ -124,7 +124,12 @@ class Network:
         self.control_tag = nrank * nrank
         self.announced: dict[int, tuple[int, str]] = {}  # remote rank -> (state, message) it announced
         self._control_lock = threading.Lock()
+        self.dead_processes: set[int] = set()  # processes (ranks in `comm`) known to be gone: nothing is sent there
         self.closed = False
+
+    def lost(self, rank: int) -> None:
+        """The process of `rank` died: send it nothing more (MPI may end a process that sends to a dead one)."""
+        self.dead_processes.add(self.process_of[rank])
 
     def where(self, rank: int) -> str:
         return f"rank {rank} on host {self.hostnames[self.host_of[rank]]}"
@@ -158,7 +163,8 @@ class Network:
         body = pickle.dumps((rank, state, message))
         mine = self.comm.Get_rank()
         requests = [self.comm.Isend([body, _MPI.BYTE], process, self.control_tag)
-                    for process in sorted(set(self.process_of)) if process != mine]
+                    for process in sorted(set(self.process_of))
+                    if process != mine and process not in self.dead_processes]
         # Buffered by the library (a few hundred bytes: MPI's eager protocol); waited for so the buffer may go.
         deadline = time.monotonic() + 1.0
         for request in requests:

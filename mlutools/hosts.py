@@ -5,8 +5,8 @@
     with SimulatedHosts(2) as hosts: hosts.run(0, ["python", "prog.py"])
 
 Each host is a process holding its own network, mount and UTS namespaces: its own hostname (`mlusim-host<k>`), its
-own /dev/shm (a fresh tmpfs, so shared memory cannot leak between hosts) and one interface, `eth0`, with the address
-10.<net>.0.<k+1>/24, plugged into a bridge that lives in a namespace of its own (the switch). Nothing is configured
+own /dev/shm (a fresh tmpfs, so shared memory cannot leak between hosts), its own /etc/hosts (naming every host) and
+one interface, `eth0`, with the address 10.<net>.0.<k+1>/24, plugged into a bridge that lives in a namespace of its own (the switch). Nothing is configured
 in this machine's own namespaces: the veth pairs are created and moved away at once, and everything disappears with
 the holder processes.
 
@@ -77,7 +77,9 @@ class SimulatedHosts:
         self.names = [f"{HOSTNAME_PREFIX}{k}" for k in range(count)]
         self._holders: list[Optional[subprocess.Popen]] = []
         self._switch: Optional[subprocess.Popen] = None
+        self._ports = 0
         self.directory = ""
+        self.hosts_file = ""
         self.launcher = ""
         self.state_file = ""
 
@@ -88,20 +90,15 @@ class SimulatedHosts:
         if reason is not None:
             raise RuntimeError(f"cannot simulate hosts: {reason}")
         try:
-            self._switch = _hold("ip link add br0 type bridge && ip link set br0 up && ip link set lo up")
-            for k, (name, address) in enumerate(zip(self.names, self.addresses)):
-                holder = _hold(f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && hostname {name} && "
-                               f"ip link set lo up")
-                self._holders.append(holder)
-                port = f"mls{os.getpid() % 100000}p{k}"
-                _run(["ip", "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", str(holder.pid)])
-                _run(["ip", "link", "set", port, "netns", str(self._switch.pid)])
-                _run(["nsenter", "-t", str(self._switch.pid), "--net", "--", "ip", "link", "set", port, "master",
-                      "br0", "up"])
-                for command in (["ip", "addr", "add", f"{address}/24", "dev", "eth0"],
-                                ["ip", "link", "set", "eth0", "up"]):
-                    _run(["nsenter", "-t", str(holder.pid), "--net", "--", *command])
             self.directory = tempfile.mkdtemp(prefix="mlusim-hosts-")
+            self.hosts_file = os.path.join(self.directory, "etc-hosts")
+            with open(self.hosts_file, "w") as table:
+                table.write("127.0.0.1 localhost\n" + "".join(f"{address} {name}\n" for address, name in
+                                                             zip(self.addresses, self.names)))
+            self._switch = _hold("ip link add br0 type bridge && ip link set br0 up && ip link set lo up")
+            for k in range(self.count):
+                self._holders.append(None)
+                self.restart(k)
             self.state_file = os.path.join(self.directory, "hosts.json")
             self.write_state(self.state_file)
             self.launcher = os.path.join(self.directory, "launcher")
@@ -113,6 +110,24 @@ class SimulatedHosts:
             self.close()
             raise
         return self
+
+    def restart(self, host: int) -> None:
+        """(Re)make host `host`: fresh namespaces, its name and address, plugged into the switch."""
+        self.power_off(host)
+        holder = _hold(f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && mount --bind {self.hosts_file} /etc/hosts "
+                       f"&& hostname {self.names[host]} && ip link set lo up")
+        self._holders[host] = holder
+        self._ports += 1
+        port = f"mls{os.getpid() % 100000}p{self._ports}"
+        _run(["ip", "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", str(holder.pid)])
+        _run(["ip", "link", "set", port, "netns", str(self._switch.pid)])
+        _run(["nsenter", "-t", str(self._switch.pid), "--net", "--", "ip", "link", "set", port, "master", "br0",
+              "up"])
+        for command in (["ip", "addr", "add", f"{self.addresses[host]}/24", "dev", "eth0"],
+                        ["ip", "link", "set", "eth0", "up"]):
+            _run(["nsenter", "-t", str(holder.pid), "--net", "--", *command])
+        if self.state_file:
+            self.write_state(self.state_file)
 
     def write_state(self, path: str) -> None:
         with open(path, "w") as state:
@@ -163,9 +178,8 @@ class SimulatedHosts:
     def mpiexec(self, ranks_per_host: Sequence[int], argv: Sequence[str], options: Sequence[str] = ()) -> list[str]:
         """An `mpiexec` command line (MPICH's hydra; `options` go before the program), to be run on host 0, starting
         `ranks_per_host[k]` ranks of `argv` on host k."""
-        hosts = ",".join(f"{address}:{n}" for address, n in zip(self.addresses, ranks_per_host) if n)
-        return ["mpiexec", "-launcher", "ssh", "-launcher-exec", self.launcher, "-localhost", self.addresses[0],
-                "-hosts", hosts, "-n", str(sum(ranks_per_host)), *options, *argv]
+        hosts = ",".join(f"{name}:{n}" for name, n in zip(self.names, ranks_per_host) if n)
+        return ["mpiexec", "-launcher", "ssh", "-launcher-exec", self.launcher, "-hosts", hosts, "-n", str(sum(ranks_per_host)), *options, *argv]
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -11,7 +11,16 @@ Each rank is `python script args...` (or `python -m module args...` with -m) wit
   MLUSIM_SHARED_GDRAM=1 device memory the peers can map from the start (zero-copy collectives; unless already set)
   MASTER_ADDR, MASTER_PORT  where torch.distributed's env:// rendezvous finds rank 0's store (127.0.0.1 and a free
                         port, as torchrun; unless already set), so `init_process_group("cncl")` works unchanged
-Output lines are forwarded with a "[rank k] " prefix. When a rank fails, the others are stopped (SIGTERM, then
+Output lines are forwarded with a "[rank k] " prefix.
+
+With --hosts the ranks are spread over hosts by MPI's launcher (`mpiexec`, MPICH's hydra as the cluster extra
+installs it; --launcher-exec names its ssh stand-in, as for the simulated hosts of mlutools.hosts):
+
+    mlusim run -n 4 --hosts node0:2,node1:2 train.py
+
+each rank gets the same environment (LOCAL_RANK from its host, MASTER_ADDR the first host, a clique id whose root is
+rank 0's process), through mlutools.mpirank; when a rank fails, mpiexec ends the job, and the launcher exits with
+its status. When a rank fails, the others are stopped (SIGTERM, then
 SIGKILL after --grace seconds) and the launcher exits with the failed rank's status. Shared-memory segments that
 ranks killed in the middle of setting up a clique could not remove are removed at the end.
 """
@@ -20,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,10 +47,24 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--grace", type=float, default=5.0,
                         help="seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
     parser.add_argument("--no-prefix", action="store_true", help="forward output without the rank prefix")
+    parser.add_argument("--hosts", help="spread the ranks over hosts, MPI's way: host:count,host:count,... "
+                                        "(started by mpiexec; cliques across hosts talk over MPI)")
+    parser.add_argument("--launcher-exec", help="with --hosts: the program mpiexec runs instead of ssh to reach a host")
     parser.add_argument("-m", dest="module", action="store_true", help="run the target as a module (python -m)")
     parser.add_argument("target", help="script (or module with -m)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     return parser
+
+
+def parse_hosts(text: str) -> list[tuple[str, int]]:
+    """`host:count,host:count,...` (a host without a count takes one rank) as [(host, count)]."""
+    hosts = []
+    for item in text.split(","):
+        name, _, count = item.strip().partition(":")
+        if not name or (count and not count.isdigit()) or (count and int(count) < 1):
+            raise SystemExit(f"mlusim run: --hosts {text!r}: expected host:count,host:count,...")
+        hosts.append((name, int(count) if count else 1))
+    return hosts
 
 
 def free_port() -> int:
@@ -100,6 +124,9 @@ class Job:
         self.lock = threading.Lock()
 
     def start(self) -> None:
+        if self.options.hosts:
+            self._start_over_mpi()
+            return
         options = self.options
         command = [sys.executable] + (["-m", options.target] if options.module else [options.target]) + options.args
         port = free_port()
@@ -115,6 +142,31 @@ class Job:
                 thread = threading.Thread(target=_forward, args=(stream, sink, prefix, self.lock), daemon=True)
                 thread.start()
                 self.forwarders.append(thread)
+
+    def _start_over_mpi(self) -> None:
+        """One mpiexec that starts every rank (on the hosts of --hosts) through mlutools.mpirank."""
+        options = self.options
+        launcher = shutil.which("mpiexec")
+        if launcher is None:
+            raise SystemExit("mlusim run --hosts needs mpiexec: pip install 'mlusim[cluster]'")
+        hosts = parse_hosts(options.hosts)
+        services_environment = {}
+        for service in self.services:
+            services_environment.update(service.rank_environment(mpi_root=0))
+        env = dict(os.environ, WORLD_SIZE=str(options.nproc), **services_environment)
+        env.setdefault("MLUSIM_SHARED_GDRAM", "1")
+        env.setdefault("MASTER_ADDR", hosts[0][0])
+        env.setdefault("MASTER_PORT", str(free_port()))
+        if options.devices_per_rank is not None:
+            env["MLUSIM_DEVICE_COUNT"] = str(options.devices_per_rank)
+        command = [launcher, "-hosts", ",".join(f"{host}:{count}" for host, count in hosts), "-n", str(options.nproc)]
+        if options.launcher_exec:
+            command += ["-launcher", "ssh", "-launcher-exec", options.launcher_exec]
+        if not options.no_prefix:
+            env["MLUSIM_RUN_PREFIX"] = "1"  # (mlutools.mpirank.PREFIX_ENV)
+        command += [sys.executable, "-m", "mlutools.mpirank"] + (["-m"] if options.module else [])
+        command += [options.target] + options.args
+        self.processes.append(subprocess.Popen(command, env=env))
 
     def wait(self) -> int:
         """Wait for every rank; on the first failure stop the others. Returns the job's exit status (that of the
@@ -160,6 +212,8 @@ def main(argv: list[str]) -> int:
     options = _parser().parse_args(argv)
     if options.nproc < 1:
         _parser().error("-n must be at least 1")
+    if options.hosts and options.nproc > sum(count for _, count in parse_hosts(options.hosts)):
+        _parser().error(f"-n {options.nproc} ranks do not fit the hosts' {options.hosts!r} slots")
     job = Job(options)
 
     def on_signal(number, frame):

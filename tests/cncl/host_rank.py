@@ -23,7 +23,8 @@ def main() -> None:
         connection.send(("error", traceback.format_exc()))
         return
     serve(context, connection)
-    cncl.destroyComms([comm], 1)
+    if not comm.destroyed:  # (a task may have aborted it)
+        cncl.destroyComms([comm], 1)
 
 
 if __name__ == "__main__":

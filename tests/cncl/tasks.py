@@ -417,3 +417,9 @@ def placement(ctx) -> tuple:
 
     network = ctx.comm.fabric.network
     return socket.gethostname(), sorted(network.remote) if network is not None else []
+
+
+def abort_after(ctx, seconds: float) -> None:
+    """cnclAbortComm after `seconds`."""
+    time.sleep(seconds)
+    cncl.abortComm(ctx.comm)
