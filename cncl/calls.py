@@ -129,6 +129,8 @@ class Operation:
                 return max(latest - started, 0.0) + model_us
 
             info = {"nrank": self.comm.nrank, "rank": self.comm.rank}
+            if self.comm.fabric.network is not None:  # the trace shows which link the modelled time is for
+                info["hosts"] = len(self.comm.fabric.network.hostnames)
             if signature.seq:  # a collective: its ranks synchronise (the sanitizer orders what follows after it)
                 info["rendezvous"] = (id(self.comm.clique), signature.seq)
                 info["local_ranks"] = len(self.comm.clique.local)

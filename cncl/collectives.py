@@ -25,7 +25,7 @@ UNNUMBERED = 0
 
 
 def _model(call: Call, kind: int, nbytes: int) -> float:
-    return timing.collective_us(call.comm.device.spec, kind, nbytes, call.comm.nrank)
+    return timing.collective_us(call.comm.device.spec, kind, nbytes, call.comm.nrank, timing.hosts_of(call.comm))
 
 
 @api("cnclAllReduce")

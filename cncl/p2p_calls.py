@@ -48,7 +48,9 @@ def _point_to_point(name: str, direction: str, buffer, count, data_type, peer, c
         other = call.rank_arg(peer, "dest" if direction == SEND else "source")
         view = call.buffer(buffer, elements, dtype, "buffer")
         signature = Signature(SEND_RECV, 0, dtype.code, count=elements)
-        model = timing.collective_us(call.comm.device.spec, SEND_RECV, view.nbytes, 2)
+        network = call.comm.fabric.network
+        across = network is not None and other in network.remote
+        model = timing.collective_us(call.comm.device.spec, SEND_RECV, view.nbytes, 2, 2 if across else 1)
         spans = call.span("buffer")
         batch = TransferBatch(call, Transfer(direction, other, view, signature), model,
                               spans if direction == SEND else (), spans if direction == RECV else ())

@@ -18,11 +18,17 @@ _COST_KINDS = {
 _known = BoundedMemo(4096)
 
 
-def collective_us(spec: BoardSpec, kind: int, nbytes: int, nrank: int) -> float:
-    """Modelled duration (µs, an estimate) of one rank's part of collective `kind` over `nbytes` (remembered: the
-    same call is usually made again and again)."""
-    key = (id(spec), kind, nbytes, nrank)
+def collective_us(spec: BoardSpec, kind: int, nbytes: int, nrank: int, hosts: int = 1) -> float:
+    """Modelled duration (µs, an estimate) of one rank's part of collective `kind` over `nbytes` with ranks on
+    `hosts` hosts (remembered: the same call is usually made again and again)."""
+    key = (id(spec), kind, nbytes, nrank, hosts)
     known = _known.get(key)
     if known is None or known[0] is not spec:  # (an id of a spec since collected names another spec)
-        known = _known.put(key, (spec, cost.collective_us(spec, _COST_KINDS[kind], nbytes, nrank)))
+        known = _known.put(key, (spec, cost.collective_us(spec, _COST_KINDS[kind], nbytes, nrank, hosts)))
     return known[1]
+
+
+def hosts_of(comm) -> int:
+    """How many hosts the ranks of `comm`'s clique are on."""
+    network = comm.fabric.network
+    return 1 if network is None else len(network.hostnames)

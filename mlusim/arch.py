@@ -50,6 +50,10 @@ class BoardSpec:
     # Launch / command latencies used by the cost model (chosen, see docs/boards.md).
     kernel_launch_us: float = 5.0
     copy_latency_us: float = 2.0
+    # The network between hosts, per card (cliques across hosts; chosen, see docs/boards.md): a 100 Gb/s RoCE NIC
+    # per MLU270/MLU370 card, 200 Gb/s per MLU290/MLU590 card, and the latency of one message over it.
+    network_bandwidth: float = 12.5 * GB
+    network_latency_us: float = 10.0
 
     @property
     def core_count(self) -> int:
@@ -93,7 +97,8 @@ BOARDS: Mapping[str, BoardSpec] = MappingProxyType({b.name: b for b in (
     BoardSpec("MLU290-M5", 290, (2, 0), cluster_count=16, cores_per_cluster=4, max_union=16,
               nram_bytes=512 * KiB, wram_bytes=512 * KiB, sram_bytes=2 * MiB, l2_bytes=2 * MiB,
               gdram_bytes=32 * GiB, gdram_bandwidth=1228.8 * GB, bus_width_bits=4096, clock_hz=1.0e9,
-              pcie_bandwidth=32 * GB, link_bandwidth=600 * GB, macs_per_cycle=_MTP2XX, int4_supported=True),
+              pcie_bandwidth=32 * GB, link_bandwidth=600 * GB, macs_per_cycle=_MTP2XX, int4_supported=True,
+              network_bandwidth=25 * GB),
     BoardSpec("MLU370-S4", 372, (3, 0), cluster_count=6, cores_per_cluster=4, max_union=4,
               nram_bytes=768 * KiB, wram_bytes=1024 * KiB, sram_bytes=4 * MiB, l2_bytes=2 * MiB,
               gdram_bytes=24 * GiB, gdram_bandwidth=307.2 * GB, bus_width_bits=384, clock_hz=1.0e9,
@@ -110,12 +115,12 @@ BOARDS: Mapping[str, BoardSpec] = MappingProxyType({b.name: b for b in (
               nram_bytes=NRAM_STACK_RESERVE + 327680, wram_bytes=512 * KiB, sram_bytes=2 * MiB,
               l2_bytes=48 * MiB, gdram_bytes=80 * GiB, gdram_bandwidth=2764.8 * GB, bus_width_bits=6 * 1024,
               clock_hz=1.6e9, pcie_bandwidth=64 * GB, link_bandwidth=600 * GB, macs_per_cycle=_MTP592,
-              sparse_supported=True, tf32_supported=True),
+              sparse_supported=True, tf32_supported=True, network_bandwidth=25 * GB),
     BoardSpec("MLU590-H8", 592, (5, 0), cluster_count=12, cores_per_cluster=4, max_union=8,
               nram_bytes=NRAM_STACK_RESERVE + 327680, wram_bytes=512 * KiB, sram_bytes=2 * MiB,
               l2_bytes=40 * MiB, gdram_bytes=64 * GiB, gdram_bandwidth=2048.0 * GB, bus_width_bits=5 * 1024,
               clock_hz=1.5e9, pcie_bandwidth=64 * GB, link_bandwidth=600 * GB, macs_per_cycle=_MTP592,
-              sparse_supported=True, tf32_supported=True),
+              sparse_supported=True, tf32_supported=True, network_bandwidth=25 * GB),
 )})
 
 DEFAULT_BOARD = "MLU370-X4"
@@ -127,6 +132,7 @@ CHOSEN_VALUES = (
     "WRAM of mtp_592 (512 KiB)",
     "PCIe bandwidth (Gen3 x16 = 16 GB/s for MLU270, Gen4 = 32 GB/s, Gen5 = 64 GB/s for MLU590)",
     "MLU-Link bandwidth between devices",
+    "network between hosts per card (100 Gb/s RoCE for MLU270/MLU370, 200 Gb/s for MLU290/MLU590; 10 us a message)",
     "LDRAM per core (64 MiB)",
     "kernel launch latency (5 us) and copy latency (2 us)",
     "compute capability 5.0 of mtp_592",

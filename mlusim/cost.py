@@ -196,22 +196,27 @@ def kernel_us(spec: BoardSpec, task_dim: int, union: int, gdram_bytes: int, onch
 
 # ---- collectives ------------------------------------------------------------------------------------------------
 
-def collective_us(spec: BoardSpec, kind: str, nbytes: int, nrank: int) -> float:
+def collective_us(spec: BoardSpec, kind: str, nbytes: int, nrank: int, hosts: int = 1) -> float:
     """Modelled time (µs) of one rank's part of a ring collective over `nbytes` (N):
     allReduce 2 (n-1) steps of N/n; reduceScatter, allGather, alltoAll (n-1) steps of N/n; broadcast and reduce
     a pipelined chain, (n-1) latencies + N / bandwidth; send/recv one latency + N / bandwidth. A one-rank clique
-    copies on the device (2 N / GDRAM bandwidth)."""
+    copies on the device (2 N / GDRAM bandwidth). A ring through ranks on several `hosts` crosses the network,
+    and its steps go at the pace of that hop: the card's network bandwidth and latency (a send/recv pays them
+    when its peer is on another host: the caller passes hosts=2)."""
     if nrank <= 1:
         return 2 * nbytes / spec.gdram_bandwidth * US
     rate = min(spec.link_bandwidth, spec.gdram_bandwidth)
+    latency = LINK_LATENCY_US
+    if hosts > 1:
+        rate, latency = min(rate, spec.network_bandwidth), max(latency, spec.network_latency_us)
     steps = nrank - 1
     chunk_us = nbytes / nrank / rate * US
     if kind == ALL_REDUCE:
-        return 2 * steps * (LINK_LATENCY_US + chunk_us)
+        return 2 * steps * (latency + chunk_us)
     if kind in (REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL):
-        return steps * (LINK_LATENCY_US + chunk_us)
+        return steps * (latency + chunk_us)
     if kind in (BROADCAST, REDUCE):
-        return steps * LINK_LATENCY_US + nbytes / rate * US
+        return steps * latency + nbytes / rate * US
     if kind == SEND_RECV:
-        return LINK_LATENCY_US + nbytes / rate * US
+        return latency + nbytes / rate * US
     raise ValueError(f"unknown collective {kind!r}")

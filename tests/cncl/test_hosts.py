@@ -75,6 +75,19 @@ def test_grouped_send_recv_patterns(clique):
     assert clique.run("grouped_patterns", 3000) == [[]] * clique.world
 
 
+def test_modelled_time_is_that_of_the_network(clique):
+    from cncl import timing
+    from cncl.channel import ALL_REDUCE
+    from mlusim import arch
+
+    count = 1 << 16
+    spec = arch.board(arch.DEFAULT_BOARD)
+    across = timing.collective_us(spec, ALL_REDUCE, count * 4, clique.world, len(clique.layout))
+    assert across > timing.collective_us(spec, ALL_REDUCE, count * 4, clique.world)
+    for duration_us, _ in clique.run("modelled_duration", count):
+        assert across * 0.999 <= duration_us < across * 3
+
+
 def test_soak_several_queues(clique):
     assert clique.run("soak", 30, 3, 129) == [[]] * clique.world
 

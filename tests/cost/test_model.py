@@ -154,6 +154,20 @@ def test_ring_collectives():
         cost.collective_us(X4, "gossip", 1, 2)
 
 
+def test_a_ring_across_hosts_goes_at_the_network_pace():
+    nbytes, ranks = 1 << 26, 4
+    step = X4.network_latency_us + nbytes / ranks / X4.network_bandwidth * 1e6
+    assert X4.network_bandwidth < X4.link_bandwidth
+    assert cost.collective_us(X4, cost.ALL_REDUCE, nbytes, ranks, hosts=2) == pytest.approx(2 * 3 * step)
+    assert cost.collective_us(X4, cost.SEND_RECV, nbytes, 2, hosts=2) == pytest.approx(
+        X4.network_latency_us + nbytes / X4.network_bandwidth * 1e6)
+    big = 1 << 32
+    seconds = cost.collective_us(X4, cost.ALL_REDUCE, big, ranks, hosts=2) / 1e6
+    assert big * 2 * (ranks - 1) / ranks / seconds == pytest.approx(X4.network_bandwidth, rel=0.01)
+    m9 = arch.board("MLU590-M9")
+    assert m9.network_bandwidth == 2 * X4.network_bandwidth  # 200 against 100 Gb/s per card
+
+
 def test_unknown_unit_is_refused():
     with pytest.raises(ValueError):
         cost.op_estimate(X4, 1, 1, "float", "quantum")
