@@ -197,13 +197,9 @@ def all_to_all(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dty
                   willing=not np.shares_memory(send, recv)):  # in place: every rank takes the copy path
         return
     count = send.size // nrank
-    in_place = np.shares_memory(send, recv)
     for start, stop in windows(count, _per_message(ex, dtype)):
         for peer in _peers(ex, nrank):
-            block = send[peer * count + start:peer * count + stop]
-            # a message to another host is sent from its buffer as the operation goes on: in place, that block is
-            # overwritten by the peer's block before the send is known to be done
-            ex.send(peer, block.copy() if in_place and ex.is_remote(peer) else block)
+            ex.send(peer, send[peer * count + start:peer * count + stop])
         own = slice(ex.rank * count + start, ex.rank * count + stop)
         _copy(recv[own], send[own])
         for peer in _peers(ex, nrank):

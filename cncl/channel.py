@@ -76,8 +76,7 @@ class Exchange:
         return peer in self._remote
 
     def send(self, peer: int, data: np.ndarray, signature: Signature | None = None) -> None:
-        """Post `data` (at most `slot` bytes, contiguous) as the next message to `peer`. To a peer on another host
-        the message is sent from `data` itself, which must stay unchanged until the operation ends."""
+        """Post `data` (at most `slot` bytes, contiguous) as the next message to `peer`."""
         if peer in self._remote:
             self._send_remote(peer, data.reshape(-1).view(np.uint8), signature)
             return
@@ -149,21 +148,21 @@ class Exchange:
         header[:6] = self._fields if signature is None else signature.fields()
         header[6] = payload.nbytes
         header[7:8].view(np.float64)[0] = self.clock_us
-        requests = self.network.isend(self.rank, peer, header, payload)
-        self._outgoing.setdefault(peer, []).append((requests, header, payload))
+        self._outgoing.setdefault(peer, []).append(self.network.isend(self.rank, peer, header, payload))
 
     def _receive_remote(self, peer: int, nbytes: int, signature: Signature | None) -> np.ndarray:
         network = self.network
-        header = np.empty(networking.HEADER_WORDS, np.int64)
         what = f"a message from {network.where(peer)}"
-        self._wait_remote(network.irecv_header(peer, self.rank, header), peer, what)
+        header, payload = self._wait_remote(network.probe(peer, self.rank), peer, what)
         self._check_header(peer, header, float(header[7:8].view(np.float64)[0]), nbytes, signature)
-        payload = np.empty(nbytes, np.uint8)
-        if nbytes:
-            self._wait_remote(network.irecv_payload(peer, self.rank, payload), peer, what)
+        if payload is None:
+            payload = np.empty(nbytes, np.uint8)
+            request = network.irecv_payload(peer, self.rank, payload)
+            self._wait_remote(request.test, peer, what, request)
         return payload
 
-    def _wait_remote(self, request, peer: int, what: str):
+    def _wait_remote(self, poll, peer: int, what: str, request=None):
+        """poll_until(poll) with this rank's checks; `request` (cancelled when the wait fails) is the poll's."""
         network, me = self.network, self.rank
 
         def check() -> None:
@@ -177,9 +176,10 @@ class Exchange:
                                + (f": {message}" if message else ""))
 
         try:
-            return networking.wait(request, time.monotonic() + self.timeout, what, check)
+            return networking.poll_until(poll, time.monotonic() + self.timeout, what, check)
         except BaseException as exc:
-            request.Cancel()
+            if request is not None:
+                request.Cancel()
             if isinstance(exc, TimeoutError):
                 raise PeerLost(f"timed out after {self.timeout:g} s waiting for {network.where(peer)} "
                                f"({what})") from None
@@ -188,7 +188,7 @@ class Exchange:
     def finish(self) -> None:
         """Wait until every message sent to a peer on another host was taken (the operation's buffers are free)."""
         for peer, posted in self._outgoing.items():
-            for requests, _, _ in posted:
+            for requests, _ in posted:
                 for request in requests:
-                    self._wait_remote(request, peer, f"{self.network.where(peer)} to take a message")
+                    self._wait_remote(request.test, peer, f"{self.network.where(peer)} to take a message", request)
         self._outgoing.clear()

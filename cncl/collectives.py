@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from mlusim.validate import as_int_sequence, as_size, is_address
 
-from . import algorithms, fastpath, timing
+from . import algorithms, fastpath, hierarchy, timing
 from .calls import Call, check_overlap
 from .comm import cnclComm
 from .channel import (ALL_GATHER, ALL_REDUCE, ALL_TO_ALL, ALL_TO_ALLV, BROADCAST, REDUCE, REDUCE_SCATTER,
@@ -52,8 +52,14 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
             if plan.run():  # this call too
                 call.release()
                 return
-        call.submit(signature, _model(call, ALL_REDUCE, send.nbytes),
-                    lambda ex: algorithms.all_reduce(ex, nrank, send, recv, op, dtype, scratch, memory),
+
+        def body(ex) -> None:
+            if hierarchy.eligible(ex, send, nrank):
+                hierarchy.all_reduce(ex, send, recv, op, dtype, scratch)
+            else:
+                algorithms.all_reduce(ex, nrank, send, recv, op, dtype, scratch, memory)
+
+        call.submit(signature, _model(call, ALL_REDUCE, send.nbytes), body,
                     call.span("send_buffer"), call.span("recv_buffer"))
 
 

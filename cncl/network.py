@@ -3,12 +3,15 @@
 A clique whose ranks live on several hosts has, in every process, a `Network`: an MPI communicator over the
 clique's processes (made once, at cnclInitComms, by the processes that are in it only) and the table saying on which
 host each rank lives. Ranks of one host still talk through their host's segment (fabric.py); a message to a rank on
-another host is two MPI messages on the tag (src * nrank + dst): its 64-byte header (the call's signature, the
-payload's length, the sender's device clock) and its payload. MPI keeps messages of one (source, tag) in order,
-which is the order of a channel.
+another host goes on the tag (src * nrank + dst) as a 64-byte header (the call's signature, the payload's length,
+the sender's device clock) with the payload behind it in the same MPI message up to INLINE_BYTES, or followed by a
+second MPI message with the payload. MPI keeps messages of one (source, tag) in order, which is the order of a
+channel.
 
-Sends never wait (MPI_Isend; their buffers stay untouched until the operation ends); a receive posts its MPI_Irecv and
-polls it, first for a few microseconds, then with short sleeps, and between polls checks that its own rank was not
+Sends never wait (MPI_Isend of a copy of the payload, kept until the operation ends, because an operation in place
+may overwrite what it sent before MPI has read it); a receive polls for the message
+(MPI_Improbe, so that it learns its length and a mismatched call is reported, not truncated), first without
+sleeping, then yielding the CPU, then with short sleeps, and between polls checks that its own rank was not
 aborted, that the peer did not announce a failure (a control message on the tag nrank * nrank: its rank, state and
 message, sent to every other process whenever a rank of this process fails, aborts or leaves) and that the
 communicator's timeout has not passed. A peer on another host that stops answering therefore fails the wait after
@@ -34,9 +37,14 @@ from .errors import CNCL_RET_ERR_INIT, CnclError
 BOOT_TAG_BASE = 1 << 28
 BOOT_TAG_SPAN = 1 << 20
 HEADER_WORDS = 8
-#: A receive first polls this long without sleeping (a prompt peer costs no sleep's wake-up), then sleeps between
-#: polls, the sleep doubling from POLL_SLEEP_MIN up to POLL_SLEEP_MAX (a rank waiting for a slow peer uses little CPU).
-SPIN_SECONDS = 50e-6
+HEADER_BYTES = 8 * HEADER_WORDS
+#: Payloads up to this size travel in the header's message (one MPI message, MPI's eager protocol); larger ones in a
+#: message of their own, received straight into its buffer.
+INLINE_BYTES = 16 * 1024
+#: A receive first polls this long without sleeping (a prompt peer costs no sleep's wake-up), then as long again
+#: yielding the CPU between polls (the peer may need this core), then sleeps between polls, the sleep doubling from
+#: POLL_SLEEP_MIN up to POLL_SLEEP_MAX (a rank waiting for a slow peer uses little CPU).
+SPIN_SECONDS = 200e-6
 POLL_SLEEP_MIN = 20e-6
 POLL_SLEEP_MAX = 2e-3
 #: How often a waiting rank looks for control messages and at its own state while it polls.
@@ -84,16 +92,21 @@ class RemoteFailure(Exception):
     """A rank on another host announced that it failed, aborted or left (state, message)."""
 
 
-def wait(request, deadline: float, what: str, check: Callable[[], None]):
-    """Poll `request` until it completes; `check()` (which raises to stop waiting) runs every CHECK_SECONDS.
-    Returns the request's result (mpi4py's `test()` value). Raises TimeoutError at `deadline`."""
-    give_up_spinning = time.perf_counter() + SPIN_SECONDS
+def poll_until(poll: Callable[[], tuple], deadline: float, what: str, check: Callable[[], None]):
+    """Call `poll() -> (done, value)` (a request's `test`, a probe) until done, at the pace the module's docstring
+    gives; returns the value. `check()` (which raises to stop waiting) runs every CHECK_SECONDS; TimeoutError at
+    `deadline`."""
+    now = time.perf_counter()
+    stop_spinning, stop_yielding = now + SPIN_SECONDS, now + 2 * SPIN_SECONDS
     while True:
-        done, value = request.test()
+        done, value = poll()
         if done:
             return value
-        if time.perf_counter() >= give_up_spinning:
+        now = time.perf_counter()
+        if now >= stop_yielding:
             break
+        if now >= stop_spinning:
+            os.sched_yield()
     pause, next_check = POLL_SLEEP_MIN, time.monotonic()
     while True:
         now = time.monotonic()
@@ -104,7 +117,7 @@ def wait(request, deadline: float, what: str, check: Callable[[], None]):
             next_check = now + CHECK_SECONDS
         time.sleep(pause)
         pause = min(pause * 2, POLL_SLEEP_MAX)
-        done, value = request.test()
+        done, value = poll()
         if done:
             return value
 
@@ -139,17 +152,37 @@ class Network:
 
     # ---- data --------------------------------------------------------------------------------------------------
 
-    def isend(self, src: int, dst: int, header: np.ndarray, payload: Optional[np.ndarray]) -> list:
-        """Post a message (header and, when not empty, payload) from local rank `src` to remote rank `dst`."""
+    def isend(self, src: int, dst: int, header: np.ndarray, payload: np.ndarray) -> tuple[list, list]:
+        """Post a message (the 8-word header and the payload) from local rank `src` to remote rank `dst`:
+        (requests, buffers that must live until they complete)."""
         MPI = _MPI
         tag, process = self.tag(src, dst), self.process_of[dst]
-        requests = [self.comm.Isend([header, MPI.BYTE], process, tag)]
-        if payload is not None and payload.nbytes:
-            requests.append(self.comm.Isend([payload, MPI.BYTE], process, tag))
-        return requests
+        if payload.nbytes <= INLINE_BYTES:
+            message = np.empty(HEADER_BYTES + payload.nbytes, np.uint8)
+            message[:HEADER_BYTES] = header.view(np.uint8)
+            message[HEADER_BYTES:] = payload
+            return [self.comm.Isend([message, MPI.BYTE], process, tag)], [message]
+        # A copy: the algorithms may overwrite what they sent (in place) before MPI has read it all.
+        payload = payload.copy()
+        return ([self.comm.Isend([header, MPI.BYTE], process, tag), self.comm.Isend([payload, MPI.BYTE], process, tag)],
+                [header, payload])
 
-    def irecv_header(self, src: int, dst: int, header: np.ndarray):
-        return self.comm.Irecv([header, _MPI.BYTE], self.process_of[src], self.tag(src, dst))
+    def probe(self, src: int, dst: int) -> Callable[[], tuple]:
+        """A poll (for poll_until) for the next message from remote `src` to local `dst`: (True, (header, payload
+        or None when the payload follows in a message of its own)) once it arrived."""
+        MPI, comm, process, tag = _MPI, self.comm, self.process_of[src], self.tag(src, dst)
+        status = MPI.Status()
+
+        def poll() -> tuple:
+            message = comm.Improbe(process, tag, status)
+            if message is None:
+                return False, None
+            data = np.empty(status.Get_count(MPI.BYTE), np.uint8)
+            message.Recv([data, MPI.BYTE])
+            header = data[:HEADER_BYTES].view(np.int64)
+            return True, (header, data[HEADER_BYTES:] if data.nbytes > HEADER_BYTES or header[6] == 0 else None)
+
+        return poll
 
     def irecv_payload(self, src: int, dst: int, payload: np.ndarray):
         return self.comm.Irecv([payload, _MPI.BYTE], self.process_of[src], self.tag(src, dst))
@@ -228,6 +261,16 @@ def _boot_tag(clique_hash: int) -> int:
     return BOOT_TAG_BASE + clique_hash % BOOT_TAG_SPAN
 
 
+def _receive_object(comm, source: int, tag: int, deadline: float, what: str, check: Callable[[], None]):
+    """The next pickled message from `source` (matched probes: a polled MPI_Irecv from MPI_ANY_SOURCE was seen to
+    miss messages)."""
+    def poll() -> tuple:
+        message = comm.improbe(source=source, tag=tag)
+        return (False, None) if message is None else (True, message.recv())
+
+    return poll_until(poll, deadline, what, check)
+
+
 def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int, ranks: list[int],
                        host_key: str, hostname: str, timeout: float, check: Callable[[], None]) -> Placement:
     """Every process of the clique tells the process of rank 0 (MPI world rank `root_world`) its ranks and host;
@@ -245,7 +288,7 @@ def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int
     if me != root_world:
         world.send(entry, dest=root_world, tag=tag)
         try:
-            answer = wait(world.irecv(source=root_world, tag=tag), deadline, "the placement", check)
+            answer = _receive_object(world, root_world, tag, deadline, "the placement", check)
         except TimeoutError:
             raise CnclError(CNCL_RET_ERR_INIT, f"timed out after {timeout:g} s waiting for the process of rank 0 "
                                                f"(MPI world rank {root_world}) to set up clique {token}") from None
@@ -256,7 +299,7 @@ def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int
     problem = None
     while len(owner) < nrank and problem is None:
         try:
-            theirs = wait(world.irecv(source=MPI.ANY_SOURCE, tag=tag), deadline, "the ranks", check)
+            theirs = _receive_object(world, MPI.ANY_SOURCE, tag, deadline, "the ranks", check)
         except TimeoutError:
             missing = [rank for rank in range(nrank) if rank not in owner]
             problem = f"timed out after {timeout:g} s waiting for rank(s) {missing} to join clique {token}"

@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 
 HOSTNAME_PREFIX = "mlusim-host"
 STATE_ENV = "MLUSIM_HOSTS_STATE"
-_NAMESPACES = ("--net", "--mount", "--uts")
+_NAMESPACES = ("--net", "--mount", "--uts", "--ipc")
 _HOLD = "sleep 2147483647"
 
 
@@ -52,7 +52,7 @@ def _run(argv: Sequence[str]) -> None:
 
 
 def _enter(pid: int) -> list[str]:
-    return ["nsenter", "-t", str(pid), "--net", "--mount", "--uts", "--"]
+    return ["nsenter", "-t", str(pid), "--net", "--mount", "--uts", "--ipc", "--"]
 
 
 def _hold(script: str) -> subprocess.Popen:

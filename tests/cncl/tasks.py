@@ -35,8 +35,11 @@ def make_input(seed: int, rank: int, count: int, code: int) -> np.ndarray:
     return (rng.standard_normal(count) * 2).astype(storage)
 
 
-def reference(inputs: list, op: int, code: int) -> np.ndarray:
-    """Combine in rank order in the accumulation type, round once."""
+def reference(inputs: list, op: int, code: int, groups=None) -> np.ndarray:
+    """Combine in rank order in the accumulation type, round once. With `groups` (lists of ranks: the hosts of an
+    allReduce in stages), each group in rank order first, rounded, then the groups' results in group order."""
+    if groups is not None:
+        return reference([reference([inputs[rank] for rank in group], op, code) for group in groups], op, code)
     storage, wide = DTYPES[code]
     total = inputs[0].astype(wide)
     for item in inputs[1:]:
@@ -93,7 +96,8 @@ def _reductions(ctx, kind, counts, in_place, codes, ops) -> list:
                         cnrt.free(recv)
                     continue
                 data = _all_inputs(ctx, seed, count, code)
-                want = reference(data, op, code)
+                want = reference(data, op, code, _stages(ctx, count * storage.itemsize, count)
+                                 if kind == "allReduce" else None)
                 send = ctx.upload(data[ctx.rank])
                 recv = send if in_place else ctx.upload(np.zeros(count, storage))
                 root = count % ctx.world
@@ -111,6 +115,18 @@ def _reductions(ctx, kind, counts, in_place, codes, ops) -> list:
                 if not in_place:
                     cnrt.free(recv)
     return failures
+
+
+def _stages(ctx, nbytes: int, count: int):
+    """The hosts' ranks when an allReduce of `nbytes` goes in stages (cncl/hierarchy.py: ranks on several hosts,
+    as many on each, from MIN_BYTES), else None."""
+    from cncl import hierarchy
+
+    network = ctx.comm.fabric.network
+    if network is None or nbytes < hierarchy.MIN_BYTES or count < ctx.world:
+        return None
+    groups = [[rank for rank, host in enumerate(network.host_of) if host == h] for h in range(max(network.host_of) + 1)]
+    return groups if len(groups) > 1 and len({len(group) for group in groups}) == 1 else None
 
 
 def movements(ctx, kind: str, counts: list, in_place: bool, codes=None) -> list:

@@ -56,6 +56,28 @@ def test_reductions(clique, kind):
     assert clique.run("reductions", kind, [5, 2053], True) == [[]] * clique.world
 
 
+@pytest.mark.parametrize("in_place", [False, True], ids=["out_of_place", "in_place"])
+def test_all_reduce_in_stages_for_large_buffers(clique, in_place):
+    # float32 560 KB and half 280 KB go in stages on layouts with as many ranks on every host, int8 140 KB does not
+    codes = [cncl.cnclFloat, cncl.cnclHalf, cncl.cnclInt8]
+    assert clique.run("reductions", "allReduce", [140001], in_place, codes) == [[]] * clique.world
+
+
+def test_messages_larger_than_the_inline_limit_in_place(machines):
+    # 1 MiB slots: payloads go as messages of their own, which in-place operations overwrite while they travel
+    clique = HostsClique(machines, [2, 2], env={"MLUSIM_CNCL_SLOT_BYTES": str(1 << 20)})
+    try:
+        codes = [cncl.cnclFloat]
+        for in_place in (False, True):
+            assert clique.run("reductions", "allReduce", [30001, 300001], in_place, codes, [cncl.cnclSum]) == \
+                [[]] * clique.world
+            assert clique.run("movements", "alltoAll", [30001], in_place, codes) == [[]] * clique.world
+        assert clique.run("movements", "broadcast", [300001], True, codes) == [[]] * clique.world
+        assert clique.run("reductions", "reduceScatter", [30001], True, codes, [cncl.cnclMax]) == [[]] * clique.world
+    finally:
+        assert clique.close() == 0, clique.text()
+
+
 def test_all_reduce_two_phase_path(clique):
     assert clique.run("reductions", "allReduce", [5, 2053], False, None, None, 0) == [[]] * clique.world
 
