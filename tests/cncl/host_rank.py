@@ -9,7 +9,7 @@ import traceback
 from multiprocessing.connection import Client
 
 import cncl
-from tests.cncl.ranks import Rank, serve
+from tests.cncl.ranks import Rank, _call, serve
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
         connection.send((rank, socket.gethostname(), os.getpid()))
         connection.send(("error", traceback.format_exc()))
         return
-    serve(context, connection)
+    serve(lambda name, args: _call(context, name, args), connection)
     if not comm.destroyed:  # (a task may have aborted it)
         cncl.destroyComms([comm], 1)
 

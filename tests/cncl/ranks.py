@@ -88,19 +88,19 @@ def _serve(rank: int, world: int, clique_hex: str, env: dict, connection) -> Non
     except BaseException:
         connection.send(("error", traceback.format_exc()))
         return
-    serve(context, connection)
+    serve(lambda name, args: _call(context, name, args), connection)
     cncl.destroyComms([comm], 1)
 
 
-def serve(context: Rank, connection) -> None:
-    """Run the tasks the test sends over `connection` until it sends None."""
+def serve(call, connection) -> None:
+    """Run the tasks the test sends over `connection`, each as `call(name, args)`, until it sends None."""
     while True:
         request = connection.recv()
         if request is None:
             break
         name, args = request
         try:
-            connection.send(("ok", _call(context, name, args)))
+            connection.send(("ok", call(name, args)))
         except BaseException:
             connection.send(("error", traceback.format_exc()))
 
@@ -245,10 +245,12 @@ def several_ranks_per_process(process_index: int, processes: int, per_process: i
 
 class HostsClique:
     """A clique across simulated hosts (mlutools.hosts): `ranks_per_host[k]` rank processes on host k, started by
-    mpiexec on host 0 (tests/cncl/host_rank.py), each with one device; tasks run as with ProcessClique."""
+    mpiexec on host 0, each with one device, running `program` (tests/cncl/host_rank.py: tasks run as with
+    ProcessClique; tests/torch_mlu/distributed/host_rank.py: in a process group). A program connects to the test's
+    socket, says (rank, host name, pid), then ("ok", None) or ("error", traceback), then serves tasks."""
 
     def __init__(self, hosts, ranks_per_host: list[int], env: dict | None = None, timeout: float = REPLY_TIMEOUT,
-                 options: tuple = ()):
+                 options: tuple = (), program: str = "tests.cncl.host_rank", arguments: tuple = ()):
         import secrets
         import subprocess
         import sys
@@ -265,7 +267,7 @@ class HostsClique:
         settings = {**os.environ, **TEST_ENV, **(env or {}), "TEST_SOCKET": path, "TEST_KEY": key,
                     "CNCL_CLIQUE_ID": new_clique_id(mpi_root=0).hex(),
                     "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-        command = hosts.mpiexec(ranks_per_host, [sys.executable, "-m", "tests.cncl.host_rank"], options)
+        command = hosts.mpiexec(ranks_per_host, [sys.executable, "-m", program, *arguments], options)
         self.launcher = hosts.run(0, command, env=settings, cwd=root, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT)
         self.output: list[bytes] = []
@@ -296,9 +298,9 @@ class HostsClique:
     def text(self) -> str:
         return b"".join(self.output).decode("utf-8", "replace")
 
-    def run(self, name: str, *args) -> list:
+    def run(self, name: str, *args, timeout: float = REPLY_TIMEOUT) -> list:
         self.send(name, *args)
-        return collect_replies(self.connections, name, REPLY_TIMEOUT)
+        return collect_replies(self.connections, name, timeout)
 
     def send(self, name: str, *args) -> None:
         for connection in self.connections:
