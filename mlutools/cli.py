@@ -100,6 +100,8 @@ def _add_bench_parser(commands) -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median; default 5)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed runs before them (default 2)")
     parser.add_argument("--collectives", action="store_true", help="ops suite: add cncl allReduce over 2 devices")
+    parser.add_argument("--hosts", action="store_true", help="cncl suite: across simulated hosts instead (the "
+                                                             "cncl-hosts suite: network namespaces, MPI)")
     parser.add_argument("--board", help="simulated board (default: MLUSIM_ARCH or MLU370-X4)")
     parser.add_argument("--csv", type=Path, help="write the ops table to this CSV file")
     parser.add_argument("--json", type=Path, help="write all results to this JSON file")
@@ -186,6 +188,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
         return conformance_cli.main(args)
     if args.command == "bench":
+        if args.hosts:
+            args.suites = ["cncl-hosts" if suite == "cncl" else suite for suite in args.suites]
         unknown = [s for s in args.suites if s not in SUITES]
         if unknown:
             bench_parser.error(f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(SUITES)}")

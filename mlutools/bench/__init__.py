@@ -17,6 +17,7 @@ SUITES = {
     "kernels": "bench_cnnl_kernels",
     "bang": "bench_bang",
     "cncl": "bench_cncl",
+    "cncl-hosts": "bench_cncl_hosts",
     "nn-ext": "bench_cnnl_nn_ext",
     "capi": "bench_capi",
     "torch": "bench_torch",
