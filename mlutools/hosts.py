@@ -45,6 +45,17 @@ def available() -> Optional[str]:
     return None
 
 
+def mpi_unavailable() -> Optional[str]:
+    """None when MPI jobs can run on simulated hosts here (namespaces, mpi4py and an mpiexec), else why not."""
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed (pip install 'mlusim[cluster]')"
+    if shutil.which("mpiexec") is None:
+        return "mpiexec is not installed (pip install 'mlusim[cluster]')"
+    return available()
+
+
 def _run(argv: Sequence[str]) -> None:
     done = subprocess.run(list(argv), capture_output=True, text=True)
     if done.returncode != 0:

@@ -28,15 +28,6 @@ SCALING = ((4,), (4, 4, 4, 4))  # ranks per host: 4 ranks on 1 host, 16 over 4
 DDP_STEPS = 6
 
 
-def unavailable() -> str | None:
-    """Why this suite cannot run here, or None."""
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return "mpi4py is not installed (pip install 'mlusim[cluster]')"
-    return simulated.available()
-
-
 def _mpiexec(machines, layout, argv, timeout: float, env: dict | None = None) -> str:
     done = machines.run(0, machines.mpiexec(layout, argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         text=True, env={**os.environ, "MLUSIM_CNCL_TIMEOUT": "300", **(env or {})})
@@ -109,7 +100,7 @@ def _ddp_worker(path: str) -> None:
 
 
 def run(report=print, sizes=SIZES, scaling=SCALING) -> list[dict]:
-    why_not = unavailable()
+    why_not = simulated.mpi_unavailable()
     if why_not is not None:
         report(f"cncl across hosts skipped: {why_not}")
         return []

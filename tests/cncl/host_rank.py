@@ -1,9 +1,7 @@
 """The main program of one rank of a clique across simulated hosts (tests/cncl/test_hosts.py), started by mpiexec:
 joins the clique named by CNCL_CLIQUE_ID, connects to the test's Unix socket (TEST_SOCKET; such a socket is a file,
 reachable from every network namespace), says its rank and host, then runs the tasks of tasks.py it is sent."""
-import faulthandler
 import os
-import signal
 import socket
 import traceback
 from multiprocessing.connection import Client
@@ -13,7 +11,6 @@ from tests.cncl.ranks import Rank, _call, serve
 
 
 def main() -> None:
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # a test that waits in vain asks for the stacks
     rank, world = int(os.environ["PMI_RANK"]), int(os.environ["PMI_SIZE"])
     connection = Client(os.environ["TEST_SOCKET"], family="AF_UNIX", authkey=os.environ["TEST_KEY"].encode())
     try:

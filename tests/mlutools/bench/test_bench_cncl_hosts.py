@@ -2,12 +2,13 @@
 simulated hosts, the weak-scaling DDP step, the checks it prints."""
 import pytest
 
+from mlutools import hosts as simulated
 from mlutools.bench import bench_cncl_hosts
 
 pytestmark = pytest.mark.child_processes
 
-if bench_cncl_hosts.unavailable():
-    pytest.skip(f"simulated hosts are not available here: {bench_cncl_hosts.unavailable()}", allow_module_level=True)
+if simulated.mpi_unavailable():
+    pytest.skip(f"simulated hosts are not available here: {simulated.mpi_unavailable()}", allow_module_level=True)
 
 
 def test_the_suite_measures_cncl_against_mpi_and_a_ddp_step_across_hosts():

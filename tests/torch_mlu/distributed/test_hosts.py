@@ -11,13 +11,8 @@ from tests.torch_mlu.distributed.ranks import ENV
 
 pytestmark = pytest.mark.child_processes
 
-_why_not = simulated.available()
-try:
-    import mpi4py  # noqa: F401
-except ImportError:
-    _why_not = _why_not or "mpi4py is not installed (pip install 'mlusim[cluster]')"
-if _why_not:
-    pytest.skip(f"simulated hosts are not available here: {_why_not}", allow_module_level=True)
+if simulated.mpi_unavailable():
+    pytest.skip(f"simulated hosts are not available here: {simulated.mpi_unavailable()}", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
