@@ -64,7 +64,7 @@ class Exchange:
         self._fields = list(signature.fields())
         self.network = fabric.network
         self._remote = self.network.remote if self.network is not None else ()
-        self._outgoing: dict[int, list] = {}   # remote peer -> [(requests, header, payload)] posted, not yet waited
+        self._outgoing: dict[int, list] = {}   # remote peer -> [(requests, their buffers)] posted, not yet waited
         self._reserved: dict[int, tuple] = {}  # remote peer -> (payload, signature) to publish
 
     @property

@@ -44,7 +44,7 @@ INLINE_BYTES = 16 * 1024
 #: A receive first polls this long without sleeping (a prompt peer costs no sleep's wake-up), then as long again
 #: yielding the CPU between polls (the peer may need this core), then sleeps between polls, the sleep doubling from
 #: POLL_SLEEP_MIN up to POLL_SLEEP_MAX (a rank waiting for a slow peer uses little CPU).
-SPIN_SECONDS = 200e-6
+SPIN_SECONDS = 20e-6
 POLL_SLEEP_MIN = 20e-6
 POLL_SLEEP_MAX = 2e-3
 #: How often a waiting rank looks for control messages and at its own state while it polls.
