@@ -41,12 +41,15 @@ HEADER_BYTES = 8 * HEADER_WORDS
 #: Payloads up to this size travel in the header's message (one MPI message, MPI's eager protocol); larger ones in a
 #: message of their own, received straight into its buffer.
 INLINE_BYTES = 16 * 1024
-#: A receive first polls this long without sleeping (a prompt peer costs no sleep's wake-up), then as long again
+#: A wait first polls SPIN_SECONDS without sleeping (a prompt peer costs no sleep's wake-up), then until YIELD_SECONDS
 #: yielding the CPU between polls (the peer may need this core), then sleeps between polls, the sleep doubling from
-#: POLL_SLEEP_MIN up to POLL_SLEEP_MAX (a rank waiting for a slow peer uses little CPU).
+#: POLL_SLEEP_MIN up to POLL_SLEEP_MAX (a rank waiting for a slow peer uses little CPU). Every poll also drives MPI's
+#: progress, which large messages need from both sides (no progress thread): a sleeping rank stalls its transfers,
+#: so the sleeps stay short.
 SPIN_SECONDS = 20e-6
+YIELD_SECONDS = 2e-3
 POLL_SLEEP_MIN = 20e-6
-POLL_SLEEP_MAX = 2e-3
+POLL_SLEEP_MAX = 500e-6
 #: How often a waiting rank looks for control messages and at its own state while it polls.
 CHECK_SECONDS = 0.01
 #: How long a process leaving a clique waits for the last word of its ranks on other hosts (Network.close).
@@ -97,7 +100,7 @@ def poll_until(poll: Callable[[], tuple], deadline: float, what: str, check: Cal
     gives; returns the value. `check()` (which raises to stop waiting) runs every CHECK_SECONDS; TimeoutError at
     `deadline`."""
     now = time.perf_counter()
-    stop_spinning, stop_yielding = now + SPIN_SECONDS, now + 2 * SPIN_SECONDS
+    stop_spinning, stop_yielding = now + SPIN_SECONDS, now + YIELD_SECONDS
     while True:
         done, value = poll()
         if done:
