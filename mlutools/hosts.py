@@ -38,7 +38,9 @@ def available() -> Optional[str]:
     for tool in ("unshare", "nsenter", "ip"):
         if shutil.which(tool) is None:
             return f"the '{tool}' tool is not installed"
-    probe = subprocess.run(["unshare", *_NAMESPACES, "sh", "-c", "mount -t tmpfs tmpfs /dev/shm && ip link set lo up"],
+    # everything a host needs: its own /dev/shm, a bridge and a veth pair (kernels without them cannot)
+    probe = subprocess.run(["unshare", *_NAMESPACES, "sh", "-c", "mount -t tmpfs tmpfs /dev/shm && ip link set lo up "
+                            "&& ip link add br0 type bridge && ip link add a0 type veth peer name b0"],
                            capture_output=True, text=True)
     if probe.returncode != 0:
         return f"cannot make network and mount namespaces here: {probe.stderr.strip() or probe.returncode}"
@@ -143,7 +145,7 @@ class SimulatedHosts:
     def write_state(self, path: str) -> None:
         with open(path, "w") as state:
             json.dump({"addresses": self.addresses, "names": self.names, "pids": self.pids,
-                       "switch": self._switch.pid if self._switch else 0}, state)
+                       "switch": self._switch.pid if self._switch else 0, "directory": self.directory}, state)
 
     @property
     def pids(self) -> list[int]:
@@ -259,7 +261,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     options = parser.parse_args(argv)
     if options.command == "up":
         hosts = SimulatedHosts(options.count).start()
-        hosts.write_state(options.state)
+        hosts.state_file = os.path.abspath(options.state)
+        hosts.write_state(hosts.state_file)
         with open(hosts.launcher, "w") as script:
             script.write(f"#!/bin/sh\n{STATE_ENV}={os.path.abspath(options.state)} exec {sys.executable} "
                          f"-m mlutools.hosts ssh \"$@\"\n")
@@ -272,6 +275,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             kill_namespace_processes(pid)
     if recorded.get("switch"):
         kill_namespace_processes(recorded["switch"])
+    if recorded.get("directory"):
+        shutil.rmtree(recorded["directory"], ignore_errors=True)
     return 0
 
 

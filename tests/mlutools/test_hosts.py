@@ -72,3 +72,38 @@ def test_bad_host_counts_are_refused():
     for count in (0, 251, "2"):
         with pytest.raises(ValueError, match="argument 'count'"):
             simulated.SimulatedHosts(count)
+
+
+def test_hosts_made_by_the_command_last_until_down(tmp_path):
+    import json
+    import os
+
+    state = tmp_path / "hosts.json"
+    up = subprocess.run([sys.executable, "-m", "mlutools.hosts", "up", "2", "--state", str(state)],
+                        capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    printed, recorded = json.loads(up.stdout), json.loads(state.read_text())
+    assert printed["addresses"] == recorded["addresses"]
+    done = subprocess.run([printed["launcher"], "-x", recorded["names"][1], "hostname"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.strip() == recorded["names"][1], done.stderr
+    assert subprocess.run([sys.executable, "-m", "mlutools.hosts", "down", "--state", str(state)],
+                          timeout=60).returncode == 0
+    assert not any(_running(pid) for pid in recorded["pids"])
+    assert not os.path.exists(recorded["directory"])
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` still runs (a killed one may linger a moment as a zombie until it is reaped)."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return False
+        except FileNotFoundError:
+            return False
+        time.sleep(0.05)
+    return True
