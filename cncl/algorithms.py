@@ -45,7 +45,7 @@ def _per_message(ex: Exchange, dtype: DataType) -> int:
     return ex.slot // dtype.size
 
 
-def _receive_as(ex: Exchange, peer: int, like: np.ndarray) -> np.ndarray:
+def receive_as(ex: Exchange, peer: int, like: np.ndarray) -> np.ndarray:
     return ex.receive(peer, like.nbytes).view(like.dtype)
 
 
@@ -55,10 +55,10 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
         np.copyto(dst, src)
 
 
-def _gather_and_reduce(ex: Exchange, nrank: int, own: np.ndarray, out: np.ndarray, op: int, dtype: DataType,
+def gather_and_reduce(ex: Exchange, nrank: int, own: np.ndarray, out: np.ndarray, op: int, dtype: DataType,
                        scratch: Scratch) -> None:
     """out = reduction, in rank order, of `own` and the matching message of every peer."""
-    parts = [own if peer == ex.rank else _receive_as(ex, peer, own) for peer in range(nrank)]
+    parts = [own if peer == ex.rank else receive_as(ex, peer, own) for peer in range(nrank)]
     reduce_ordered(parts, out, op, dtype, scratch)
     for peer in _peers(ex, nrank):
         ex.release(peer)
@@ -70,7 +70,8 @@ def _zero_copy(ex: Exchange, nrank: int, buffers: list[np.ndarray], total_bytes:
     """Run `work(views)` on the ranks' memory directly (zerocopy.py) when every rank can (and is `willing`);
     False when this call must take the copy path. `total_bytes` must be the same on every rank (a function of the
     call's count)."""
-    if memory is None or ex.network is not None or not 1 < nrank <= zerocopy.MAX_RANKS or total_bytes < zerocopy.min_bytes():
+    if (memory is None or ex.network is not None or not 1 < nrank <= zerocopy.MAX_RANKS
+            or total_bytes < zerocopy.min_bytes()):
         return False
     views = zerocopy.connect(ex, nrank, buffers, memory, shapes, willing)
     if views is None:
@@ -110,7 +111,7 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
         for start, stop in windows(send.size, per):
             for peer in peers:
                 ex.send(peer, send[start:stop])
-            _gather_and_reduce(ex, nrank, send[start:stop], recv[start:stop], op, dtype, scratch)
+            gather_and_reduce(ex, nrank, send[start:stop], recv[start:stop], op, dtype, scratch)
         return
     for start, stop in windows(send.size, per * nrank):
         pieces = split(start, stop, nrank)
@@ -121,13 +122,13 @@ def all_reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, op:
         # to the other peers and to recv: cheaper than reducing into cold recv memory and copying it out.
         own = send[mine]
         reduced = ex.reserve(peers[0], own.nbytes).view(own.dtype)
-        _gather_and_reduce(ex, nrank, own, reduced, op, dtype, scratch)
+        gather_and_reduce(ex, nrank, own, reduced, op, dtype, scratch)
         ex.publish(peers[0])
         for peer in peers[1:]:
             ex.send(peer, reduced)
         np.copyto(recv[mine], reduced)
         for peer in peers:
-            np.copyto(recv[pieces[peer]], _receive_as(ex, peer, recv[pieces[peer]]))
+            np.copyto(recv[pieces[peer]], receive_as(ex, peer, recv[pieces[peer]]))
             ex.release(peer)
 
 
@@ -143,7 +144,7 @@ def broadcast(ex: Exchange, nrank: int, send: np.ndarray | None, recv: np.ndarra
                 ex.send(peer, send[start:stop])
             _copy(recv[start:stop], send[start:stop])
         else:
-            np.copyto(recv[start:stop], _receive_as(ex, root, recv[start:stop]))
+            np.copyto(recv[start:stop], receive_as(ex, root, recv[start:stop]))
             ex.release(root)
 
 
@@ -157,7 +158,7 @@ def reduce(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray | None, 
         return
     for start, stop in windows(send.size, _per_message(ex, dtype)):
         if ex.rank == root:
-            _gather_and_reduce(ex, nrank, send[start:stop], recv[start:stop], op, dtype, scratch)
+            gather_and_reduce(ex, nrank, send[start:stop], recv[start:stop], op, dtype, scratch)
         else:
             ex.send(root, send[start:stop])
 
@@ -174,7 +175,7 @@ def all_gather(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dty
         _copy(recv[ex.rank * count + start:ex.rank * count + stop], send[start:stop])
         for peer in _peers(ex, nrank):
             target = recv[peer * count + start:peer * count + stop]
-            np.copyto(target, _receive_as(ex, peer, target))
+            np.copyto(target, receive_as(ex, peer, target))
             ex.release(peer)
 
 
@@ -188,7 +189,7 @@ def reduce_scatter(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray,
         for peer in _peers(ex, nrank):
             ex.send(peer, send[peer * count + start:peer * count + stop])
         own = send[ex.rank * count + start:ex.rank * count + stop]
-        _gather_and_reduce(ex, nrank, own, recv[start:stop], op, dtype, scratch)
+        gather_and_reduce(ex, nrank, own, recv[start:stop], op, dtype, scratch)
 
 
 def all_to_all(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dtype: DataType,
@@ -204,5 +205,5 @@ def all_to_all(ex: Exchange, nrank: int, send: np.ndarray, recv: np.ndarray, dty
         _copy(recv[own], send[own])
         for peer in _peers(ex, nrank):
             target = recv[peer * count + start:peer * count + stop]
-            np.copyto(target, _receive_as(ex, peer, target))
+            np.copyto(target, receive_as(ex, peer, target))
             ex.release(peer)

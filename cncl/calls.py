@@ -14,7 +14,7 @@ from mlusim.submit import Access, Kind, Submission
 from mlusim.transfer import acquire
 from mlusim.validate import as_int, is_address
 
-from . import group
+from . import group, timing
 from .channel import SEND_RECV, Exchange, Signature
 from .comm import cnclComm, comm_arg
 from .datatypes import DataType
@@ -130,7 +130,7 @@ class Operation:
 
             info = {"nrank": self.comm.nrank, "rank": self.comm.rank}
             if self.comm.fabric.network is not None:  # the trace shows which link the modelled time is for
-                info["hosts"] = len(self.comm.fabric.network.hostnames)
+                info["hosts"] = timing.hosts_of(self.comm)
             if signature.seq:  # a collective: its ranks synchronise (the sanitizer orders what follows after it)
                 info["rendezvous"] = (id(self.comm.clique), signature.seq)
                 info["local_ranks"] = len(self.comm.clique.local)

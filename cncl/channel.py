@@ -71,10 +71,6 @@ class Exchange:
     def slot(self) -> int:
         return self.fabric.slot
 
-    def is_remote(self, peer: int) -> bool:
-        """Whether `peer` lives on another host (its messages go over MPI)."""
-        return peer in self._remote
-
     def send(self, peer: int, data: np.ndarray, signature: Signature | None = None) -> None:
         """Post `data` (at most `slot` bytes, contiguous) as the next message to `peer`."""
         if peer in self._remote:

@@ -265,5 +265,5 @@ def remember(comm, key, plan: Plan) -> None:
 
 def eligible(comm, send: np.ndarray) -> bool:
     """Whether an allReduce of `send` may get a plan (a function of the call and the clique)."""
-    return (1 < comm.nrank <= MAX_RANKS and comm.fabric.network is None and 0 < send.nbytes <= MAX_BYTES and send.nbytes <= comm.fabric.slot
-            and send.flags.c_contiguous and algorithms.sends_whole_buffer(send, comm.nrank))
+    return (1 < comm.nrank <= MAX_RANKS and comm.fabric.network is None and 0 < send.nbytes <= MAX_BYTES
+            and send.nbytes <= comm.fabric.slot and send.flags.c_contiguous and algorithms.sends_whole_buffer(send, comm.nrank))

@@ -19,7 +19,7 @@ import numpy as np
 from . import algorithms
 from .channel import Exchange, Signature
 from .datatypes import DataType
-from .reduction import Scratch, reduce_ordered
+from .reduction import Scratch
 
 #: From this many bytes (the same on every rank: a function of the call) an allReduce across hosts goes in stages;
 #: below, the flat algorithm's single exchange costs fewer messages.
@@ -33,10 +33,7 @@ class SubExchange:
     def __init__(self, ex: Exchange, members: list[int]):
         self.ex, self.members = ex, members
         self.rank = members.index(ex.rank)
-        self.slot, self.network, self.fabric = ex.slot, ex.network, ex.fabric
-
-    def is_remote(self, peer: int) -> bool:
-        return self.ex.is_remote(self.members[peer])
+        self.slot, self.network = ex.slot, ex.network  # (a network: the algorithms keep to their message paths)
 
     def send(self, peer: int, data: np.ndarray, signature: Signature | None = None) -> None:
         self.ex.send(self.members[peer], data, signature)
@@ -54,47 +51,30 @@ class SubExchange:
         self.ex.release(self.members[peer])
 
 
-def _layout(ex: Exchange) -> tuple[list[int], list[int]] | None:
-    """(this host's ranks, this rank's rail) when every host holds the same number of ranks, else None."""
-    host_of = ex.network.host_of
-    hosts = max(host_of) + 1
-    by_host = [[rank for rank, host in enumerate(host_of) if host == h] for h in range(hosts)]
-    if len({len(ranks) for ranks in by_host}) != 1:
-        return None
-    local = by_host[host_of[ex.rank]]
-    index = local.index(ex.rank)
-    return local, [ranks[index] for ranks in by_host]
-
-
 def eligible(ex: Exchange, send: np.ndarray, nrank: int) -> bool:
     """Whether an allReduce of `send` goes in stages (the same answer on every rank)."""
-    return (ex.network is not None and send.nbytes >= MIN_BYTES and send.size >= nrank
-            and _layout(ex) is not None and len(ex.network.hostnames) > 1)
+    if ex.network is None or send.nbytes < MIN_BYTES or send.size < nrank:
+        return False
+    by_host = ex.network.by_host
+    return len(by_host) > 1 and len({len(ranks) for ranks in by_host}) == 1
 
 
 def all_reduce(ex: Exchange, send: np.ndarray, recv: np.ndarray, op: int, dtype: DataType, scratch: Scratch) -> None:
-    local, rail = _layout(ex)
-    host, across = SubExchange(ex, local), SubExchange(ex, rail)
+    by_host = ex.network.by_host
+    local = by_host[ex.network.local_host]
     width, mine = len(local), local.index(ex.rank)
+    host, across = SubExchange(ex, local), SubExchange(ex, [ranks[mine] for ranks in by_host])
     per = ex.slot // dtype.size
     for start, stop in algorithms.windows(send.size, per * width):
         pieces = algorithms.split(start, stop, width)
         piece = pieces[mine]
-        for peer in range(width):
-            if peer != mine:
-                host.send(peer, send[pieces[peer]])
-        parts = [send[piece] if peer == mine else host.receive(peer, send[piece].nbytes).view(send.dtype)
-                 for peer in range(width)]
-        reduce_ordered(parts, recv[piece], op, dtype, scratch)
-        for peer in range(width):
-            if peer != mine:
-                host.release(peer)
-        algorithms.all_reduce(across, len(rail), recv[piece], recv[piece], op, dtype, scratch)
-        for peer in range(width):
-            if peer != mine:
-                host.send(peer, recv[piece])
-        for peer in range(width):
-            if peer != mine:
-                target = recv[pieces[peer]]
-                np.copyto(target, host.receive(peer, target.nbytes).view(target.dtype))
-                host.release(peer)
+        peers = [peer for peer in range(width) if peer != mine]
+        for peer in peers:
+            host.send(peer, send[pieces[peer]])
+        algorithms.gather_and_reduce(host, width, send[piece], recv[piece], op, dtype, scratch)
+        algorithms.all_reduce(across, len(by_host), recv[piece], recv[piece], op, dtype, scratch)
+        for peer in peers:
+            host.send(peer, recv[piece])
+        for peer in peers:
+            np.copyto(recv[pieces[peer]], algorithms.receive_as(host, peer, recv[pieces[peer]]))
+            host.release(peer)

@@ -30,6 +30,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .errors import CNCL_RET_ERR_INIT, CnclError
+from .fabric import ABORTED, FAILED
 
 #: Tags of the bootstrap messages on MPI_COMM_WORLD live in [BOOT_TAG_BASE, BOOT_TAG_BASE + BOOT_TAG_SPAN): the
 #: clique id's hash picks one, so concurrent set-ups of different cliques do not mix. (MPI guarantees tags up to
@@ -39,7 +40,7 @@ BOOT_TAG_SPAN = 1 << 20
 HEADER_WORDS = 8
 HEADER_BYTES = 8 * HEADER_WORDS
 #: Payloads up to this size travel in the header's message (one MPI message, MPI's eager protocol); larger ones in a
-#: message of their own, received straight into its buffer.
+#: message of their own.
 INLINE_BYTES = 16 * 1024
 #: A wait first polls SPIN_SECONDS without sleeping (a prompt peer costs no sleep's wake-up), then until YIELD_SECONDS
 #: yielding the CPU between polls (the peer may need this core), then sleeps between polls, the sleep doubling from
@@ -57,11 +58,13 @@ LINGER_SECONDS = 2.0
 
 _MPI = None
 _import_lock = threading.Lock()
+#: where MPI launchers (MPICH's hydra, Open MPI, PMIx launchers) put a process's MPI world rank
+_WORLD_RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 
 
 def in_mpi_job() -> bool:
-    """Whether this process was started by an MPI launcher (MPICH's hydra, Open MPI, or a PMIx launcher)."""
-    return any(name in os.environ for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"))
+    """Whether this process was started by an MPI launcher."""
+    return any(name in os.environ for name in _WORLD_RANK_VARIABLES)
 
 
 def mpi():
@@ -85,14 +88,10 @@ def mpi():
 
 def world_rank() -> int:
     """This process's rank in MPI_COMM_WORLD, from the launcher's environment (no MPI call)."""
-    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
+    for name in _WORLD_RANK_VARIABLES:
         if name in os.environ:
             return int(os.environ[name])
     raise CnclError(CNCL_RET_ERR_INIT, "this process was not started by an MPI launcher")
-
-
-class RemoteFailure(Exception):
-    """A rank on another host announced that it failed, aborted or left (state, message)."""
 
 
 def poll_until(poll: Callable[[], tuple], deadline: float, what: str, check: Callable[[], None]):
@@ -128,15 +127,15 @@ def poll_until(poll: Callable[[], tuple], deadline: float, what: str, check: Cal
 class Network:
     """The MPI side of one clique in this process (see the module's docstring)."""
 
-    def __init__(self, comm, nrank: int, process_of: list[int], host_of: list[int], hostnames: list[str],
-                 local_host: int):
+    def __init__(self, comm, process_of: list[int], placement: "Placement", local_host: int):
         self.comm = comm
-        self.nrank = nrank
-        self.process_of = process_of    # clique rank -> rank in `comm`
-        self.host_of = host_of          # clique rank -> host index (hosts numbered by their lowest rank)
-        self.hostnames = hostnames      # host index -> its name
+        self.nrank = nrank = len(process_of)
+        self.process_of = process_of              # clique rank -> rank in `comm`
+        self.host_of = placement.host_of          # clique rank -> host index (hosts numbered by their lowest rank)
+        self.hostnames = placement.hostnames      # host index -> its name
+        self.by_host = placement.by_host          # host index -> its ranks
         self.local_host = local_host
-        self.remote = frozenset(rank for rank in range(nrank) if host_of[rank] != local_host)
+        self.remote = frozenset(rank for rank in range(nrank) if self.host_of[rank] != local_host)
         self.control_tag = nrank * nrank
         self.announced: dict[int, tuple[int, str]] = {}  # remote rank -> (state, message) it announced
         self._control_lock = threading.Lock()
@@ -220,7 +219,7 @@ class Network:
                 self.comm.Recv([body, MPI.BYTE], status.Get_source(), self.control_tag)
                 rank, state, message = pickle.loads(bytes(body))
                 previous = self.announced.get(rank)
-                if previous is None or previous[0] not in (3, 4):  # a failure's first message stays
+                if previous is None or previous[0] not in (FAILED, ABORTED):  # a failure's first message stays
                     self.announced[rank] = (state, message)
 
     def close(self, linger: float = LINGER_SECONDS) -> None:
@@ -244,38 +243,36 @@ class Network:
 # ---- clique set-up ---------------------------------------------------------------------------------------------
 
 class Placement:
-    """Who is where, as the clique's root decided: per rank its process's world rank, host index and host name."""
+    """Who is where, as the clique's root decided: per rank its process's world rank and host index; per host its
+    name."""
 
-    def __init__(self, world_of: list[int], host_of: list[int], hostnames: list[str], host_keys: list[str]):
+    def __init__(self, world_of: list[int], host_of: list[int], hostnames: list[str]):
         self.world_of = world_of
         self.host_of = host_of
         self.hostnames = hostnames
-        self.host_keys = host_keys
+        self.by_host = [[rank for rank, on in enumerate(host_of) if on == host] for host in range(len(hostnames))]
 
     @property
     def hosts(self) -> int:
         return len(self.hostnames)
-
-    def ranks_of_host(self, host: int) -> list[int]:
-        return [rank for rank, on in enumerate(self.host_of) if on == host]
 
 
 def _boot_tag(clique_hash: int) -> int:
     return BOOT_TAG_BASE + clique_hash % BOOT_TAG_SPAN
 
 
-def _receive_object(comm, source: int, tag: int, deadline: float, what: str, check: Callable[[], None]):
+def _receive_object(comm, source: int, tag: int, deadline: float, what: str):
     """The next pickled message from `source` (matched probes: a polled MPI_Irecv from MPI_ANY_SOURCE was seen to
     miss messages)."""
     def poll() -> tuple:
         message = comm.improbe(source=source, tag=tag)
         return (False, None) if message is None else (True, message.recv())
 
-    return poll_until(poll, deadline, what, check)
+    return poll_until(poll, deadline, what, lambda: None)
 
 
 def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int, ranks: list[int],
-                       host_key: str, hostname: str, timeout: float, check: Callable[[], None]) -> Placement:
+                       host_key: str, hostname: str, timeout: float) -> Placement:
     """Every process of the clique tells the process of rank 0 (MPI world rank `root_world`) its ranks and host;
     that process checks the ranks cover 0..nrank-1 once each and sends everybody the placement."""
     MPI = mpi()
@@ -291,7 +288,7 @@ def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int
     if me != root_world:
         world.send(entry, dest=root_world, tag=tag)
         try:
-            answer = _receive_object(world, root_world, tag, deadline, "the placement", check)
+            answer = _receive_object(world, root_world, tag, deadline, "the placement")
         except TimeoutError:
             raise CnclError(CNCL_RET_ERR_INIT, f"timed out after {timeout:g} s waiting for the process of rank 0 "
                                                f"(MPI world rank {root_world}) to set up clique {token}") from None
@@ -302,7 +299,7 @@ def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int
     problem = None
     while len(owner) < nrank and problem is None:
         try:
-            theirs = _receive_object(world, MPI.ANY_SOURCE, tag, deadline, "the ranks", check)
+            theirs = _receive_object(world, MPI.ANY_SOURCE, tag, deadline, "the ranks")
         except TimeoutError:
             missing = [rank for rank in range(nrank) if rank not in owner]
             problem = f"timed out after {timeout:g} s waiting for rank(s) {missing} to join clique {token}"
@@ -330,13 +327,13 @@ def exchange_placement(clique_hash: int, token: str, root_world: int, nrank: int
             host_keys.append(key)
             hostnames.append(by_world[owner[rank]]["hostname"])
         host_of.append(host_keys.index(key))
-    answer = ([owner[rank] for rank in range(nrank)], host_of, hostnames, host_keys)
+    answer = ([owner[rank] for rank in range(nrank)], host_of, hostnames)
     for other in entries[1:]:
         world.send(answer, dest=other["world"], tag=tag)
     return Placement(*answer)
 
 
-def connect(clique_hash: int, nrank: int, placement: Placement, local_host: int) -> Network:
+def connect(clique_hash: int, placement: Placement, local_host: int) -> Network:
     """The clique's MPI communicator (collective over the clique's processes only) and its Network."""
     MPI = mpi()
     world = MPI.COMM_WORLD
@@ -348,7 +345,7 @@ def connect(clique_hash: int, nrank: int, placement: Placement, local_host: int)
         group.Free()
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     process_of = [members.index(w) for w in placement.world_of]
-    return Network(comm, nrank, process_of, placement.host_of, placement.hostnames, local_host)
+    return Network(comm, process_of, placement, local_host)
 
 
 def host_identity() -> tuple[str, str]:

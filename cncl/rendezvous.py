@@ -2,9 +2,9 @@
 
 Multi-process: the process that holds rank 0 creates the segment named after the clique id; the others map it when
 it appears. A clique across hosts has one segment per host (created by the process of the host's lowest rank) and an
-MPI communicator between its processes (network.py). Every rank then enters itself in the rank table and waits for all the others. As soon as all ranks are
-in (or the wait failed), every process unlinks the name: from then on the segment lives only as long as some rank
-maps it, so a killed rank cannot leave it behind.
+MPI communicator between its processes (network.py). Every rank then enters itself in the rank table and waits for
+all the others (of its host). As soon as all ranks are in (or the wait failed), every process unlinks the name: from
+then on the segment lives only as long as some rank maps it, so a killed rank cannot leave it behind.
 
 Settings (environment, read at each cnclInitComms):
   MLUSIM_CNCL_TIMEOUT     seconds a rank waits for a peer that makes no progress before failing (default 120)
@@ -85,16 +85,16 @@ def join(clique_id: cnclCliqueId, nrank: int, ranks: list[int], devices: list[in
     deadline = time.monotonic() + timeout
     key, hostname = network.host_identity()
     placement = network.exchange_placement(clique_id.hash, clique_id.token, clique_id.mpi_root, nrank, ranks, key,
-                                           hostname, timeout, lambda: None)
+                                           hostname, timeout)
     if placement.hosts == 1:
         return _join_host(clique_id, clique_id.segment_name, nrank, ranks, devices, range(nrank), 0 in ranks,
                           deadline)
     host = placement.host_of[ranks[0]]
-    neighbours = placement.ranks_of_host(host)
+    neighbours = placement.by_host[host]
     fabric = _join_host(clique_id, f"{clique_id.segment_name}-h{host}", nrank, ranks, devices, neighbours,
                         min(neighbours) in ranks, deadline)
     try:
-        fabric.network = network.connect(clique_id.hash, nrank, placement, host)
+        fabric.network = network.connect(clique_id.hash, placement, host)
     except BaseException:
         fabric.close()
         raise

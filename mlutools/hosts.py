@@ -4,14 +4,14 @@
     python -m mlutools.hosts down --state /tmp/hosts.json
     with SimulatedHosts(2) as hosts: hosts.run(0, ["python", "prog.py"])
 
-Each host is a process holding its own network, mount and UTS namespaces: its own hostname (`mlusim-host<k>`), its
-own /dev/shm (a fresh tmpfs, so shared memory cannot leak between hosts), its own /etc/hosts (naming every host) and
-one interface, `eth0`, with the address 10.<net>.0.<k+1>/24, plugged into a bridge that lives in a namespace of its own (the switch). Nothing is configured
-in this machine's own namespaces: the veth pairs are created and moved away at once, and everything disappears with
+Each host is a process holding its own network, mount, UTS and IPC namespaces: its own hostname (`mlusim-host<k>`),
+its own /dev/shm (a fresh tmpfs) and System V IPC, so shared memory cannot leak between hosts, its own /etc/hosts
+(naming every host) and one interface, `eth0`, with the address 10.<net>.0.<k+1>/24, plugged into a bridge that
+lives in a namespace of its own (the switch). Nothing is configured in this machine's own namespaces: the veth pairs are created and moved away at once, and everything disappears with
 the holder processes.
 
 `launcher` is an ssh stand-in for MPI's process managers (`mpiexec -launcher ssh -launcher-exec <launcher>`): hydra
-runs `<launcher> -x <host address> <command>`, which runs the command inside that host's namespaces.
+runs `<launcher> -x <host> <command>`, which runs the command inside that host's namespaces.
 Making namespaces needs root (or user namespaces) and the `unshare`, `nsenter` and `ip` tools: `available()` says
 whether this machine can, and why not.
 """
@@ -112,13 +112,7 @@ class SimulatedHosts:
             for k in range(self.count):
                 self._holders.append(None)
                 self.restart(k)
-            self.state_file = os.path.join(self.directory, "hosts.json")
-            self.write_state(self.state_file)
-            self.launcher = os.path.join(self.directory, "launcher")
-            with open(self.launcher, "w") as script:
-                script.write(f"#!/bin/sh\n{STATE_ENV}={self.state_file} exec {sys.executable} -m mlutools.hosts "
-                             f"ssh \"$@\"\n")
-            os.chmod(self.launcher, 0o755)
+            self.record(os.path.join(self.directory, "hosts.json"))
         except BaseException:
             self.close()
             raise
@@ -141,6 +135,15 @@ class SimulatedHosts:
             _run(["nsenter", "-t", str(holder.pid), "--net", "--", *command])
         if self.state_file:
             self.write_state(self.state_file)
+
+    def record(self, path: str) -> None:
+        """Write the hosts' state to `path` and the launcher that reads it (in the hosts' folder)."""
+        self.state_file = path
+        self.write_state(path)
+        self.launcher = os.path.join(self.directory, "launcher")
+        with open(self.launcher, "w") as script:
+            script.write(f"#!/bin/sh\n{STATE_ENV}={path} exec {sys.executable} -m mlutools.hosts ssh \"$@\"\n")
+        os.chmod(self.launcher, 0o755)
 
     def write_state(self, path: str) -> None:
         with open(path, "w") as state:
@@ -192,7 +195,8 @@ class SimulatedHosts:
         """An `mpiexec` command line (MPICH's hydra; `options` go before the program), to be run on host 0, starting
         `ranks_per_host[k]` ranks of `argv` on host k."""
         hosts = ",".join(f"{name}:{n}" for name, n in zip(self.names, ranks_per_host) if n)
-        return ["mpiexec", "-launcher", "ssh", "-launcher-exec", self.launcher, "-hosts", hosts, "-n", str(sum(ranks_per_host)), *options, *argv]
+        return ["mpiexec", "-launcher", "ssh", "-launcher-exec", self.launcher, "-hosts", hosts,
+                "-n", str(sum(ranks_per_host)), *options, *argv]
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -261,11 +265,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     options = parser.parse_args(argv)
     if options.command == "up":
         hosts = SimulatedHosts(options.count).start()
-        hosts.state_file = os.path.abspath(options.state)
-        hosts.write_state(hosts.state_file)
-        with open(hosts.launcher, "w") as script:
-            script.write(f"#!/bin/sh\n{STATE_ENV}={os.path.abspath(options.state)} exec {sys.executable} "
-                         f"-m mlutools.hosts ssh \"$@\"\n")
+        hosts.record(os.path.abspath(options.state))
         print(json.dumps({"addresses": hosts.addresses, "launcher": hosts.launcher}))
         os._exit(0)  # the holders live on in their own sessions
     with open(options.state) as state:

@@ -11,7 +11,9 @@ Each rank is `python script args...` (or `python -m module args...` with -m) wit
   MLUSIM_SHARED_GDRAM=1 device memory the peers can map from the start (zero-copy collectives; unless already set)
   MASTER_ADDR, MASTER_PORT  where torch.distributed's env:// rendezvous finds rank 0's store (127.0.0.1 and a free
                         port, as torchrun; unless already set), so `init_process_group("cncl")` works unchanged
-Output lines are forwarded with a "[rank k] " prefix.
+Output lines are forwarded with a "[rank k] " prefix. When a rank fails, the others are stopped (SIGTERM, then
+SIGKILL after --grace seconds) and the launcher exits with the failed rank's status. Shared-memory segments that
+ranks killed in the middle of setting up a clique could not remove are removed at the end.
 
 With --hosts the ranks are spread over hosts by MPI's launcher (`mpiexec`, MPICH's hydra as the cluster extra
 installs it; --launcher-exec names its ssh stand-in, as for the simulated hosts of mlutools.hosts):
@@ -20,9 +22,7 @@ installs it; --launcher-exec names its ssh stand-in, as for the simulated hosts 
 
 each rank gets the same environment (LOCAL_RANK from its host, MASTER_ADDR the first host, a clique id whose root is
 rank 0's process), through mlutools.mpirank; when a rank fails, mpiexec ends the job, and the launcher exits with
-its status. When a rank fails, the others are stopped (SIGTERM, then
-SIGKILL after --grace seconds) and the launcher exits with the failed rank's status. Shared-memory segments that
-ranks killed in the middle of setting up a clique could not remove are removed at the end.
+its status.
 """
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ import threading
 import time
 from importlib.metadata import entry_points
 from typing import IO, Optional
+
+from mlutools import mpirank
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlusim run", description="Run N ranks of a script on this host.")
@@ -77,11 +79,18 @@ def free_port() -> int:
 def rank_environment(rank: int, world: int, services_environment: dict, devices: Optional[int],
                      master_port: Optional[int] = None) -> dict:
     """The environment of one rank."""
-    env = dict(os.environ)
+    env = job_environment(services_environment, devices, "127.0.0.1", master_port)
     env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
-               PYTHONUNBUFFERED="1", **services_environment)
+               PYTHONUNBUFFERED="1")
+    return env
+
+
+def job_environment(services_environment: dict, devices: Optional[int], master_addr: str,
+                    master_port: Optional[int]) -> dict:
+    """What every rank of a job gets, wherever it runs: the services' variables, the devices, the store's address."""
+    env = dict(os.environ, **services_environment)
     env.setdefault("MLUSIM_SHARED_GDRAM", "1")  # buffers allocated before cnclInitComms can go zero-copy too
-    env.setdefault("MASTER_ADDR", "127.0.0.1")
+    env.setdefault("MASTER_ADDR", master_addr)
     if master_port is not None:
         env.setdefault("MASTER_PORT", str(master_port))
     if devices is not None:
@@ -153,17 +162,12 @@ class Job:
         services_environment = {}
         for service in self.services:
             services_environment.update(service.rank_environment(mpi_root=0))
-        env = dict(os.environ, WORLD_SIZE=str(options.nproc), **services_environment)
-        env.setdefault("MLUSIM_SHARED_GDRAM", "1")
-        env.setdefault("MASTER_ADDR", hosts[0][0])
-        env.setdefault("MASTER_PORT", str(free_port()))
-        if options.devices_per_rank is not None:
-            env["MLUSIM_DEVICE_COUNT"] = str(options.devices_per_rank)
+        env = job_environment(services_environment, options.devices_per_rank, hosts[0][0], free_port())
         command = [launcher, "-hosts", ",".join(f"{host}:{count}" for host, count in hosts), "-n", str(options.nproc)]
         if options.launcher_exec:
             command += ["-launcher", "ssh", "-launcher-exec", options.launcher_exec]
         if not options.no_prefix:
-            env["MLUSIM_RUN_PREFIX"] = "1"  # (mlutools.mpirank.PREFIX_ENV)
+            env[mpirank.PREFIX_ENV] = "1"
         command += [sys.executable, "-m", "mlutools.mpirank"] + (["-m"] if options.module else [])
         command += [options.target] + options.args
         self.processes.append(subprocess.Popen(command, env=env))

@@ -105,7 +105,36 @@ def serve(call, connection) -> None:
             connection.send(("error", traceback.format_exc()))
 
 
-class ProcessClique:
+class Connected:
+    """Rank processes the test talks to over `self.connections` (one per rank, in rank order)."""
+
+    connections: list
+
+    def send(self, name: str, *args) -> None:
+        """Start a task on every rank without waiting."""
+        for connection in self.connections:
+            connection.send((name, args))
+
+    def run(self, name: str, *args, timeout: float = REPLY_TIMEOUT) -> list:
+        self.send(name, *args)
+        return collect_replies(self.connections, name, timeout)
+
+    def run_each(self, name: str, per_rank_args: list) -> None:
+        for connection, args in zip(self.connections, per_rank_args):
+            connection.send((name, args))
+
+    def collect(self, what: str = "task") -> list:
+        return collect_replies(self.connections, what, REPLY_TIMEOUT)
+
+    def _say_goodbye(self) -> None:
+        for connection in self.connections:
+            try:
+                connection.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+
+
+class ProcessClique(Connected):
     """`world` rank processes, one communicator each, kept for many tasks."""
 
     def __init__(self, world: int, env: dict | None = None):
@@ -122,33 +151,10 @@ class ProcessClique:
             process.start()
             self.connections.append(mine)
             self.processes.append(process)
-        self._collect("initComms")
-
-    def _collect(self, what: str) -> list:
-        return collect_replies(self.connections, what, REPLY_TIMEOUT)
-
-    def send(self, name: str, *args) -> None:
-        """Start a task on every rank without waiting."""
-        for connection in self.connections:
-            connection.send((name, args))
-
-    def run(self, name: str, *args) -> list:
-        self.send(name, *args)
-        return self._collect(name)
-
-    def run_each(self, name: str, per_rank_args: list) -> None:
-        for connection, args in zip(self.connections, per_rank_args):
-            connection.send((name, args))
-
-    def collect(self, what: str = "task") -> list:
-        return self._collect(what)
+        self.collect("initComms")
 
     def close(self) -> None:
-        for connection in self.connections:
-            try:
-                connection.send(None)
-            except (BrokenPipeError, OSError):
-                pass
+        self._say_goodbye()
         for process in self.processes:
             process.join(timeout=20)
             if process.is_alive():
@@ -243,7 +249,7 @@ def several_ranks_per_process(process_index: int, processes: int, per_process: i
         connection.send(("error", traceback.format_exc()))
 
 
-class HostsClique:
+class HostsClique(Connected):
     """A clique across simulated hosts (mlutools.hosts): `ranks_per_host[k]` rank processes on host k, started by
     mpiexec on host 0, each with one device, running `program` (tests/cncl/host_rank.py: tasks run as with
     ProcessClique; tests/torch_mlu/distributed/host_rank.py: in a process group). A program connects to the test's
@@ -298,21 +304,9 @@ class HostsClique:
     def text(self) -> str:
         return b"".join(self.output).decode("utf-8", "replace")
 
-    def run(self, name: str, *args, timeout: float = REPLY_TIMEOUT) -> list:
-        self.send(name, *args)
-        return collect_replies(self.connections, name, timeout)
-
-    def send(self, name: str, *args) -> None:
-        for connection in self.connections:
-            connection.send((name, args))
-
     def close(self, timeout: float = 30.0) -> int:
         """Stop the ranks; the launcher's exit status."""
-        for connection in self.connections:
-            try:
-                connection.send(None)
-            except (BrokenPipeError, OSError):
-                pass
+        self._say_goodbye()
         try:
             return self.launcher.wait(timeout)
         except Exception:

@@ -125,7 +125,7 @@ def _stages(ctx, nbytes: int, count: int):
     network = ctx.comm.fabric.network
     if network is None or nbytes < hierarchy.MIN_BYTES or count < ctx.world:
         return None
-    groups = [[rank for rank, host in enumerate(network.host_of) if host == h] for h in range(max(network.host_of) + 1)]
+    groups = network.by_host
     return groups if len(groups) > 1 and len({len(group) for group in groups}) == 1 else None
 
 

@@ -40,8 +40,8 @@ def clique(request, machines):
 def test_ranks_of_a_host_share_memory_and_reach_the_others_over_mpi(clique):
     layout = clique.layout
     host_of = [host for host, count in enumerate(layout) for _ in range(count)]
-    want = [(clique.hosts.names[host_of[rank]], [peer for peer in range(clique.world) if host_of[peer] != host_of[rank]])
-            for rank in range(clique.world)]
+    want = [(clique.hosts.names[host_of[rank]],
+             [peer for peer in range(clique.world) if host_of[peer] != host_of[rank]]) for rank in range(clique.world)]
     assert clique.run("placement") == want
 
 

@@ -135,7 +135,7 @@ def _mixed_clique(env_for_rank_1: dict) -> ProcessClique:
         process.start()
         runner.connections.append(mine)
         runner.processes.append(process)
-    runner._collect("initComms")
+    runner.collect("initComms")
     return runner
 
 

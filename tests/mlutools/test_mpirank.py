@@ -10,8 +10,9 @@ def test_the_rank_environment_comes_from_mpich_or_open_mpi_variables():
     assert mpirank.rank_environment({"PMI_RANK": "3", "PMI_SIZE": "4", "MPI_LOCALRANKID": "1",
                                      "MPI_LOCALNRANKS": "2"}) == {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1",
                                                                  "LOCAL_WORLD_SIZE": "2"}
-    assert mpirank.rank_environment({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2",
-                                     "OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "1"})["RANK"] == "0"
+    open_mpi = {"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "0",
+                "OMPI_COMM_WORLD_LOCAL_SIZE": "1"}
+    assert mpirank.rank_environment(open_mpi)["RANK"] == "0"
     with pytest.raises(SystemExit, match="start this under mpiexec"):
         mpirank.rank_environment({"PMI_RANK": "0"})
 
