@@ -62,6 +62,7 @@ def test_the_ssh_stand_in_runs_a_command_on_the_named_host(machines):
 def test_a_host_powered_off_loses_its_processes_and_can_be_made_again():
     with simulated.SimulatedHosts(2) as machines:
         sleeper = machines.run(1, ["sleep", "600"])
+        _wait_until_inside(sleeper.pid, machines.pids[1])
         machines.power_off(1)
         assert sleeper.wait(10) != 0
         machines.restart(1)
@@ -91,6 +92,17 @@ def test_hosts_made_by_the_command_last_until_down(tmp_path):
                           timeout=60).returncode == 0
     assert not any(_running(pid) for pid in recorded["pids"])
     assert not os.path.exists(recorded["directory"])
+
+
+def _wait_until_inside(pid: int, holder: int) -> None:
+    """Until process `pid` (started through nsenter) has entered the network namespace of host holder `holder`."""
+    import os
+    import time
+
+    target, deadline = os.readlink(f"/proc/{holder}/ns/net"), time.monotonic() + 10
+    while os.readlink(f"/proc/{pid}/ns/net") != target:
+        assert time.monotonic() < deadline, "the process never entered the host"
+        time.sleep(0.01)
 
 
 def _running(pid: int) -> bool:
