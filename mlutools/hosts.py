@@ -198,6 +198,14 @@ class SimulatedHosts:
         return ["mpiexec", "-launcher", "ssh", "-launcher-exec", self.launcher, "-hosts", hosts,
                 "-n", str(sum(ranks_per_host)), *options, *argv]
 
+    def torchrun(self, ranks_per_host: Sequence[int], host: int, argv: Sequence[str], port: int = 29400) -> list[str]:
+        """The `torchrun` command line of host `host` (to be run there, one per host) for a job of
+        `ranks_per_host[k]` workers on host k, meeting through the c10d rendezvous on host 0 at `port`; `argv` is the
+        program and its arguments (`script.py ...` or `-m module ...`)."""
+        return [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(len(ranks_per_host)),
+                "--nproc-per-node", str(ranks_per_host[host]), "--rdzv-backend", "c10d",
+                "--rdzv-endpoint", f"{self.names[0]}:{port}", *argv]
+
 
 def _stop(process: subprocess.Popen) -> None:
     try:

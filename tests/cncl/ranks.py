@@ -251,12 +251,14 @@ def several_ranks_per_process(process_index: int, processes: int, per_process: i
 
 class HostsClique(Connected):
     """A clique across simulated hosts (mlutools.hosts): `ranks_per_host[k]` rank processes on host k, started by
-    mpiexec on host 0, each with one device, running `program` (tests/cncl/host_rank.py: tasks run as with
-    ProcessClique; tests/torch_mlu/distributed/host_rank.py: in a process group). A program connects to the test's
-    socket, says (rank, host name, pid), then ("ok", None) or ("error", traceback), then serves tasks."""
+    mpiexec on host 0 (`launch="mpiexec"`) or by a torchrun on every host (`launch="torchrun"`), each with one
+    device, running `program` (tests/cncl/host_rank.py: tasks run as with ProcessClique;
+    tests/torch_mlu/distributed/host_rank.py: in a process group). A program connects to the test's socket, says
+    (rank, host name, pid), then ("ok", None) or ("error", traceback), then serves tasks."""
 
     def __init__(self, hosts, ranks_per_host: list[int], env: dict | None = None, timeout: float = REPLY_TIMEOUT,
-                 options: tuple = (), program: str = "tests.cncl.host_rank", arguments: tuple = ()):
+                 options: tuple = (), program: str = "tests.cncl.host_rank", arguments: tuple = (),
+                 launch: str = "mpiexec"):
         import secrets
         import subprocess
         import sys
@@ -273,12 +275,18 @@ class HostsClique(Connected):
         settings = {**os.environ, **TEST_ENV, **(env or {}), "TEST_SOCKET": path, "TEST_KEY": key,
                     "CNCL_CLIQUE_ID": new_clique_id(mpi_root=0).hex(),
                     "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-        command = hosts.mpiexec(ranks_per_host, [sys.executable, "-m", program, *arguments], options)
-        self.launcher = hosts.run(0, command, env=settings, cwd=root, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT)
+        if launch == "mpiexec":
+            commands = {0: hosts.mpiexec(ranks_per_host, [sys.executable, "-m", program, *arguments], options)}
+        else:
+            commands = {host: hosts.torchrun(ranks_per_host, host, [*options, "-m", program, *arguments])
+                        for host in range(len(ranks_per_host))}
+        self.launchers = [hosts.run(host, command, env=settings, cwd=root, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT) for host, command in commands.items()]
+        self.launcher = self.launchers[0]
         self.output: list[bytes] = []
-        threading.Thread(target=lambda: self.output.extend(iter(self.launcher.stdout.readline, b"")),
-                         daemon=True).start()
+        for launcher in self.launchers:
+            threading.Thread(target=lambda out=launcher.stdout: self.output.extend(iter(out.readline, b"")),
+                             daemon=True).start()
         accepted: list = []
 
         def accept() -> None:
@@ -290,7 +298,8 @@ class HostsClique(Connected):
         acceptor.join(timeout)
         listener.close()
         if len(accepted) < self.world:
-            self.launcher.kill()
+            for launcher in self.launchers:
+                launcher.kill()
             raise AssertionError(f"only {len(accepted)} of {self.world} ranks connected:\n{self.text()}")
         by_rank = {}
         for connection in accepted:
@@ -305,11 +314,15 @@ class HostsClique(Connected):
         return b"".join(self.output).decode("utf-8", "replace")
 
     def close(self, timeout: float = 30.0) -> int:
-        """Stop the ranks; the launcher's exit status."""
+        """Stop the ranks; the launchers' exit status (the first that is not 0)."""
         self._say_goodbye()
-        try:
-            return self.launcher.wait(timeout)
-        except Exception:
-            self.launcher.kill()
-            self.launcher.wait()
-            raise AssertionError(f"the ranks did not exit within {timeout} s:\n{self.text()}")
+        statuses = []
+        for launcher in self.launchers:
+            try:
+                statuses.append(launcher.wait(timeout))
+            except Exception:
+                for each in self.launchers:
+                    each.kill()
+                    each.wait()
+                raise AssertionError(f"the ranks did not exit within {timeout} s:\n{self.text()}")
+        return next((status for status in statuses if status), 0)

@@ -23,6 +23,7 @@ import torch
 
 import cncl
 import cnrt
+from cncl import world as cncl_world
 from mlusim.host import sharedmem
 
 from .. import _state
@@ -81,6 +82,9 @@ class CnclBackend(Reductions, Gathers, PointToPoint):
         self._cliques = 0
         self._lock = threading.RLock()
         self._thread = _ThreadState()
+        if size > 1 and not torch.distributed.is_initialized():
+            # the default group: processes no MPI launcher started (torchrun) that span hosts become one MPI world
+            cncl_world.join(store, rank, size, self.timeout)
         sharedmem.enable()  # device memory allocated from now on can be mapped by the peers (zero-copy)
         blocking_wait()     # read the environment now, not at every wait()
 

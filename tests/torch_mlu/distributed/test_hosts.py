@@ -1,5 +1,6 @@
 """torch.distributed "cncl" across simulated hosts (mlutools.hosts): DDP and FSDP2 on 2 hosts x 2 ranks, started by
-`mlusim run --hosts` (mpiexec), train like the same script on cpu through gloo across the same hosts."""
+mpiexec (as `mlusim run --hosts` does) or by a torchrun on each host (c10d rendezvous), train like the same script on
+cpu through gloo across the same hosts."""
 import os
 import sys
 
@@ -15,18 +16,27 @@ if simulated.mpi_unavailable():
     pytest.skip(f"simulated hosts are not available here: {simulated.mpi_unavailable()}", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def job():
+PROGRAM = "tests.torch_mlu.distributed.host_rank"
+
+
+@pytest.fixture(scope="module", params=["mpiexec", "torchrun"])
+def job(request):
     with simulated.SimulatedHosts(2) as machines:
-        env = {**ENV, "MASTER_ADDR": machines.names[0], "MASTER_PORT": "29511", "GLOO_SOCKET_IFNAME": "eth0"}
-        ranks = HostsClique(machines, [2, 2], env=env, timeout=180,
-                            program="mlutools.mpirank", arguments=["-m", "tests.torch_mlu.distributed.host_rank"])
+        env = {**ENV, "GLOO_SOCKET_IFNAME": "eth0"}
+        if request.param == "mpiexec":  # (torchrun sets MASTER_ADDR and MASTER_PORT itself)
+            env.update(MASTER_ADDR=machines.names[0], MASTER_PORT="29511")
+            ranks = HostsClique(machines, [2, 2], env=env, timeout=180, program="mlutools.mpirank",
+                                arguments=["-m", PROGRAM])
+        else:
+            ranks = HostsClique(machines, [2, 2], env=env, timeout=180, program=PROGRAM, launch="torchrun")
         yield ranks
         assert ranks.close() == 0, ranks.text()
 
 
 def test_ranks_are_on_two_hosts(job):
-    assert job.hostnames == [job.hosts.names[0]] * 2 + [job.hosts.names[1]] * 2
+    # (torchrun numbers the workers of a host consecutively, mpiexec in the order of its host list)
+    assert sorted(job.hostnames) == sorted(job.hosts.names * 2)
+    assert job.hostnames[0] == job.hostnames[1] != job.hostnames[2] == job.hostnames[3]
 
 
 @pytest.mark.parametrize("find_unused", [False, True], ids=["all_used", "find_unused"])
