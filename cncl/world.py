@@ -49,6 +49,7 @@ def join(store, rank: int, size: int, timeout: float) -> bool:
         _servers.append(server)
         store.set(f"{STORE_PREFIX}/pmi", f"{socket.gethostname()}:{port}")
     address = _text(store.get(f"{STORE_PREFIX}/pmi"))
+    _check_reachable(address, timeout)
     os.environ.update(PMI_PORT=address, PMI_ID=str(rank), PMI_RANK=str(rank), PMI_SIZE=str(size))
     MPI = network.mpi()
     world = MPI.COMM_WORLD
@@ -57,3 +58,13 @@ def join(store, rank: int, size: int, timeout: float) -> bool:
                                            f"{world.Get_rank()} of {world.Get_size()}, the job says {rank} of "
                                            f"{size}): do not initialise MPI before init_process_group")
     return True
+
+
+def _check_reachable(address: str, timeout: float) -> None:
+    """Fail with a CnclError naming the server when it cannot be reached (MPI_Init would end the process)."""
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=min(timeout, 30.0)).close()
+    except (OSError, ValueError) as exc:
+        raise CnclError(CNCL_RET_ERR_INIT, f"rank 0's PMI server at {address} cannot be reached from "
+                                           f"{socket.gethostname()}: {exc}") from None

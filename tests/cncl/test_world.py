@@ -1,6 +1,7 @@
 """cncl/world.py: processes that no MPI launcher started become one MPI world when they span hosts (through the job's
 store and cncl's PMI server), and stay without MPI on one host."""
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -8,7 +9,7 @@ import textwrap
 import pytest
 
 from cncl import network, world
-from cncl.errors import CNCL_RET_ERR_ARGUMENTS, CnclError
+from cncl.errors import CNCL_RET_ERR_ARGUMENTS, CNCL_RET_ERR_INIT, CnclError
 
 
 class DictStore:
@@ -44,6 +45,19 @@ def test_a_job_of_one_process_or_in_an_mpi_job_does_nothing(no_mpi_job, monkeypa
     monkeypatch.setenv("PMI_RANK", "0")
     assert world.join(store, 0, 4, timeout=5) is False
     assert store.values == {}
+
+
+def test_an_unreachable_server_is_an_init_error_naming_it(no_mpi_job):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there
+    store = DictStore({f"{world.STORE_PREFIX}/host/0": b"another-host", f"{world.STORE_PREFIX}/pmi":
+                       f"127.0.0.1:{port}".encode()})
+    with pytest.raises(CnclError) as raised:
+        world.join(store, 1, 2, timeout=5)
+    assert raised.value.code == CNCL_RET_ERR_INIT and f"127.0.0.1:{port}" in raised.value.message
+    assert "PMI_PORT" not in os.environ
 
 
 @pytest.mark.parametrize("rank", [-1, 2, 1 << 40])

@@ -84,7 +84,11 @@ class CnclBackend(Reductions, Gathers, PointToPoint):
         self._thread = _ThreadState()
         if size > 1 and not torch.distributed.is_initialized():
             # the default group: processes no MPI launcher started (torchrun) that span hosts become one MPI world
-            cncl_world.join(store, rank, size, self.timeout)
+            try:
+                cncl_world.join(store, rank, size, self.timeout)
+            except cncl.CnclError as error:
+                raise torch.distributed.DistBackendError(f"cncl: rank {rank} could not join the job's MPI world: "
+                                                         f"{error}") from None
         sharedmem.enable()  # device memory allocated from now on can be mapped by the peers (zero-copy)
         blocking_wait()     # read the environment now, not at every wait()
 
