@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from mlusim.validate import as_int_sequence, as_size, is_address
 
-from . import algorithms, fastpath, hierarchy, timing
+from . import algorithms, fastpath, hierarchy, netpath, timing
 from .calls import Call, check_overlap
 from .comm import cnclComm
 from .channel import (ALL_GATHER, ALL_REDUCE, ALL_TO_ALL, ALL_TO_ALLV, BROADCAST, REDUCE, REDUCE_SCATTER,
@@ -44,17 +44,21 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
         check_overlap(call, 0)
         signature = Signature(ALL_REDUCE, UNNUMBERED, dtype.code, op, count=elements)
         nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
-        if (key is not None and fastpath.enabled and fastpath.eligible(call.comm, send)
-                and fastpath.stale(call.comm, key, call.ranges)):
-            plan = fastpath.Plan(call.comm, call.queue, call.ranges["send_buffer"], call.ranges["recv_buffer"], send,
-                                 recv, dtype, op, elements, _model(call, ALL_REDUCE, send.nbytes))
+        network = call.comm.fabric.network
+        lean = (fastpath.Plan if fastpath.eligible(call.comm, send) else
+                netpath.Plan if netpath.eligible(network, send.nbytes) else None)
+        if key is not None and fastpath.enabled and lean is not None and fastpath.stale(call.comm, key, call.ranges):
+            plan = lean(call.comm, call.queue, call.ranges["send_buffer"], call.ranges["recv_buffer"], send, recv,
+                        dtype, op, elements, _model(call, ALL_REDUCE, send.nbytes))
             fastpath.remember(call.comm, key, plan)
             if plan.run():  # this call too
                 call.release()
                 return
 
         def body(ex) -> None:
-            if hierarchy.eligible(ex, send, nrank):
+            if netpath.eligible(ex.network, send.nbytes):
+                netpath.all_reduce(ex, send, recv, op, dtype, scratch)
+            elif hierarchy.eligible(ex, send, nrank):
                 hierarchy.all_reduce(ex, send, recv, op, dtype, scratch)
             else:
                 algorithms.all_reduce(ex, nrank, send, recv, op, dtype, scratch, memory)

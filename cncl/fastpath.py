@@ -15,6 +15,9 @@ path call by call. The reduction is `reduction.reduce_ordered`'s, in rank order 
 the slots go back in a second compiled call (`tiny.release_all`). The queue's modelled clock and completed count
 move as if the command had run there.
 
+`LeanCall` is what every lean path shares (the checks, the turns, the wait for calls in flight, the hand-over);
+`Plan` is one host's, netpath.Plan the one of small allReduces across hosts.
+
 A peer that is late (not there within the compiled spin and `WAIT_SECONDS` of yielding the CPU) does not keep the
 caller: the rest of the call becomes a command at the turn's position (`cnclComm.hand_over`, built by the submission
 builder), run by the queue like any other, which finishes the posts and waits with the general wait (peer checks, timeout, abort). A signature
@@ -71,66 +74,35 @@ def plan_key(send_buffer, recv_buffer, count, data_type, reduce_op, queue):
     return None
 
 
-class Plan:
-    """One checked allReduce call of one rank, ready to be run again in the calling thread."""
+class LeanCall:
+    """What every lean path does around its exchange: the checks of what may have changed since the plan was made,
+    the communicator's and the queue's turn, the wait for calls in flight, and the hand-over to the queue of a call
+    whose peers are late. A subclass gives `_inline` (and may add to `usable`)."""
 
-    __slots__ = ("comm", "queue", "fabric", "send", "recv", "payload", "dtype", "op", "count", "nbytes",
-                 "model_us", "send_range", "recv_range", "send_block", "recv_block", "channels", "chan", "header",
-                 "header_clock", "io", "io_clock", "wakes", "parts", "raw", "wait_seconds", "drain_seconds",
-                 "exchange_all", "release_all", "parity_at", "reduce")
+    name = "cnclAllReduce"
 
-    def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype, op: int,
-                 count: int, model_us: float):
-        fabric, rank = comm.fabric, comm.rank
-        channels = fabric.fast_channels.get(rank)
-        if channels is None:
-            channels = fabric.fast_channels[rank] = tiny.Channels(fabric, rank)
-        self.comm, self.queue, self.fabric, self.channels = comm, queue, fabric, channels
+    def __init__(self, comm, queue, send_range, recv_range, model_us: float):
+        self.comm, self.queue, self.fabric = comm, queue, comm.fabric
         comm.uses(queue)
-        self.send, self.recv, self.payload = send, recv, send.view(np.uint8)
-        self.dtype, self.op, self.count, self.nbytes, self.model_us = dtype, op, count, send.nbytes, model_us
         self.send_range, self.recv_range = send_range, recv_range
         self.send_block, self.recv_block = send_range.block, recv_range.block
-        npeers = len(channels.peers)
-        self.chan = np.empty((npeers, 8), np.int64)
-        self.chan[:, tiny.OUT_POSTED] = channels.out_posted
-        self.chan[:, tiny.OUT_CONSUMED] = channels.out_consumed
-        self.chan[:, tiny.IN_POSTED] = channels.in_posted
-        self.chan[:, tiny.IN_CONSUMED] = channels.in_consumed
-        self.chan[:, tiny.OUT_SLOT:tiny.OUT_SLOT + 2] = channels.out_slot
-        self.chan[:, tiny.IN_SLOT:tiny.IN_SLOT + 2] = channels.in_slot
-        self.header = np.zeros(8, np.int64)
-        self.header[:6] = self.signature(0).fields()
-        self.header[6] = self.nbytes
-        self.header_clock = self.header[7:8].view(np.float64)
-        self.io = np.zeros(tiny.IO_DONE + 3 * npeers, np.int64)
-        self.io_clock = self.io[tiny.IO_CLOCK:tiny.IO_CLOCK + 1].view(np.float64)
-        self.wakes = self.io[tiny.IO_DONE + npeers:]
-        self.raw = channels.raw
-        # the compiled calls, bound once (each read through the lazy module is a Python call)
-        self.exchange_all, self.release_all, self.parity_at = tiny.exchange_all, tiny.release_all, tiny.IO_PARITY
-        # the parts of the reduction in rank order, for each combination of the slots the peers' messages are in
-        slot_views = [[self.raw[start + 64:start + 64 + self.nbytes].view(send.dtype) for start in channels.in_slot[i]]
-                      for i in range(npeers)]
-        self.parts = [[send if channels.slot_of_rank[r] < 0 else
-                       slot_views[channels.slot_of_rank[r]][(mask >> channels.slot_of_rank[r]) & 1]
-                       for r in range(comm.nrank)] for mask in range(1 << npeers)]
-        self.reduce = ordered_reduction(comm.nrank, op, dtype)
+        self.model_us = model_us
         # ranks in other processes: their posts need their own core, worth yielding for; ranks of this process are
         # often driven by this very thread (one thread, several communicators), which no waiting helps
         self.wait_seconds = WAIT_SECONDS if len(comm.clique.local) == 1 else 0.0
         self.drain_seconds = DRAIN_SECONDS if len(comm.clique.local) == 1 else 0.0
 
-    def signature(self, seq: int) -> Signature:
-        return Signature(ALL_REDUCE, seq, self.dtype.code, self.op, count=self.count)
-
     def usable(self) -> bool:
         """What may have changed since the plan was made allows the lean path now (the queue is checked when it is
         claimed, the communicator's turn when it is taken)."""
-        queue = self.queue
         return (self.comm.error is None and not self.comm.destroyed and not self.send_block.freed
                 and not self.recv_block.freed and not getattr(group._state, "depth", 0)
-                and not OBSERVERS.watching_commands and self.fabric.raw is not None and algorithms.sends_whole_buffer(self.send, self.comm.nrank))
+                and not OBSERVERS.watching_commands and self.fabric.raw is not None)
+
+    def _inline(self, seq: int, started: float) -> tuple:
+        """Run the call with sequence number `seq` in the calling thread: (True, the latest peer clock) when it
+        completed, or (False, rest) where `rest(exchange)` finishes it on the queue with the general waits."""
+        raise NotImplementedError
 
     def run(self) -> bool:
         """Run the call in the calling thread (or begin it and hand the rest to the queue); False when the lean
@@ -153,28 +125,17 @@ class Plan:
             host_us = queue.host_clock.us
             if host_us > started:
                 started = host_us
-            self.header[1] = seq
-            self.header_clock[0] = started
-            status = self.exchange_all(self.raw, self.payload, self.chan, self.header, self.io, SPIN_ROUNDS, 1)
-            if self.io[0]:
-                self._wake()
-            if status != -1:
-                status = self._wait(status)
-                if status != -1:
-                    self._hand_over(turn, ticket, seq, started)
-                    comm.fast_drain_skips = 0
-                    STATS["handed_over"] += 1
-                    return True
-            self.reduce(self.parts[self.io[self.parity_at]], self.recv, comm.scratch)
-            self.release_all(self.raw, self.chan, self.io)
-            if self.io[0]:
-                self._wake()
-            latest = self.io_clock[0]
-            turn.done(started + (latest - started if latest > started else 0.0) + self.model_us)
+            completed, outcome = self._inline(seq, started)
+            if not completed:
+                self._hand_over(turn, ticket, seq, started, outcome)
+                comm.fast_drain_skips = 0
+                STATS["handed_over"] += 1
+                return True
+            turn.done(started + (outcome - started if outcome > started else 0.0) + self.model_us)
         except BaseException as exc:
             comm.fail(exc)
             comm.end_turn(ticket)
-            turn.failed(Kind.COLLECTIVE, "cnclAllReduce", exc)
+            turn.failed(Kind.COLLECTIVE, self.name, exc)
             if queue.blocking:
                 raise queue.take_fault() from None
             return True
@@ -200,6 +161,101 @@ class Plan:
                 return False
         return True
 
+    def signature(self, seq: int) -> Signature:
+        raise NotImplementedError
+
+    def _hand_over(self, turn, ticket: int, seq: int, started: float, rest) -> None:
+        """The queue finishes the call (`rest(exchange)`: the posts not done yet, the wait for the peers, the
+        reduction, the release) as the command at the turn's position."""
+        comm, signature, model_us = self.comm, self.signature(seq), self.model_us
+
+        def work() -> float:
+            begun = current_command().model_start
+            try:
+                comm.raise_if_failed()
+                exchange = Exchange(comm.fabric, comm.rank, comm.clique.timeout, signature, started)
+                rest(exchange)
+                latest = exchange.latest_peer_clock_us
+            except BaseException as exc:
+                comm.fail(exc)
+                raise
+            finally:
+                comm.end_turn(ticket)
+            return max(latest - begun, 0.0) + model_us
+
+        info = {"nrank": comm.nrank, "rank": comm.rank, "rendezvous": (id(comm.clique), seq),
+                "local_ranks": len(comm.clique.local)}
+        with Submission(Kind.COLLECTIVE, self.name) as submission:
+            submission.pin(self.send_range, Access.READ)
+            submission.pin(self.recv_range, Access.WRITE)
+            command = submission.command(work, model_us, info)
+        comm.hand_over(ticket, turn, command)
+
+
+class Plan(LeanCall):
+    """One checked allReduce call of one rank on one host, ready to be run again in the calling thread."""
+
+    def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype, op: int,
+                 count: int, model_us: float):
+        super().__init__(comm, queue, send_range, recv_range, model_us)
+        fabric, rank = comm.fabric, comm.rank
+        channels = fabric.fast_channels.get(rank)
+        if channels is None:
+            channels = fabric.fast_channels[rank] = tiny.Channels(fabric, rank)
+        self.channels = channels
+        self.send, self.recv, self.payload = send, recv, send.view(np.uint8)
+        self.dtype, self.op, self.count, self.nbytes = dtype, op, count, send.nbytes
+        npeers = len(channels.peers)
+        self.chan = np.empty((npeers, 8), np.int64)
+        self.chan[:, tiny.OUT_POSTED] = channels.out_posted
+        self.chan[:, tiny.OUT_CONSUMED] = channels.out_consumed
+        self.chan[:, tiny.IN_POSTED] = channels.in_posted
+        self.chan[:, tiny.IN_CONSUMED] = channels.in_consumed
+        self.chan[:, tiny.OUT_SLOT:tiny.OUT_SLOT + 2] = channels.out_slot
+        self.chan[:, tiny.IN_SLOT:tiny.IN_SLOT + 2] = channels.in_slot
+        self.header = np.zeros(8, np.int64)
+        self.header[:6] = self.signature(0).fields()
+        self.header[6] = self.nbytes
+        self.header_clock = self.header[7:8].view(np.float64)
+        self.io = np.zeros(tiny.IO_DONE + 3 * npeers, np.int64)
+        self.io_clock = self.io[tiny.IO_CLOCK:tiny.IO_CLOCK + 1].view(np.float64)
+        self.wakes = self.io[tiny.IO_DONE + npeers:]
+        self.raw = channels.raw
+        # the compiled calls, bound once (each read through the lazy module is a Python call)
+        self.exchange_all, self.release_all, self.parity_at = tiny.exchange_all, tiny.release_all, tiny.IO_PARITY
+        # the parts of the reduction in rank order, for each combination of the slots the peers' messages are in
+        slot_views = [[self.raw[start + 64:start + 64 + self.nbytes].view(send.dtype) for start in channels.in_slot[i]]
+                      for i in range(npeers)]
+        self.parts = [[send if channels.slot_of_rank[r] < 0 else
+                       slot_views[channels.slot_of_rank[r]][(mask >> channels.slot_of_rank[r]) & 1]
+                       for r in range(comm.nrank)] for mask in range(1 << npeers)]
+        self.reduce = ordered_reduction(comm.nrank, op, dtype)
+
+    def signature(self, seq: int) -> Signature:
+        return Signature(ALL_REDUCE, seq, self.dtype.code, self.op, count=self.count)
+
+    def usable(self) -> bool:
+        return super().usable() and algorithms.sends_whole_buffer(self.send, self.comm.nrank)
+
+    def _inline(self, seq: int, started: float) -> tuple:
+        self.header[1] = seq
+        self.header_clock[0] = started
+        status = self.exchange_all(self.raw, self.payload, self.chan, self.header, self.io, SPIN_ROUNDS, 1)
+        if self.io[0]:
+            self._wake()
+        if status != -1:
+            status = self._wait(status)
+            if status != -1:
+                posted = self.io[tiny.IO_DONE:tiny.IO_DONE + len(self.channels.peers)].astype(np.uint8)
+                comm = self.comm
+                return False, lambda exchange: tiny.all_reduce(exchange, self.channels, self.send, self.recv,
+                                                               self.op, self.dtype, comm.scratch, posted=posted)
+        self.reduce(self.parts[self.io[self.parity_at]], self.recv, self.comm.scratch)
+        self.release_all(self.raw, self.chan, self.io)
+        if self.io[0]:
+            self._wake()
+        return True, self.io_clock[0]
+
     def _wait(self, status: int) -> int:
         """Yield the CPU and look again, for at most wait_seconds; the last status."""
         if not self.wait_seconds or status < -1:
@@ -218,36 +274,6 @@ class Plan:
         self.io[0] = 0
         tiny._wake(self.channels, self.wakes)
         self.wakes[:] = 0
-
-    def _hand_over(self, turn, ticket: int, seq: int, started: float) -> None:
-        """The queue finishes the call (the posts not done yet, the wait for the peers, the reduction, the
-        release) as the command at the turn's position."""
-        comm, signature = self.comm, self.signature(seq)
-        posted = self.io[tiny.IO_DONE:tiny.IO_DONE + len(self.channels.peers)].astype(np.uint8)
-        model_us = self.model_us
-
-        def work() -> float:
-            begun = current_command().model_start
-            try:
-                comm.raise_if_failed()
-                exchange = Exchange(comm.fabric, comm.rank, comm.clique.timeout, signature, started)
-                tiny.all_reduce(exchange, self.channels, self.send, self.recv, self.op, self.dtype, comm.scratch,
-                                posted=posted)
-                latest = exchange.latest_peer_clock_us
-            except BaseException as exc:
-                comm.fail(exc)
-                raise
-            finally:
-                comm.end_turn(ticket)
-            return max(latest - begun, 0.0) + model_us
-
-        info = {"nrank": comm.nrank, "rank": comm.rank, "rendezvous": (id(comm.clique), seq),
-                "local_ranks": len(comm.clique.local)}
-        with Submission(Kind.COLLECTIVE, "cnclAllReduce") as submission:
-            submission.pin(self.send_range, Access.READ)
-            submission.pin(self.recv_range, Access.WRITE)
-            command = submission.command(work, model_us, info)
-        comm.hand_over(ticket, turn, command)
 
 
 def stale(comm, key, ranges: dict) -> bool:

@@ -118,11 +118,14 @@ def _reductions(ctx, kind, counts, in_place, codes, ops) -> list:
 
 
 def _stages(ctx, nbytes: int, count: int):
-    """The hosts' ranks when an allReduce of `nbytes` goes in stages (cncl/hierarchy.py: ranks on several hosts,
-    as many on each, from MIN_BYTES), else None."""
-    from cncl import hierarchy
+    """The hosts' ranks when an allReduce of `nbytes` combines each host's ranks first, then the hosts: in two
+    rounds (cncl/netpath.py: up to its MAX_BYTES, one rank per process) or in stages (cncl/hierarchy.py: from
+    MIN_BYTES), on several hosts with as many ranks each; else None."""
+    from cncl import hierarchy, netpath
 
     network = ctx.comm.fabric.network
+    if netpath.eligible(network, nbytes):
+        return network.by_host
     if network is None or nbytes < hierarchy.MIN_BYTES or count < ctx.world:
         return None
     groups = network.by_host

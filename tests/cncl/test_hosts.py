@@ -105,6 +105,22 @@ def test_modelled_time_is_that_of_the_network(clique):
         assert across * 0.999 <= duration_us < across * 3
 
 
+def test_small_all_reduces_run_in_the_calling_thread_and_hand_over_to_the_queue_when_a_peer_is_late(machines):
+    # two rounds (netpath.py): a peer 50 ms late makes the others hand their call to the queue; the calls behind it
+    # go on the queue too, while the late rank runs its own in its thread: the messages are the same either way
+    clique = HostsClique(machines, [2, 2])
+    try:
+        late = clique.run("lean_rounds", 100, 12, 3, 0.05)  # (4 ** 12 still fits in the int32 sums)
+        prompt = clique.run("lean_rounds", 100, 12, -1, 0.0)
+    finally:
+        assert clique.close() == 0, clique.text()
+    for failures, stats in late + prompt:
+        assert failures == []
+        assert sum(stats.values()) == 12
+    assert sum(stats["handed_over"] for _, stats in late) >= 1, late
+    assert all(stats["inline"] >= 1 for _, stats in prompt), prompt
+
+
 def test_soak_several_queues(clique):
     assert clique.run("soak", 30, 3, 129) == [[]] * clique.world
 
