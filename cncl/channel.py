@@ -14,7 +14,7 @@ import numpy as np
 
 from .datatypes import DATA_TYPES, REDUCE_NAMES
 from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError
-from .fabric import GONE, STATE_NAMES, Fabric, PeerLost
+from .fabric import Fabric, PeerLost
 from . import network as networking
 
 # Operation kinds carried in message headers.
@@ -164,12 +164,9 @@ class Exchange:
         def check() -> None:
             self.fabric.check(me, me, what, probe_process=False)  # this rank aborted or failed
             network.poll_control()
-            announced = network.announced.get(peer)
-            if announced is not None:
-                state, message = announced
-                verb = f"is {STATE_NAMES[state]}" if state == GONE else STATE_NAMES.get(state, str(state))
-                raise PeerLost(f"{network.where(peer)} {verb} while rank {me} waited for it ({what})"
-                               + (f": {message}" if message else ""))
+            lost = network.loss(peer, me, what)
+            if lost is not None:
+                raise lost
 
         try:
             return networking.poll_until(poll, time.monotonic() + self.timeout, what, check)

@@ -26,7 +26,7 @@ from . import fastpath, network as networking
 from .channel import ALL_REDUCE, Signature
 from .datatypes import DataType
 from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError
-from .fabric import ABORTED, GONE, STATE_NAMES, PeerLost
+from .fabric import ABORTED, GONE, PeerLost
 from .reduction import Scratch, ordered_reduction
 
 #: Buffers up to this size take the two rounds: one MPI message each (network.INLINE_BYTES).
@@ -216,13 +216,9 @@ class TwoRounds:
         fabric.check(me, me, "its own state", probe_process=False)
         network.poll_control()
         what = f"a message of round {self.round + 1}"
-        lost = sorted((state not in (GONE, ABORTED), peer, state, message)
-                      for peer, (state, message) in network.announced.items())
+        lost = sorted((state not in (GONE, ABORTED), peer) for peer, (state, _) in network.announced.items())
         if lost:
-            _, peer, state, message = lost[0]
-            verb = f"is {STATE_NAMES[state]}" if state == GONE else STATE_NAMES.get(state, str(state))
-            raise PeerLost(f"{network.where(peer)} {verb} while rank {me} waited for {what}"
-                           + (f": {message}" if message else ""))
+            raise network.loss(lost[0][1], me, what)
         for peer in network.by_host[network.local_host]:
             if peer != me:
                 fabric.check(me, peer, what)

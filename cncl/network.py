@@ -30,7 +30,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .errors import CNCL_RET_ERR_INIT, CnclError
-from .fabric import ABORTED, FAILED
+from .fabric import ABORTED, FAILED, GONE, STATE_NAMES, PeerLost
 
 #: Tags of the bootstrap messages on MPI_COMM_WORLD live in [BOOT_TAG_BASE, BOOT_TAG_BASE + BOOT_TAG_SPAN): the
 #: clique id's hash picks one, so concurrent set-ups of different cliques do not mix. (MPI guarantees tags up to
@@ -148,6 +148,17 @@ class Network:
 
     def where(self, rank: int) -> str:
         return f"rank {rank} on host {self.hostnames[self.host_of[rank]]}"
+
+    def loss(self, peer: int, me: int, what: str) -> Optional[PeerLost]:
+        """The error for local rank `me`, which waited for `what`, when remote `peer` announced it failed, aborted
+        or left; None when it did not."""
+        announced = self.announced.get(peer)
+        if announced is None:
+            return None
+        state, message = announced
+        verb = f"is {STATE_NAMES[state]}" if state == GONE else STATE_NAMES.get(state, str(state))
+        return PeerLost(f"{self.where(peer)} {verb} while rank {me} waited for it ({what})"
+                        + (f": {message}" if message else ""))
 
     def tag(self, src: int, dst: int) -> int:
         return src * self.nrank + dst
