@@ -19,6 +19,7 @@ abort).
 from __future__ import annotations
 
 import os
+import sys
 import time
 import numpy as np
 
@@ -78,8 +79,9 @@ class TwoRounds:
                     parts.append(own)
                     continue
                 into = np.empty(size, np.uint8)
-                peers.append((peer, network.process_of[rank], network.tag(rank, peer), network.process_of[peer],
-                              network.tag(peer, rank), into))
+                # (rank, its process, the tag of this rank's messages to it, the tag of its messages here, where
+                # its message lands)
+                peers.append((peer, network.process_of[peer], network.tag(rank, peer), network.tag(peer, rank), into))
                 parts.append(into[networking.HEADER_BYTES:].view(send.dtype))
             self.rounds.append((message, message[networking.HEADER_BYTES:], own.reshape(-1).view(np.uint8), peers,
                                 parts, out, ordered_reduction(len(members), op, dtype)))
@@ -103,13 +105,13 @@ class TwoRounds:
             header[1] = seq
         for clock in self.clocks:
             clock[0] = clock_us
-        self.expected = self.expected_before + seq.to_bytes(8, "little", signed=True) + self.expected_after
+        self.expected = self.expected_before + seq.to_bytes(8, sys.byteorder, signed=True) + self.expected_after
         self.latest_clock_us = clock_us
         self.sending = []
         comm, byte = self.comm, self.MPI.BYTE
         # Posted before anything is sent: a message finds its buffer (an exact fit: one longer is MPI's truncation
         # error, reported as a mismatch; a shorter one says its length in its header).
-        self.receiving = [[comm.Irecv([peer[5], byte], peer[3], peer[4]) for peer in round_[3]]
+        self.receiving = [[comm.Irecv([peer[4], byte], peer[1], peer[3]) for peer in round_[3]]
                           for round_ in self.rounds]
         self._start(0)
 
@@ -119,7 +121,7 @@ class TwoRounds:
         payload[:] = own
         comm, byte = self.comm, self.MPI.BYTE
         for peer in peers:
-            self.sending.append(comm.Isend([message, byte], peer[3], peer[2]))
+            self.sending.append(comm.Isend([message, byte], peer[1], peer[2]))
         if not peers:
             self._finish_round()
 
@@ -127,7 +129,7 @@ class TwoRounds:
         _, _, _, peers, parts, out, combine = self.rounds[self.round]
         expected = self.expected
         for peer in peers:
-            into = peer[5]
+            into = peer[4]
             if into[:56].tobytes() != expected:
                 self._mismatch(peer[0], into)
             clock = float(into[56:64].view(np.float64)[0])
@@ -155,14 +157,23 @@ class TwoRounds:
                 if requests and not Testall(requests):
                     return False
             except self.MPI.Exception:  # MPI_ERR_TRUNCATE: a peer sent more than this call expects
-                peer = self.rounds[self.round][3][0]
-                self._mismatch(peer[0], peer[5])
+                self._truncated()
             self._finish_round()
         if self.sending:
             if not Testall(self.sending):
                 return False
             self.sending = []
         return True
+
+    def _truncated(self) -> None:
+        """Report the peer whose message did not fit."""
+        for peer, request in zip(self.rounds[self.round][3], self.receiving[self.round]):
+            try:
+                request.Test()
+            except self.MPI.Exception:
+                self._mismatch(peer[0], peer[4])
+        raise CnclError(CNCL_RET_ERR_ARGUMENTS, f"mismatched calls: a message to rank {self.rank} did not fit "
+                                                f"its call ({self.nbytes} bytes)")
 
     def cancel(self) -> None:
         """Withdraw the receives still posted (the call failed)."""
