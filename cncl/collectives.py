@@ -44,9 +44,8 @@ def allReduce(send_buffer, recv_buffer, count: int, data_type: int, reduce_op: i
         check_overlap(call, 0)
         signature = Signature(ALL_REDUCE, UNNUMBERED, dtype.code, op, count=elements)
         nrank, scratch, memory = call.comm.nrank, call.comm.scratch, call.comm.peer_memory
-        network = call.comm.fabric.network
         lean = (fastpath.Plan if fastpath.eligible(call.comm, send) else
-                netpath.Plan if netpath.eligible(network, send.nbytes) else None)
+                netpath.Plan if netpath.eligible(call.comm.fabric.network, send.nbytes) else None)
         if key is not None and fastpath.enabled and lean is not None and fastpath.stale(call.comm, key, call.ranges):
             plan = lean(call.comm, call.queue, call.ranges["send_buffer"], call.ranges["recv_buffer"], send, recv,
                         dtype, op, elements, _model(call, ALL_REDUCE, send.nbytes))

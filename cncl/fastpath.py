@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import time
+from abc import ABC, abstractmethod
 
 import numpy as np
 
@@ -74,15 +75,14 @@ def plan_key(send_buffer, recv_buffer, count, data_type, reduce_op, queue):
     return None
 
 
-class LeanCall:
-    """What every lean path does around its exchange: the checks of what may have changed since the plan was made,
-    the communicator's and the queue's turn, the wait for calls in flight, and the hand-over to the queue of a call
-    whose peers are late. A subclass gives `_inline` (and may add to `usable`)."""
+class LeanCall(ABC):
+    """What every lean path does around the exchange of an allReduce: the checks of what may have changed since the
+    plan was made, the communicator's and the queue's turn, the wait for calls in flight, and the hand-over to the
+    queue of a call whose peers are late. A subclass gives `_inline` (and may add to `usable`)."""
 
-    name = "cnclAllReduce"
-
-    def __init__(self, comm, queue, send_range, recv_range, model_us: float):
+    def __init__(self, comm, queue, send_range, recv_range, dtype, op: int, count: int, model_us: float):
         self.comm, self.queue, self.fabric = comm, queue, comm.fabric
+        self.dtype, self.op, self.count = dtype, op, count
         comm.uses(queue)
         self.send_range, self.recv_range = send_range, recv_range
         self.send_block, self.recv_block = send_range.block, recv_range.block
@@ -99,10 +99,13 @@ class LeanCall:
                 and not self.recv_block.freed and not getattr(group._state, "depth", 0)
                 and not OBSERVERS.watching_commands and self.fabric.raw is not None)
 
+    def signature(self, seq: int) -> Signature:
+        return Signature(ALL_REDUCE, seq, self.dtype.code, self.op, count=self.count)
+
+    @abstractmethod
     def _inline(self, seq: int, started: float) -> tuple:
         """Run the call with sequence number `seq` in the calling thread: (True, the latest peer clock) when it
         completed, or (False, rest) where `rest(exchange)` finishes it on the queue with the general waits."""
-        raise NotImplementedError
 
     def run(self) -> bool:
         """Run the call in the calling thread (or begin it and hand the rest to the queue); False when the lean
@@ -135,7 +138,7 @@ class LeanCall:
         except BaseException as exc:
             comm.fail(exc)
             comm.end_turn(ticket)
-            turn.failed(Kind.COLLECTIVE, self.name, exc)
+            turn.failed(Kind.COLLECTIVE, "cnclAllReduce", exc)
             if queue.blocking:
                 raise queue.take_fault() from None
             return True
@@ -161,9 +164,6 @@ class LeanCall:
                 return False
         return True
 
-    def signature(self, seq: int) -> Signature:
-        raise NotImplementedError
-
     def _hand_over(self, turn, ticket: int, seq: int, started: float, rest) -> None:
         """The queue finishes the call (`rest(exchange)`: the posts not done yet, the wait for the peers, the
         reduction, the release) as the command at the turn's position."""
@@ -185,7 +185,7 @@ class LeanCall:
 
         info = {"nrank": comm.nrank, "rank": comm.rank, "rendezvous": (id(comm.clique), seq),
                 "local_ranks": len(comm.clique.local)}
-        with Submission(Kind.COLLECTIVE, self.name) as submission:
+        with Submission(Kind.COLLECTIVE, "cnclAllReduce") as submission:
             submission.pin(self.send_range, Access.READ)
             submission.pin(self.recv_range, Access.WRITE)
             command = submission.command(work, model_us, info)
@@ -197,14 +197,14 @@ class Plan(LeanCall):
 
     def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype, op: int,
                  count: int, model_us: float):
-        super().__init__(comm, queue, send_range, recv_range, model_us)
+        super().__init__(comm, queue, send_range, recv_range, dtype, op, count, model_us)
         fabric, rank = comm.fabric, comm.rank
         channels = fabric.fast_channels.get(rank)
         if channels is None:
             channels = fabric.fast_channels[rank] = tiny.Channels(fabric, rank)
         self.channels = channels
         self.send, self.recv, self.payload = send, recv, send.view(np.uint8)
-        self.dtype, self.op, self.count, self.nbytes = dtype, op, count, send.nbytes
+        self.nbytes = send.nbytes
         npeers = len(channels.peers)
         self.chan = np.empty((npeers, 8), np.int64)
         self.chan[:, tiny.OUT_POSTED] = channels.out_posted
@@ -230,9 +230,6 @@ class Plan(LeanCall):
                        slot_views[channels.slot_of_rank[r]][(mask >> channels.slot_of_rank[r]) & 1]
                        for r in range(comm.nrank)] for mask in range(1 << npeers)]
         self.reduce = ordered_reduction(comm.nrank, op, dtype)
-
-    def signature(self, seq: int) -> Signature:
-        return Signature(ALL_REDUCE, seq, self.dtype.code, self.op, count=self.count)
 
     def usable(self) -> bool:
         return super().usable() and algorithms.sends_whole_buffer(self.send, self.comm.nrank)

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from . import fastpath, network as networking
-from .channel import ALL_REDUCE, Signature
+from .channel import Signature
 from .datatypes import DataType
 from .errors import CNCL_RET_ERR_ARGUMENTS, CnclError
 from .fabric import ABORTED, GONE, PeerLost
@@ -63,7 +63,7 @@ class TwoRounds:
         network = fabric.network
         self.MPI = MPI = networking.mpi()
         self.fabric, self.network, self.comm, self.rank = fabric, network, network.comm, rank
-        self.send, self.recv, self.scratch, self.nbytes = send, recv, scratch, send.nbytes
+        self.scratch, self.nbytes = scratch, send.nbytes
         by_host = network.by_host
         local = by_host[network.local_host]
         index = local.index(rank)
@@ -248,13 +248,9 @@ class Plan(fastpath.LeanCall):
 
     def __init__(self, comm, queue, send_range, recv_range, send: np.ndarray, recv: np.ndarray, dtype: DataType,
                  op: int, count: int, model_us: float):
-        super().__init__(comm, queue, send_range, recv_range, model_us)
-        self.dtype, self.op, self.count = dtype, op, count
+        super().__init__(comm, queue, send_range, recv_range, dtype, op, count, model_us)
         self.wait_seconds = WAIT_SECONDS
         self.call = TwoRounds(comm.fabric, comm.rank, send, recv, op, dtype, self.signature(0), comm.scratch)
-
-    def signature(self, seq: int) -> Signature:
-        return Signature(ALL_REDUCE, seq, self.dtype.code, self.op, count=self.count)
 
     def _inline(self, seq: int, started: float) -> tuple:
         call = self.call
